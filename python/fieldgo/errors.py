@@ -10,6 +10,8 @@ Errors that come from the Go runtime arrive as strings ``"fieldgo[Kind]: message
 
 from __future__ import annotations
 
+__all__ = ['Error', 'LatticeError', 'ShapeError', 'LayoutError', 'ParameterError', 'SpecError', 'TraceError', 'FormatError', 'ReleasedError', 'HandleError', 'CompileError', 'BackendError', 'DivergenceError', 'CancelledError', 'InternalError', 'from_bridge']
+
 import re
 
 
