@@ -2,14 +2,20 @@ module github.com/fieldgo/fieldgo
 
 go 1.26.0
 
-require github.com/go-python/gopy v0.4.10
+require (
+	github.com/apache/arrow-go/v18 v18.8.0
+	github.com/go-python/gopy v0.4.10 // indirect
+)
 
 require (
-	github.com/apache/arrow-go/v18 v18.8.0 // indirect
+	github.com/goccy/go-json v0.10.6 // indirect
 	github.com/gonuts/commander v0.1.0 // indirect
 	github.com/gonuts/flag v0.1.0 // indirect
+	github.com/google/flatbuffers v25.12.19+incompatible // indirect
+	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
+	github.com/zeebo/xxh3 v1.1.0 // indirect
+	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
 	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
