@@ -9,7 +9,13 @@ from .errors import Error
 __version__ = "0.1.0"
 
 # --- front end (theories, tracer, codegen) ---
+from .theory import Theory, Static, UnitVector, PointResult  # noqa: E402
+from .symbolic import sqrt, exp, log, sin, cos, tan, atan2, pow, abs, min, max, where, pi  # noqa: E402,A004
+from .algebra import dot, cross, norm2, norm, complex, complex_field, covariant, curl, Vector, Complex  # noqa: E402,A004
+from . import theories  # noqa: E402
 
 # --- data (lattices, fields) ---
+from .lattice import Lattice
+from .field import Field, allocated_bytes
 
 # --- engine (simulations) ---

@@ -1,0 +1,38 @@
+# fieldgo: `make demo` and `make test` work on a fresh clone (Go 1.26, a C compiler, python3).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+BRIDGE := python/fieldgo/_bridge/.stamp
+GO_SOURCES := $(shell find core errs kernels pybind -name '*.go' -o -name '*.c' -o -name '*.h' -o -name '*.cu' 2>/dev/null) go.mod go.sum
+
+.PHONY: setup test test-go test-python demo bench clean
+
+setup: $(VENV)/.installed $(BRIDGE)
+
+# The venv with fieldgo installed in editable mode (which also builds the bridge).
+$(VENV)/.installed: pyproject.toml setup.py
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade "setuptools>=70" wheel "pybindgen>=0.22"
+	$(PY) -m pip install -q --no-build-isolation -e ".[test]"
+	touch $@
+
+# Rebuild the bridge only when Go or C sources change.
+$(BRIDGE): $(GO_SOURCES) | $(VENV)/.installed
+	$(PY) tools/build_bridge.py
+
+test: setup test-go test-python
+
+test-go:
+	go test -count=1 ./...
+
+test-python: setup
+	$(PY) -m pytest -q
+
+demo: setup
+	$(PY) examples/demo.py
+
+bench: setup
+	$(PY) bench/bridge_bench.py
+
+clean:
+	rm -rf $(VENV) .tools python/fieldgo/_bridge build *.egg-info python/*.egg-info

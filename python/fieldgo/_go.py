@@ -1,0 +1,40 @@
+"""The one door to the Go runtime: gopy's module, with errors made typed.
+
+Go reports errors as ``"fieldgo[Kind]: message"`` strings (errs/errs.go); gopy
+raises them as RuntimeError. ``go.Name(...)`` calls pybind's ``Name`` and raises
+the matching :class:`fieldgo.Error` subclass instead.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from .errors import BackendError, from_bridge
+
+try:
+    from ._bridge import pybind as _pybind
+except ImportError as exc:  # pragma: no cover - only on a broken install
+    _pybind = None
+    _IMPORT_ERROR = exc
+
+
+class _Go:
+    def __getattr__(self, name: str):
+        if _pybind is None:
+            raise BackendError(
+                f"the fieldgo Go runtime is not built ({_IMPORT_ERROR}); run `make setup` or `pip install -e .`"
+            )
+        fn = getattr(_pybind, name)
+
+        @functools.wraps(fn)
+        def call(*args):
+            try:
+                return fn(*args)
+            except RuntimeError as exc:
+                raise from_bridge(str(exc)) from None
+
+        setattr(self, name, call)
+        return call
+
+
+go = _Go()
