@@ -1,0 +1,318 @@
+"""Vectors over field components and complex numbers, for traced and plain values.
+
+``Vector`` is what ``s.phi``, ``s.dx`` ... are: a fixed-length sequence addressed by
+index (``v[0]``), by component name (``v["n1"]``, ``v.n1``), by a slice or a list of
+names (``v["m1", "m2", "m3"]`` gives a sub-vector). ``Complex`` pairs a real and an
+imaginary part. Both hold traced Exprs while tracing and floats when a theory is
+evaluated numerically, so helpers here never look at which one they hold.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from . import diagnostics
+from . import symbolic
+
+__all__ = ["Vector", "Complex", "complex", "dot", "cross", "norm2", "norm",
+           "complex_field", "covariant", "curl"]
+
+
+class Vector:
+    """A read-only vector over named components."""
+
+    __slots__ = ("_vals", "_names", "_label")
+
+    def __init__(self, values, names=None, label="vector"):
+        object.__setattr__(self, "_vals", tuple(values))
+        object.__setattr__(self, "_names", tuple(names) if names is not None else None)
+        object.__setattr__(self, "_label", label)
+
+    # --- addressing -------------------------------------------------------------
+    def _index(self, key) -> int:
+        if isinstance(key, bool) or symbolic.is_traced(key):
+            diagnostics.raise_trace_error(
+                f"index {key!r} into {self._label} must be a static int or component name")
+        if isinstance(key, numbers.Integral):
+            k = int(key)
+            if not -len(self._vals) <= k < len(self._vals):
+                diagnostics.raise_trace_error(
+                    f"component index {k} out of range for {self._label} "
+                    f"with {len(self._vals)} components")
+            return k % len(self._vals)
+        if isinstance(key, str):
+            if self._names is None or key not in self._names:
+                known = ", ".join(self._names or ())
+                diagnostics.raise_trace_error(
+                    f"unknown component name {key!r} in {self._label} (components: {known})")
+            return self._names.index(key)
+        diagnostics.raise_trace_error(
+            f"{self._label} is indexed by int or component name, not {type(key).__name__}")
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            idx = range(*key.indices(len(self._vals)))
+            return self._sub(list(idx))
+        if isinstance(key, (tuple, list)):
+            return self._sub([self._index(k) for k in key])
+        return self._vals[self._index(key)]
+
+    def _sub(self, idx):
+        names = [self._names[i] for i in idx] if self._names else None
+        return Vector([self._vals[i] for i in idx], names, self._label)
+
+    def __getattr__(self, name):
+        names = object.__getattribute__(self, "_names")
+        if names and name in names:
+            return self._vals[names.index(name)]
+        if name.startswith("__"):
+            raise AttributeError(name)
+        label = object.__getattribute__(self, "_label")
+        diagnostics.raise_trace_error(
+            f"unknown component name {name!r} in {label} (components: {', '.join(names or ())})")
+
+    def __setattr__(self, name, value):
+        diagnostics.raise_trace_error(f"assigning attribute {name!r} on {self._label}")
+
+    def __setitem__(self, key, value):
+        diagnostics.raise_trace_error(
+            f"assignment to {self._label}[{key!r}]: site values are read-only")
+
+    def __len__(self):
+        return len(self._vals)
+
+    def __iter__(self):
+        return iter(self._vals)
+
+    def __bool__(self):
+        diagnostics.raise_trace_error(f"truth value of {self._label} (a vector)")
+
+    @property
+    def names(self):
+        return self._names
+
+    def tolist(self):
+        return list(self._vals)
+
+    # --- arithmetic ---------------------------------------------------------------
+    def _zip(self, other, op):
+        if isinstance(other, Vector):
+            if len(other) != len(self):
+                diagnostics.raise_trace_error(
+                    f"vector lengths differ: {len(self)} and {len(other)}")
+            return Vector([op(a, b) for a, b in zip(self._vals, other._vals)], self._names, "vector")
+        if isinstance(other, (numbers.Real, symbolic.Expr)):
+            return Vector([op(a, other) for a in self._vals], self._names, "vector")
+        return NotImplemented
+
+    def __add__(self, o): return self._zip(o, lambda a, b: a + b)
+    def __radd__(self, o): return self._zip(o, lambda a, b: b + a)
+    def __sub__(self, o): return self._zip(o, lambda a, b: a - b)
+    def __rsub__(self, o): return self._zip(o, lambda a, b: b - a)
+    def __mul__(self, o): return self._zip(o, lambda a, b: a * b)
+    def __rmul__(self, o): return self._zip(o, lambda a, b: b * a)
+    def __truediv__(self, o): return self._zip(o, lambda a, b: a / b)
+    def __neg__(self): return Vector([-a for a in self._vals], self._names, "vector")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        diagnostics.raise_trace_error(
+            f"numpy function np.{ufunc.__name__} called on {self._label} (use fg.* helpers)")
+
+    def __array_function__(self, func, types, args, kwargs):
+        diagnostics.raise_trace_error(
+            f"numpy function np.{func.__name__} called on {self._label} "
+            "(use fg.dot, fg.cross, fg.norm2)")
+
+    def __array__(self, *a, **k):
+        diagnostics.raise_trace_error(
+            f"numpy array built from {self._label} (use fg.dot, fg.cross, fg.norm2)")
+
+    def __repr__(self):
+        return f"Vector({list(self._vals)!r})"
+
+
+class Complex:
+    """A complex number built from two real values (traced or plain)."""
+
+    __slots__ = ("re", "im")
+
+    def __init__(self, re, im=0.0):
+        object.__setattr__(self, "re", re)
+        object.__setattr__(self, "im", im)
+
+    def __setattr__(self, name, value):
+        diagnostics.raise_trace_error(f"assigning attribute {name!r} on a complex value")
+
+    @property
+    def real(self):
+        return self.re
+
+    @property
+    def imag(self):
+        return self.im
+
+    def conj(self):
+        return Complex(self.re, -self.im)
+
+    def abs2(self):
+        """|z|^2 = re^2 + im^2 (no square root)."""
+        return self.re * self.re + self.im * self.im
+
+    def __abs__(self):
+        return symbolic.sqrt(self.abs2())
+
+    def __fg_abs__(self):
+        return abs(self)
+
+    @staticmethod
+    def _of(o):
+        if isinstance(o, Complex):
+            return o
+        if isinstance(o, (numbers.Real, symbolic.Expr)):
+            return Complex(o, 0.0)
+        return None
+
+    def __add__(self, o):
+        o = self._of(o)
+        return NotImplemented if o is None else Complex(self.re + o.re, self.im + o.im)
+
+    __radd__ = __add__
+
+    def __sub__(self, o):
+        o = self._of(o)
+        return NotImplemented if o is None else Complex(self.re - o.re, self.im - o.im)
+
+    def __rsub__(self, o):
+        o = self._of(o)
+        return NotImplemented if o is None else Complex(o.re - self.re, o.im - self.im)
+
+    def __mul__(self, o):
+        o = self._of(o)
+        if o is None:
+            return NotImplemented
+        return Complex(self.re * o.re - self.im * o.im, self.re * o.im + self.im * o.re)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, o):
+        o = self._of(o)
+        if o is None:
+            return NotImplemented
+        d = o.abs2()
+        n = self * o.conj()
+        return Complex(n.re / d, n.im / d)
+
+    def __rtruediv__(self, o):
+        o = self._of(o)
+        return NotImplemented if o is None else o / self
+
+    def __neg__(self):
+        return Complex(-self.re, -self.im)
+
+    def __pow__(self, n):
+        # Integer powers unroll into products: exact, and cheap for small n.
+        if not isinstance(n, numbers.Integral) or isinstance(n, bool):
+            diagnostics.raise_trace_error(
+                "complex power needs a static int exponent")
+        n = int(n)
+        if n < 0:
+            return 1.0 / (self ** (-n))
+        if n == 0:
+            return Complex(1, 0)
+        result = None                      # not Complex(1, 0): keeps 1.0*x out of the tree
+        base = self
+        while n:
+            if n & 1:
+                result = base if result is None else result * base
+            n >>= 1
+            if n:
+                base = base * base
+        return result
+
+    def __bool__(self):
+        diagnostics.raise_trace_error("truth value of a complex value")
+
+    def __repr__(self):
+        return f"Complex({self.re!r}, {self.im!r})"
+
+
+def complex(re, im=0.0) -> Complex:  # noqa: A001  (fg.complex reads as the maths does)
+    """The complex number re + i im."""
+    return Complex(re, im)
+
+
+def dot(a, b):
+    """Euclidean dot product of two vectors (any sequences of equal length)."""
+    a, b = list(a), list(b)
+    if len(a) != len(b):
+        diagnostics.raise_trace_error(f"fg.dot of vectors of lengths {len(a)} and {len(b)}")
+    total = a[0] * b[0]
+    for x, y in zip(a[1:], b[1:]):
+        total = total + x * y
+    return total
+
+
+def cross(a, b) -> Vector:
+    """Cross product of two 3-vectors."""
+    a, b = list(a), list(b)
+    if len(a) != 3 or len(b) != 3:
+        diagnostics.raise_trace_error(
+            f"fg.cross needs two 3-vectors, got lengths {len(a)} and {len(b)}")
+    return Vector([a[1] * b[2] - a[2] * b[1],
+                   a[2] * b[0] - a[0] * b[2],
+                   a[0] * b[1] - a[1] * b[0]])
+
+
+def norm2(v):
+    """Squared norm: |v|^2 for a vector, |z|^2 for a complex number, v^2 for a scalar."""
+    if isinstance(v, Complex):
+        return v.abs2()
+    if isinstance(v, (Vector, list, tuple)):
+        return dot(v, v)
+    return v * v
+
+
+def norm(v):
+    """Euclidean norm sqrt(norm2(v))."""
+    return symbolic.sqrt(norm2(v))
+
+
+class ComplexField:
+    """A complex field at a site, from a (real, imaginary) pair of components."""
+
+    __slots__ = ("_site", "_re", "_im")
+
+    def __init__(self, site, re: str, im: str):
+        self._site, self._re, self._im = site, re, im
+
+    def _get(self, which):
+        v = getattr(self._site, which)
+        return Complex(v[self._re], v[self._im])
+
+    value = property(lambda self: self._get("phi"), doc="psi at the site")
+    dx = property(lambda self: self._get("dx"), doc="d_x psi")
+    dy = property(lambda self: self._get("dy"), doc="d_y psi")
+    dxx = property(lambda self: self._get("dxx"))
+    dyy = property(lambda self: self._get("dyy"))
+    dxy = property(lambda self: self._get("dxy"))
+
+
+def complex_field(site, re: str, im: str) -> ComplexField:
+    """``psi = fg.complex_field(s, "psi_re", "psi_im")``: psi.value, psi.dx, psi.dy are Complex."""
+    return ComplexField(site, re, im)
+
+
+def covariant(psi: ComplexField, a, q):
+    """Gauge-covariant derivatives (D_x psi, D_y psi), D_i psi = d_i psi - i q A_i psi.
+
+    ``a`` is the pair (A_x, A_y) of gauge-field values at the site.
+    """
+    ax, ay = a
+    value = psi.value
+    minus_iq = Complex(0.0, -q)
+    return psi.dx + minus_iq * ax * value, psi.dy + minus_iq * ay * value
+
+
+def curl(site, ax: str, ay: str):
+    """The magnetic field B = d_x A_y - d_y A_x of the named gauge components."""
+    return site.dx[ay] - site.dy[ax]

@@ -1,0 +1,1 @@
+"""Built-in theories, each written only with fieldgo's public API."""

@@ -1,0 +1,387 @@
+"""``fg.Theory``: a lattice field theory written as Python point functions.
+
+    theory = fg.Theory("baby_skyrme", fields=["n1", "n2", "n3"],
+                       params={"kappa": 1.0, "mass": 1.0}, constraint=fg.UnitVector())
+
+    @theory.energy_density
+    def energy(s, p): ...
+
+Decorating records the function (after static checks: arity, no writes to captured
+state); tracing is lazy and cached per set of static parameter values. Plain float
+parameters are *dynamic*: they live in the run-time ``fg_params`` struct, so their
+values never change the generated code. ``fg.Static(v)`` parameters fold into the code.
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+import math
+import numbers
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import sympy
+
+from . import codegen, derive, diagnostics, native, tracer
+from .errors import ParameterError, ShapeError, SpecError, TraceError
+from .symbolic import Expr, to_sympy
+
+__all__ = ["Theory", "Static", "UnitVector", "PointResult", "SymbolicTheory"]
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_C_KEYWORDS = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
+    "typedef", "union", "unsigned", "void", "volatile", "while", "_Bool", "_Complex",
+}
+# Names a Vector uses for itself, so they cannot double as component names.
+_RESERVED_FIELDS = {"names", "tolist"}
+
+
+class Static:
+    """A parameter folded into the generated code: ``params={"N": fg.Static(3)}``.
+
+    Use it for values Python branches or loops on (an integer power, a potential's
+    variant). Changing it regenerates and recompiles; dynamic parameters never do.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        if isinstance(value, Static):
+            value = value.value
+        if not isinstance(value, (numbers.Real, str, tuple)) or isinstance(value, bool):
+            raise ParameterError(f"fg.Static needs a number, string or tuple, got {value!r}")
+        self.value = value
+
+    def __repr__(self):
+        return f"Static({self.value!r})"
+
+
+class UnitVector:
+    """Constraint |phi| = 1 over all components; the engine projects onto it."""
+
+    spec_name = "unit_vector"
+
+    def __repr__(self):
+        return "UnitVector()"
+
+
+@dataclass
+class PointResult:
+    """Everything the point functions give at one site (``theory.at``)."""
+    energy: float
+    de_dphi: np.ndarray
+    de_ddx: np.ndarray
+    de_ddy: np.ndarray
+    gradient: np.ndarray
+    densities: dict = field(default_factory=dict)
+
+
+@dataclass
+class SymbolicTheory:
+    """The traced theory as SymPy expressions (for checks, LaTeX and code generation)."""
+    symbols: tracer.Symbols
+    energy: object
+    partials: derive.Partials
+    gradient: list
+    gradient_kind: str            # "derived" or "hand"
+    densities: dict
+    static: dict
+
+
+def _check_ident(kind, name):
+    if not isinstance(name, str) or not _IDENT.match(name) or name in _C_KEYWORDS \
+            or keyword.iskeyword(name):
+        raise SpecError(f"{kind} name {name!r} must be a C and Python identifier")
+
+
+class Theory:
+    """A field theory: components, parameters, an energy density and densities."""
+
+    def __init__(self, name: str, fields, params=None, constraint=None):
+        if not isinstance(name, str) or not name:
+            raise SpecError("a theory needs a non-empty name")
+        fields = list(fields)
+        if not fields:
+            raise SpecError("a theory needs at least one field component")
+        for f in fields:
+            _check_ident("field", f)
+            if f in _RESERVED_FIELDS:
+                raise SpecError(f"field name {f!r} is reserved")
+        if len(set(fields)) != len(fields):
+            raise SpecError(f"duplicate field names in {fields}")
+        self.name = name
+        self.fields = fields
+        self._dynamic: dict = {}
+        self._static: dict = {}
+        for pname, value in (params or {}).items():
+            _check_ident("parameter", pname)
+            if isinstance(value, Static):
+                self._static[pname] = value.value
+            else:
+                self._dynamic[pname] = _finite(pname, value)
+        if constraint is not None and not isinstance(constraint, UnitVector):
+            raise SpecError(f"unknown constraint {constraint!r} (use fg.UnitVector() or None)")
+        self.constraint = constraint
+        self._energy_fn = None
+        self._gradient_fn = None
+        self._density_fns: dict = {}
+        self._generated: dict = {}          # static values -> (SymbolicTheory, source)
+
+    # --- declaring -------------------------------------------------------------------
+    def energy_density(self, fn):
+        """Decorator: ``e(s, p) -> scalar``. The gradient is derived from it."""
+        diagnostics.check_arity(fn, "energy_density", ("s", "p"))
+        diagnostics.check_no_captured_mutation(fn)
+        self._energy_fn = fn
+        self._generated.clear()
+        return fn
+
+    def gradient(self, fn):
+        """Decorator: a hand-written continuum gradient ``g(s, p, out)`` writing out[a]."""
+        diagnostics.check_arity(fn, "gradient", ("s", "p", "out"))
+        diagnostics.check_no_captured_mutation(fn)
+        self._gradient_fn = fn
+        self._generated.clear()
+        return fn
+
+    def density(self, name: str):
+        """Decorator factory: ``@theory.density("charge")`` for ``d(s, p) -> scalar``."""
+        _check_ident("density", name)
+
+        def register(fn):
+            diagnostics.check_arity(fn, f"density({name!r})", ("s", "p"))
+            diagnostics.check_no_captured_mutation(fn)
+            self._density_fns[name] = fn
+            self._generated.clear()
+            return fn
+        return register
+
+    # --- parameters ------------------------------------------------------------------
+    @property
+    def params(self) -> dict:
+        """Current parameter values, dynamic and static (a copy)."""
+        return {**self._dynamic, **self._static}
+
+    @property
+    def dynamic_params(self) -> list:
+        return list(self._dynamic)
+
+    @property
+    def static_params(self) -> dict:
+        return dict(self._static)
+
+    def set_params(self, **values):
+        """Change parameter values. Dynamic ones never regenerate code; static ones do."""
+        for k, v in values.items():
+            if k in self._dynamic:
+                self._dynamic[k] = _finite(k, v)
+            elif k in self._static:
+                self._static[k] = v.value if isinstance(v, Static) else v
+            else:
+                raise ParameterError(f"unknown parameter {k!r} for theory {self.name!r} "
+                                     f"(parameters: {', '.join(self.params) or 'none'})")
+
+    # --- tracing ---------------------------------------------------------------------
+    def _static_key(self, static):
+        return tuple(sorted(static.items(), key=lambda kv: kv[0]))
+
+    def symbolic(self, **static) -> SymbolicTheory:
+        """The traced theory for the current static values (or those given)."""
+        return self._build({**self._static, **self._checked_static(static)})[0]
+
+    def _checked_static(self, static):
+        for k in static:
+            if k not in self._static:
+                raise ParameterError(f"{k!r} is not a static parameter of {self.name!r}")
+        return {k: (v.value if isinstance(v, Static) else v) for k, v in static.items()}
+
+    def _build(self, static: dict):
+        key = self._static_key(static)
+        hit = self._generated.get(key)
+        if hit is not None:
+            return hit
+        if self._energy_fn is None:
+            raise SpecError(f"theory {self.name!r} has no @theory.energy_density")
+        sym = tracer.Symbols(self.fields, list(self._dynamic))
+        pvals = {k: Expr(s) for k, s in sym.params.items()}
+        pvals.update(static)
+        params = tracer.Params(pvals)
+
+        site = tracer.symbolic_site(sym, False, "energy density")
+        energy = to_sympy(tracer.scalar_result(self._energy_fn, (site, params), "energy_density"))
+        parts = derive.partials(energy, sym)
+        if self._gradient_fn is not None:
+            site2 = tracer.symbolic_site(sym, True, "gradient")
+            gradient = [to_sympy(v) for v in
+                        tracer.gradient_result(self._gradient_fn, site2, params, self.fields, 0)]
+            kind = "hand"
+        else:
+            gradient = derive.euler_lagrange(parts, sym)
+            kind = "derived"
+        densities = {}
+        for name, fn in self._density_fns.items():
+            site3 = tracer.symbolic_site(sym, True, f"density {name!r}")
+            densities[name] = to_sympy(tracer.scalar_result(fn, (site3, params), f"density {name!r}"))
+        st = SymbolicTheory(sym, energy, parts, gradient, kind, densities, dict(static))
+
+        origins = {"energy": codegen.Origin(*diagnostics.def_line(self._energy_fn))}
+        if self._gradient_fn is not None:
+            origins["gradient"] = codegen.Origin(*diagnostics.def_line(self._gradient_fn))
+        for name, fn in self._density_fns.items():
+            origins["density:" + name] = codegen.Origin(*diagnostics.def_line(fn))
+        header = (f"fieldgo point source for theory {self.name!r}\n"
+                  f"spec: {json.dumps(self._spec(kind))}"
+                  + (f"\nstatic: {json.dumps({k: v for k, v in sorted(static.items())})}" if static else ""))
+        pf = codegen.PointFunctions(
+            name=self.name, fields=self.fields, params=list(self._dynamic), energy=energy,
+            partials=(parts.de_dphi, parts.de_ddx, parts.de_ddy), gradient=gradient,
+            densities=densities, names=sym.c_names(), origins=origins, header=header)
+        result = (st, codegen.emit(pf))
+        self._generated[key] = result
+        return result
+
+    # --- outputs ---------------------------------------------------------------------
+    @property
+    def source(self) -> str:
+        """The C99 point source (docs/abi.md) for the current static values."""
+        return self._build(dict(self._static))[1]
+
+    def _spec(self, kind):
+        return {
+            "name": self.name,
+            "fields": list(self.fields),
+            "params": list(self._dynamic),
+            "densities": list(self._density_fns),
+            "constraint": self.constraint.spec_name if self.constraint else "",
+            "gradient": kind,
+        }
+
+    @property
+    def spec(self) -> dict:
+        """The JSON spec of docs/abi.md, as a dict."""
+        return self._spec("hand" if self._gradient_fn is not None else "derived")
+
+    def spec_json(self) -> str:
+        return json.dumps(self.spec)
+
+    def latex(self) -> str:
+        """LaTeX of the energy density (component names, \\partial_x, parameter names)."""
+        st = self.symbolic()
+        sym = st.symbols
+        names = {}
+        for a, f in enumerate(self.fields):
+            base = sympy.latex(sympy.Symbol(f))
+            names[sym.phi[a]] = base
+            names[sym.dx[a]] = r"\left(\partial_{x} " + base + r"\right)"
+            names[sym.dy[a]] = r"\left(\partial_{y} " + base + r"\right)"
+        for k, s in sym.params.items():
+            names[s] = sympy.latex(sympy.Symbol(k))
+        return sympy.latex(st.energy, symbol_names=names)
+
+    def _repr_latex_(self):
+        return "$" + self.latex() + "$"
+
+    # --- evaluating --------------------------------------------------------------------
+    def _site_arrays(self, phi, dx, dy, dxx, dyy, dxy):
+        n = len(self.fields)
+        arrays = {}
+        for name, v in (("phi", phi), ("dx", dx), ("dy", dy), ("dxx", dxx), ("dyy", dyy), ("dxy", dxy)):
+            if v is None:
+                arr = np.zeros(n)
+            else:
+                try:
+                    arr = np.asarray(v, dtype=np.float64).reshape(-1)
+                except (TypeError, ValueError):
+                    raise ShapeError(f"{name} must be {n} numbers, got {v!r}") from None
+                if np.ndim(v) > 1 or arr.size != n:
+                    raise ShapeError(f"{name} must have {n} components "
+                                     f"({', '.join(self.fields)}), got shape {np.shape(v)}")
+            arrays[name] = arr
+        return arrays
+
+    def _split_params(self, given):
+        dynamic = dict(self._dynamic)
+        static = dict(self._static)
+        for k, v in given.items():
+            if k in dynamic:
+                dynamic[k] = _finite(k, v)
+            elif k in static:
+                static[k] = v.value if isinstance(v, Static) else v
+            else:
+                raise ParameterError(f"unknown parameter {k!r} for theory {self.name!r} "
+                                     f"(parameters: {', '.join(self.params) or 'none'})")
+        return dynamic, static
+
+    def at(self, phi=None, dx=None, dy=None, dxx=None, dyy=None, dxy=None,
+           x=0.0, y=0.0, **params) -> PointResult:
+        """Evaluate the generated C at one site (compiled with the system C compiler).
+
+        Unlisted parameters take the theory's values. Dynamic parameters go into the
+        ``fg_params`` struct; a static one different from the theory's value selects
+        (and compiles once) the code generated for it.
+        """
+        arrays = self._site_arrays(phi, dx, dy, dxx, dyy, dxy)
+        dynamic, static = self._split_params(params)
+        x, y = _finite("x", x), _finite("y", y)
+        source = self._build(static)[1]
+        lib = native.load(source)
+        site = np.concatenate([arrays[k] for k in tracer.SLOTS] + [np.array([x, y])])
+        pvec = np.array([dynamic[k] for k in self._dynamic] or [0.0])
+        out = lib.evaluate(site, pvec)
+        n = len(self.fields)
+        return PointResult(
+            energy=float(out[0]),
+            de_dphi=out[1:1 + n].copy(),
+            de_ddx=out[1 + n:1 + 2 * n].copy(),
+            de_ddy=out[1 + 2 * n:1 + 3 * n].copy(),
+            gradient=out[1 + 3 * n:1 + 4 * n].copy(),
+            densities={name: float(out[1 + 4 * n + k]) for k, name in enumerate(self._density_fns)},
+        )
+
+    def evaluate(self, phi=None, dx=None, dy=None, dxx=None, dyy=None, dxy=None,
+                 x=0.0, y=0.0, **params) -> PointResult:
+        """Run the Python functions themselves on plain floats (no tracing, no C).
+
+        Gives the energy, the densities and, if one was written, the hand gradient
+        (partials and the derived gradient need the symbolic form: they are NaN here).
+        """
+        if self._energy_fn is None:
+            raise SpecError(f"theory {self.name!r} has no @theory.energy_density")
+        arrays = self._site_arrays(phi, dx, dy, dxx, dyy, dxy)
+        dynamic, static = self._split_params(params)
+        x, y = _finite("x", x), _finite("y", y)
+        p = tracer.Params({**dynamic, **static})
+        n = len(self.fields)
+        nan = np.full(n, np.nan)
+
+        def site(second, role):
+            return tracer.numeric_site(self.fields, arrays, x, y, second, role)
+
+        energy = float(tracer.scalar_result(self._energy_fn, (site(False, "energy density"), p),
+                                            "energy_density"))
+        grad = nan.copy()
+        if self._gradient_fn is not None:
+            grad = np.array([float(v) for v in tracer.gradient_result(
+                self._gradient_fn, site(True, "gradient"), p, self.fields, 0.0)])
+        dens = {name: float(tracer.scalar_result(fn, (site(True, f"density {name!r}"), p),
+                                                 f"density {name!r}"))
+                for name, fn in self._density_fns.items()}
+        return PointResult(energy, nan.copy(), nan.copy(), nan.copy(), grad, dens)
+
+    def __repr__(self):
+        return (f"Theory({self.name!r}, fields={self.fields}, params={self.params}, "
+                f"constraint={self.constraint!r})")
+
+
+def _finite(name, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ParameterError(f"parameter {name!r} must be a real number, got {value!r}")
+    v = float(value)
+    if not math.isfinite(v):
+        raise ParameterError(f"parameter {name!r} must be finite, got {v}")
+    return v
