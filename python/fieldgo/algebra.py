@@ -308,9 +308,12 @@ def covariant(psi: ComplexField, a, q):
     ``a`` is the pair (A_x, A_y) of gauge-field values at the site.
     """
     ax, ay = a
-    value = psi.value
-    minus_iq = Complex(0.0, -q)
-    return psi.dx + minus_iq * ax * value, psi.dy + minus_iq * ay * value
+    v = psi.value
+
+    def d(dpsi, ai):
+        # -i q A psi = q A (psi.im - i psi.re), written out to keep zeros out of the tree
+        return Complex(dpsi.re + q * ai * v.im, dpsi.im - q * ai * v.re)
+    return d(psi.dx, ax), d(psi.dy, ay)
 
 
 def curl(site, ax: str, ay: str):

@@ -46,6 +46,16 @@ def _wrap(e):
     return Expr(e)
 
 
+def _is_operand(o) -> bool:
+    return isinstance(o, Expr) or (isinstance(o, numbers.Real) and not isinstance(o, bool))
+
+
+def _binary(o, op):
+    if not _is_operand(o):
+        return NotImplemented
+    return _wrap(op(_unwrap(o)))
+
+
 class _Traced:
     """What Expr and Cond share: refuse every conversion to a concrete Python value."""
 
@@ -104,16 +114,22 @@ class Expr(_Traced):
         diagnostics.raise_bool_error(comparison=False)
 
     # Arithmetic builds SymPy trees; Python numbers on either side are exact constants.
-    def __add__(self, o): return _wrap(self.e + _unwrap(o))
-    def __radd__(self, o): return _wrap(_unwrap(o) + self.e)
-    def __sub__(self, o): return _wrap(self.e - _unwrap(o))
-    def __rsub__(self, o): return _wrap(_unwrap(o) - self.e)
-    def __mul__(self, o): return _wrap(self.e * _unwrap(o))
-    def __rmul__(self, o): return _wrap(_unwrap(o) * self.e)
-    def __truediv__(self, o): return _wrap(self.e / _unwrap(o))
-    def __rtruediv__(self, o): return _wrap(_unwrap(o) / self.e)
-    def __pow__(self, o): return _wrap(sympy.Pow(self.e, _power_exponent(o)))
-    def __rpow__(self, o): return _wrap(sympy.Pow(_unwrap(o), self.e))
+    # Other operands (Complex, Vector) get NotImplemented so their reflected op runs.
+    def __add__(self, o): return _binary(o, lambda b: self.e + b)
+    def __radd__(self, o): return _binary(o, lambda b: b + self.e)
+    def __sub__(self, o): return _binary(o, lambda b: self.e - b)
+    def __rsub__(self, o): return _binary(o, lambda b: b - self.e)
+    def __mul__(self, o): return _binary(o, lambda b: self.e * b)
+    def __rmul__(self, o): return _binary(o, lambda b: b * self.e)
+    def __truediv__(self, o): return _binary(o, lambda b: self.e / b)
+    def __rtruediv__(self, o): return _binary(o, lambda b: b / self.e)
+
+    def __pow__(self, o):
+        if not _is_operand(o):
+            return NotImplemented
+        return _wrap(sympy.Pow(self.e, _power_exponent(o)))
+
+    def __rpow__(self, o): return _binary(o, lambda b: sympy.Pow(b, self.e))
     def __neg__(self): return _wrap(-self.e)
     def __pos__(self): return self
     def __abs__(self): return _wrap(sympy.Abs(self.e))
