@@ -65,8 +65,8 @@ class Vector:
         names = object.__getattribute__(self, "_names")
         if names and name in names:
             return self._vals[names.index(name)]
-        if name.startswith("__"):
-            raise AttributeError(name)
+        if name.startswith("__") or not diagnostics._active:
+            raise AttributeError(name)          # introspection outside a trace stays polite
         label = object.__getattribute__(self, "_label")
         diagnostics.raise_trace_error(
             f"unknown component name {name!r} in {label} (components: {', '.join(names or ())})")

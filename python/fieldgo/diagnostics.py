@@ -135,6 +135,18 @@ def _node_at(frame):
 
 def _bool_construct(node, parents) -> str | None:
     """Name the Python construct that asked a traced value for its truth."""
+    # Some jumps carry the whole statement's position (`if v:` on a bare name).
+    direct = {ast.If: "`if` statement on a traced value",
+              ast.While: "`while` loop on a traced value",
+              ast.IfExp: "conditional expression `x if cond else y` on a traced value",
+              ast.Assert: "`assert` on a traced value",
+              ast.BoolOp: "`and`/`or` on a traced value"}
+    for kind, text in direct.items():
+        if isinstance(node, kind):
+            return text
+    if isinstance(node, ast.Call) and _call_name(node) in ("min", "max", "sorted", "bool"):
+        name = _call_name(node)
+        return f"builtin {name}() on traced values" + (f" (use fg.{name})" if name in ("min", "max") else "")
     child = node
     while child is not None:
         parent = parents.get(child)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numbers
 import sys
 
+import numpy as np
 import sympy
 
 from . import diagnostics
@@ -221,7 +222,7 @@ def scalar_result(fn, args, role: str):
         return result
     if isinstance(result, numbers.Real) and not isinstance(result, bool):
         return result
-    if hasattr(result, "dtype") and getattr(result, "shape", None) == ():
+    if isinstance(result, np.floating):
         return float(result)          # a numpy scalar from a numeric run
     filename = fn.__code__.co_filename
     line = _return_line(fn, args)
