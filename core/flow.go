@@ -1,0 +1,363 @@
+package core
+
+import (
+	"math"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/kernels"
+)
+
+// Flow methods and arrest tests.
+const (
+	ArrestedNewtonFlow = "anf"      // classic RK4 on phi'' = -dE/dphi with an arrest test
+	GradientFlow       = "gradient" // phi' = -dE/dphi, forward Euler
+
+	ArrestPower  = "power"  // zero the velocity when it points uphill: v.g > 0
+	ArrestEnergy = "energy" // soliton_solver's: zero it when the energy rose
+)
+
+// FlowConfig configures a flow; zero fields take defaults.
+type FlowConfig struct {
+	Method     string  // ArrestedNewtonFlow (default) or GradientFlow
+	Arrest     string  // ArrestPower (default) or ArrestEnergy
+	Dt         float64 // time step; 0: DefaultDt
+	Tol        float64 // stop when max|dE/dphi| per unit area < Tol; 0: 1e-6
+	MaxSteps   int     // stop after this many steps; 0: 100000
+	CheckEvery int     // history row and checkpoint every this many steps; 0: 100
+}
+
+// DefaultDt is the default time step on lat: half the smaller spacing for
+// arrested Newton flow (RK4 is stable for omega*dt < 2.8 and the stiffest
+// lattice mode has omega ~ 3.3/h), a tenth of its square for gradient flow.
+func DefaultDt(method string, lat Lattice) float64 {
+	h := math.Min(lat.Hx, lat.Hy)
+	if method == GradientFlow {
+		return 0.1 * h * h
+	}
+	return 0.5 * h
+}
+
+func (c FlowConfig) withDefaults(lat Lattice) (FlowConfig, error) {
+	if c.Method == "" {
+		c.Method = ArrestedNewtonFlow
+	}
+	if c.Method != ArrestedNewtonFlow && c.Method != GradientFlow {
+		return c, errs.New(errs.Parameter, "unknown flow %q: use %q or %q", c.Method, ArrestedNewtonFlow, GradientFlow)
+	}
+	if c.Arrest == "" {
+		c.Arrest = ArrestPower
+	}
+	if c.Arrest != ArrestPower && c.Arrest != ArrestEnergy {
+		return c, errs.New(errs.Parameter, "unknown arrest test %q: use %q or %q", c.Arrest, ArrestPower, ArrestEnergy)
+	}
+	if c.Dt == 0 {
+		c.Dt = DefaultDt(c.Method, lat)
+	}
+	if c.Tol == 0 {
+		c.Tol = 1e-6
+	}
+	if c.MaxSteps == 0 {
+		c.MaxSteps = 100000
+	}
+	if c.CheckEvery == 0 {
+		c.CheckEvery = 100
+	}
+	if !(c.Dt > 0) || math.IsInf(c.Dt, 0) || !(c.Tol >= 0) || c.MaxSteps < 0 || c.CheckEvery < 0 {
+		return c, errs.New(errs.Parameter, "bad flow settings: dt=%v tol=%v max_steps=%d check_every=%d", c.Dt, c.Tol, c.MaxSteps, c.CheckEvery)
+	}
+	return c, nil
+}
+
+// Progress is where a flow stands.
+type Progress struct {
+	Step      int     // steps taken
+	Energy    float64 // energy at Step
+	MaxGrad   float64 // max |dE/dphi| per unit area at Step (projected when constrained)
+	Resets    int     // velocity resets by the arrest test
+	Converged bool    // MaxGrad < Tol
+	Done      bool    // converged or MaxSteps reached
+}
+
+// flowState is everything a flow carries between steps (and Save writes).
+type flowState struct {
+	cfg        FlowConfig
+	step       int
+	prevEnergy float64 // energy at the start of the previous step (energy arrest)
+	resets     int
+	ckptStep   int
+	last       Progress
+	done       bool
+	converged  bool
+	hist       history
+}
+
+// Start begins a new flow from the current field with zero velocity. The
+// field must be finite.
+func (s *Simulation) Start(cfg FlowConfig) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	return s.start(cfg)
+}
+
+func (s *Simulation) start(cfg FlowConfig) error {
+	cfg, err := cfg.withDefaults(s.lat)
+	if err != nil {
+		return err
+	}
+	if err := s.refuseNonFinite(); err != nil {
+		return err
+	}
+	if err := s.prog.Combine(s.velB); err != nil {
+		return err
+	}
+	if s.flow != nil {
+		s.flow.hist.release()
+	}
+	s.flow = &flowState{cfg: cfg, prevEnergy: math.Inf(1), hist: newHistory(s.theory.Spec.Densities)}
+	return s.checkpoint()
+}
+
+// Minimize starts a flow and runs it to convergence or MaxSteps, returning its
+// history (the caller releases it). A cancelled run returns errs.Cancelled;
+// Continue resumes it.
+func (s *Simulation) Minimize(cfg FlowConfig) (arrow.RecordBatch, error) {
+	if err := s.Start(cfg); err != nil {
+		return nil, err
+	}
+	if _, err := s.Advance(0, 0); err != nil {
+		return nil, err
+	}
+	return s.History()
+}
+
+// Advance continues the current flow for at most maxSteps steps (0: no limit)
+// and about budget of wall time (0: no limit), returning where it stands.
+// Repeated calls give the same bits as one long call. It polls Cancel between
+// kernels and then returns errs.Cancelled, leaving the flow resumable.
+func (s *Simulation) Advance(maxSteps int, budget time.Duration) (Progress, error) {
+	if err := s.lock(); err != nil {
+		return Progress{}, err
+	}
+	defer s.mu.Unlock()
+	defer s.cancel.Store(false)
+	fl := s.flow
+	if fl == nil {
+		return Progress{}, errs.New(errs.Parameter, "no flow to advance: call Start or Minimize first")
+	}
+	t0 := time.Now()
+	for taken := 0; !fl.done; taken++ {
+		if (maxSteps > 0 && taken >= maxSteps) || (budget > 0 && taken > 0 && time.Since(t0) >= budget) {
+			break
+		}
+		if err := s.step(fl); err != nil {
+			return fl.last, err
+		}
+	}
+	if err := s.phiB.Download(); err != nil {
+		return fl.last, err
+	}
+	if err := s.velB.Download(); err != nil {
+		return fl.last, err
+	}
+	return fl.last, nil
+}
+
+// Continue is Advance without limits: it runs the current flow to its end.
+func (s *Simulation) Continue() (Progress, error) { return s.Advance(0, 0) }
+
+// Progress reports the current flow's state.
+func (s *Simulation) Progress() (Progress, error) {
+	if err := s.lock(); err != nil {
+		return Progress{}, err
+	}
+	defer s.mu.Unlock()
+	if s.flow == nil {
+		return Progress{}, errs.New(errs.Parameter, "no flow has been started")
+	}
+	return s.flow.last, nil
+}
+
+var errCancelled = errs.New(errs.Cancelled, "the flow was cancelled; continue it with Advance")
+
+// step takes one step, or stops at its end: the stage-1 gradient at the
+// current field gives the energy, max|grad| and power, decides convergence
+// and the arrest, then the remaining stages run. The field and velocity
+// change only in the last kernels, so a cancelled step leaves them untouched.
+func (s *Simulation) step(fl *flowState) error {
+	cfg := fl.cfg
+	uv := s.theory.UnitVector()
+	anf := cfg.Method == ArrestedNewtonFlow
+	var vel kernels.Buffer
+	if anf {
+		vel = s.velB
+	}
+	r, err := s.prog.Gradient(s.gradArgs(s.phiB, vel, s.g[0], true, uv))
+	if err != nil {
+		return err
+	}
+	if math.IsNaN(r.MaxGrad) || math.IsInf(r.Energy, 0) || math.IsNaN(r.Energy) {
+		return s.diverged(fl, 1, s.g[0])
+	}
+	fl.last = Progress{Step: fl.step, Energy: r.Energy, MaxGrad: r.MaxGrad, Resets: fl.resets}
+	if r.MaxGrad < cfg.Tol || fl.step >= cfg.MaxSteps {
+		fl.done, fl.converged = true, r.MaxGrad < cfg.Tol
+		fl.last.Done, fl.last.Converged = true, fl.converged
+		return s.record(fl)
+	}
+	if cfg.CheckEvery > 0 && fl.step%cfg.CheckEvery == 0 {
+		if err := s.record(fl); err != nil {
+			return err
+		}
+		if err := s.checkpoint(); err != nil {
+			return err
+		}
+	}
+	if s.cancel.Load() {
+		return errCancelled
+	}
+	dt := cfg.Dt
+	if !anf {
+		if err := s.prog.Combine(s.phiB, kernels.Term{Coef: 1, X: s.phiB}, kernels.Term{Coef: -dt, X: s.g[0]}); err != nil {
+			return err
+		}
+		if uv {
+			if err := s.prog.Constrain(s.grid, s.phiB, nil); err != nil {
+				return err
+			}
+		}
+		fl.step++
+		return nil
+	}
+	// The arrest zeroes the velocity; applied as a coefficient so that the
+	// stored velocity changes only at the end of the step.
+	arrest := (cfg.Arrest == ArrestEnergy && r.Energy > fl.prevEnergy) || (cfg.Arrest == ArrestPower && r.Power > 0)
+	kv := 1.0
+	if arrest {
+		kv = 0
+	}
+	phi, v, g, trial := s.phiB, s.velB, s.g, s.trial
+	T := func(c float64, x kernels.Buffer) kernels.Term { return kernels.Term{Coef: c, X: x} }
+	// Classic RK4 on (phi, v)' = (v, -g(phi)):
+	//   phi2 = phi + dt/2 v,              g2 = g(phi2)
+	//   phi3 = phi + dt/2 v - dt²/4 g1,   g3 = g(phi3)
+	//   phi4 = phi + dt v - dt²/2 g2,     g4 = g(phi4)
+	//   phi' = phi + dt v - dt²/6 (g1 + g2 + g3)
+	//   v'   = v - dt/6 (g1 + 2 g2 + 2 g3 + g4)
+	stages := []struct {
+		terms []kernels.Term
+		out   kernels.Buffer
+	}{
+		{[]kernels.Term{T(1, phi), T(kv*dt/2, v)}, g[1]},
+		{[]kernels.Term{T(1, phi), T(kv*dt/2, v), T(-dt*dt/4, g[0])}, g[2]},
+		{[]kernels.Term{T(1, phi), T(kv*dt, v), T(-dt*dt/2, g[1])}, g[3]},
+	}
+	for k, st := range stages {
+		if err := s.prog.Combine(trial, st.terms...); err != nil {
+			return err
+		}
+		rs, err := s.prog.Gradient(s.gradArgs(trial, nil, st.out, false, uv))
+		if err != nil {
+			return err
+		}
+		if math.IsNaN(rs.MaxGrad) {
+			return s.diverged(fl, k+2, st.out)
+		}
+		if s.cancel.Load() {
+			return errCancelled
+		}
+	}
+	h := dt * dt / 6
+	if err := s.prog.Combine(phi, T(1, phi), T(kv*dt, v), T(-h, g[0]), T(-h, g[1]), T(-h, g[2])); err != nil {
+		return err
+	}
+	if err := s.prog.Combine(v, T(kv, v), T(-dt/6, g[0]), T(-dt/3, g[1]), T(-dt/3, g[2]), T(-dt/6, g[3])); err != nil {
+		return err
+	}
+	if uv {
+		if err := s.prog.Constrain(s.grid, phi, v); err != nil {
+			return err
+		}
+	}
+	if arrest {
+		fl.resets++
+	}
+	fl.prevEnergy = r.Energy
+	fl.step++
+	return nil
+}
+
+// checkpoint copies the field and velocity aside, the state a divergence
+// falls back to.
+func (s *Simulation) checkpoint() error {
+	if err := s.prog.Combine(s.ckptPhi, kernels.Term{Coef: 1, X: s.phiB}); err != nil {
+		return err
+	}
+	if err := s.prog.Combine(s.ckptVel, kernels.Term{Coef: 1, X: s.velB}); err != nil {
+		return err
+	}
+	if s.flow != nil {
+		s.flow.ckptStep = s.flow.step
+	}
+	return nil
+}
+
+// diverged ends the flow with errs.Divergence naming where the gradient went
+// non-finite. The field is the one at the start of the step when finite,
+// else the last checkpoint.
+func (s *Simulation) diverged(fl *flowState, stage int, g kernels.Buffer) error {
+	fl.done = true
+	where := "the field"
+	idx, err := s.prog.FirstNonFinite(g)
+	if err != nil {
+		return err
+	}
+	if idx < 0 {
+		if idx, err = s.prog.FirstNonFinite(s.phiB); err != nil {
+			return err
+		}
+	} else {
+		where = "the gradient"
+	}
+	site := "an unknown site"
+	if idx >= 0 {
+		c, i, j := s.siteOf(idx)
+		site = "site (" + itoa(i) + ", " + itoa(j) + "), component \"" + s.theory.Spec.Fields[c] + "\""
+	}
+	goodStep := fl.step
+	bad, err := s.prog.FirstNonFinite(s.phiB)
+	if err != nil {
+		return err
+	}
+	if bad < 0 {
+		bad, err = s.prog.FirstNonFinite(s.velB)
+		if err != nil {
+			return err
+		}
+	}
+	if bad >= 0 {
+		if err := s.prog.Combine(s.phiB, kernels.Term{Coef: 1, X: s.ckptPhi}); err != nil {
+			return err
+		}
+		if err := s.prog.Combine(s.velB, kernels.Term{Coef: 1, X: s.ckptVel}); err != nil {
+			return err
+		}
+		goodStep = fl.ckptStep
+	}
+	if err := s.phiB.Download(); err != nil {
+		return err
+	}
+	if err := s.velB.Download(); err != nil {
+		return err
+	}
+	fl.last.Done = true
+	return errs.New(errs.Divergence,
+		"the flow diverged at step %d (RK4 stage %d, dt=%g): %s is not finite at %s; the field kept is the last good one, from step %d (try a smaller dt)",
+		fl.step, stage, fl.cfg.Dt, where, site, goodStep)
+}
+
+func itoa(i int) string { return fmtFloat(float64(i)) }

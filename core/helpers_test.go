@@ -1,0 +1,82 @@
+package core_test
+
+import (
+	"math"
+	"os"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fieldgo/fieldgo/core"
+	"github.com/fieldgo/fieldgo/kernels/cpu"
+)
+
+const (
+	babySkyrmeSpec   = `{"name": "baby_skyrme", "fields": ["n1", "n2", "n3"], "params": ["kappa", "mass"], "densities": ["charge", "skyrme", "potential"], "constraint": "unit_vector", "gradient": "derived"}`
+	abelianHiggsSpec = `{"name": "abelian_higgs", "fields": ["psi1", "psi2", "a1", "a2"], "params": ["lambda"], "densities": ["flux"], "constraint": "", "gradient": "derived"}`
+)
+
+func theory(t testing.TB, spec, file string) *core.Theory {
+	t.Helper()
+	src, err := os.ReadFile("testdata/" + file)
+	require.NoError(t, err)
+	th, err := core.ParseTheory(spec, string(src))
+	require.NoError(t, err)
+	return th
+}
+
+func babySkyrme(t testing.TB) *core.Theory   { return theory(t, babySkyrmeSpec, "baby_skyrme.c") }
+func abelianHiggs(t testing.TB) *core.Theory { return theory(t, abelianHiggsSpec, "abelian_higgs.c") }
+
+// backend returns a CPU backend with the given thread count (0: GOMAXPROCS),
+// caching objects in a per-process directory shared by the tests.
+func backend(threads int) *cpu.Backend {
+	return cpu.New(cpu.Options{Threads: threads, CacheDir: testCache})
+}
+
+var testCache = func() string {
+	if d := os.Getenv("FIELDGO_CACHE"); d != "" {
+		return d
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return os.TempDir() + "/fieldgo-test-cache"
+	}
+	return d + "/fieldgo/cpu"
+}()
+
+func newSim(t testing.TB, th *core.Theory, nx, ny int, hx, hy float64, b core.Boundary, params []float64, opt core.Options, threads int) *core.Simulation {
+	t.Helper()
+	lat, err := core.CenteredLattice(nx, ny, hx, hy, b)
+	require.NoError(t, err)
+	s, err := core.NewSimulation(backend(threads), th, lat, params, opt)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// hedgehog is a charge-1 skyrmion n = (sin f cos t, sin f sin t, cos f), f = pi exp(-r/size).
+func hedgehog(size float64) func(x, y float64, out []float64) {
+	return func(x, y float64, out []float64) {
+		r, th := math.Hypot(x, y), math.Atan2(y, x)
+		f := math.Pi * math.Exp(-r/size)
+		out[0], out[1], out[2] = math.Sin(f)*math.Cos(th), math.Sin(f)*math.Sin(th), math.Cos(f)
+	}
+}
+
+// vortex is psi = tanh(r)^N e^{i N t}, A = N (1 - sech r)/r^2 (-y, x).
+func vortex(N int) func(x, y float64, out []float64) {
+	return func(x, y float64, out []float64) {
+		r, th := math.Hypot(x, y), math.Atan2(y, x)
+		f := math.Pow(math.Tanh(r), float64(N))
+		out[0], out[1] = f*math.Cos(float64(N)*th), f*math.Sin(float64(N)*th)
+		a := 0.5 // (1 - sech r)/r^2 -> 1/2 at r = 0
+		if r > 1e-6 {
+			a = (1 - 1/math.Cosh(r)) / (r * r)
+		}
+		out[2], out[3] = -float64(N)*a*y, float64(N)*a*x
+	}
+}
+
+func threadsAvailable() int { return runtime.GOMAXPROCS(0) }

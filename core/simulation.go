@@ -1,0 +1,418 @@
+package core
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/kernels"
+)
+
+// DefaultPenalty is the doubler penalty coefficient c of the consistent form:
+// W = (c/2) sum over sites and components of (d4x phi)^2 + (d4y phi)^2, with the
+// undivided stencil d4 = [1, -4, 6, -4, 1]. W is O(h^6) per unit area for
+// smooth fields and lifts the checkerboard modes central differences miss.
+const DefaultPenalty = 1.0 / 64
+
+// Options configure a Simulation; the zero value picks the defaults.
+type Options struct {
+	// Form is "continuum", "consistent" or "" for the theory family's
+	// default (DefaultForm).
+	Form string
+	// Penalty is the doubler penalty c of the consistent form; 0 means
+	// DefaultPenalty. NoPenalty turns it off (the plain discrete energy).
+	Penalty   float64
+	NoPenalty bool
+}
+
+// DefaultForm is the gradient form chosen, by measurement
+// (docs/convergence.md), for a theory: the consistent form with the doubler
+// penalty for unit-vector (sigma) models, the continuum form otherwise (for
+// gauge theories the penalty only delays a runaway).
+func DefaultForm(t *Theory) kernels.Form {
+	if t.UnitVector() {
+		return kernels.Consistent
+	}
+	return kernels.Continuum
+}
+
+// ParseForm turns "continuum"/"consistent" into a kernels.Form.
+func ParseForm(s string) (kernels.Form, error) {
+	switch s {
+	case "continuum":
+		return kernels.Continuum, nil
+	case "consistent":
+		return kernels.Consistent, nil
+	}
+	return 0, errs.New(errs.Parameter, "unknown gradient form %q: use \"continuum\" or \"consistent\"", s)
+}
+
+// Simulation is a theory on a lattice with a field, a velocity and a flow. Its
+// methods are safe for concurrent use, one at a time; Cancel may be called
+// while another method runs.
+type Simulation struct {
+	mu      sync.Mutex
+	backend kernels.Backend
+	prog    kernels.Program
+	theory  *Theory
+	lat     Lattice
+	grid    kernels.Grid
+	params  []float64
+	form    kernels.Form
+	penalty float64
+
+	phi, vel   *Field // host C memory, visible through Arrow
+	phiB, velB kernels.Buffer
+	g          [4]kernels.Buffer // stage gradients
+	trial      kernels.Buffer
+	ckptPhi    kernels.Buffer // last checked state, restored on divergence
+	ckptVel    kernels.Buffer
+
+	flow   *flowState
+	cancel atomic.Bool
+	closed bool
+}
+
+// NewSimulation compiles theory on backend and allocates a zero field on lat.
+// params are the theory's dynamic parameters in spec order.
+func NewSimulation(backend kernels.Backend, theory *Theory, lat Lattice, params []float64, opt Options) (*Simulation, error) {
+	if backend == nil {
+		return nil, errs.New(errs.Backend, "no backend")
+	}
+	if err := lat.Validate(); err != nil {
+		return nil, err
+	}
+	if lat.Nx < 5 || lat.Ny < 5 {
+		return nil, errs.New(errs.Lattice, "the fourth-order stencils need at least 5 x 5 sites, got %d x %d", lat.Nx, lat.Ny)
+	}
+	s := &Simulation{backend: backend, theory: theory, lat: lat}
+	s.grid = kernels.Grid{Nx: lat.Nx, Ny: lat.Ny, Hx: lat.Hx, Hy: lat.Hy, Ox: lat.Ox, Oy: lat.Oy, Periodic: lat.Boundary == Periodic}
+	if err := s.setParams(params); err != nil {
+		return nil, err
+	}
+	s.form = DefaultForm(theory)
+	if opt.Form != "" {
+		f, err := ParseForm(opt.Form)
+		if err != nil {
+			return nil, err
+		}
+		s.form = f
+	}
+	s.penalty = DefaultPenalty
+	if opt.Penalty != 0 {
+		if !(opt.Penalty > 0) || math.IsInf(opt.Penalty, 0) {
+			return nil, errs.New(errs.Parameter, "penalty must be positive and finite, got %v", opt.Penalty)
+		}
+		s.penalty = opt.Penalty
+	}
+	if opt.NoPenalty || s.form == kernels.Continuum {
+		s.penalty = 0
+	}
+	prog, err := backend.Compile(theory.unit())
+	if err != nil {
+		return nil, err
+	}
+	s.prog = prog
+	if err := s.allocate(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Simulation) allocate() error {
+	var err error
+	names := s.theory.Spec.Fields
+	if s.phi, err = NewField(s.lat, names); err != nil {
+		return err
+	}
+	if s.vel, err = NewField(s.lat, names); err != nil {
+		return err
+	}
+	if s.phiB, err = s.prog.Bind(flat(s.phi)); err != nil {
+		return err
+	}
+	if s.velB, err = s.prog.Bind(flat(s.vel)); err != nil {
+		return err
+	}
+	n := len(names) * s.lat.Sites()
+	for _, b := range []*kernels.Buffer{&s.g[0], &s.g[1], &s.g[2], &s.g[3], &s.trial, &s.ckptPhi, &s.ckptVel} {
+		if *b, err = s.prog.NewBuffer(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flat is all components of a NewField as one slice (they are contiguous).
+func flat(f *Field) []float64 {
+	n := f.lat.Sites() * len(f.cols)
+	return unsafe.Slice(unsafe.SliceData(f.cols[0]), n)
+}
+
+func (s *Simulation) setParams(p []float64) error {
+	if len(p) != len(s.theory.Spec.Params) {
+		return errs.New(errs.Parameter, "theory %q takes %d parameters %v, got %d", s.theory.Spec.Name, len(s.theory.Spec.Params), s.theory.Spec.Params, len(p))
+	}
+	for k, v := range p {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return errs.New(errs.Parameter, "parameter %q is %v", s.theory.Spec.Params[k], v)
+		}
+	}
+	s.params = append([]float64(nil), p...)
+	return nil
+}
+
+func (s *Simulation) lock() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errs.New(errs.Released, "the simulation has been closed")
+	}
+	return nil
+}
+
+// SetParams changes the dynamic parameters (no recompilation).
+func (s *Simulation) SetParams(p []float64) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	return s.setParams(p)
+}
+
+// Params returns the dynamic parameters in spec order.
+func (s *Simulation) Params() []float64 { return append([]float64(nil), s.params...) }
+
+// Theory, Lattice, Form and Penalty describe the simulation.
+func (s *Simulation) Theory() *Theory     { return s.theory }
+func (s *Simulation) Lattice() Lattice    { return s.lat }
+func (s *Simulation) Form() kernels.Form  { return s.form }
+func (s *Simulation) Penalty() float64    { return s.penalty }
+func (s *Simulation) Backend() kernels.Backend { return s.backend }
+
+// Field is the simulation's field, shared (not copied): it stays valid until
+// Close and changes as the flow runs. Export it with Record for zero-copy views.
+func (s *Simulation) Field() (*Field, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	if err := s.phiB.Download(); err != nil {
+		return nil, err
+	}
+	return s.phi, nil
+}
+
+// Velocity is the flow's velocity, shared like Field.
+func (s *Simulation) Velocity() (*Field, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	if err := s.velB.Download(); err != nil {
+		return nil, err
+	}
+	return s.vel, nil
+}
+
+// SetField copies f (same size and component count) into the field. A
+// unit-vector field is normalised at the sites that are not held. It ends
+// the current flow and zeroes the velocity. A NaN or Inf is refused.
+func (s *Simulation) SetField(f *Field) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if err := s.phi.CopyFrom(f); err != nil {
+		return err
+	}
+	return s.fieldChanged()
+}
+
+// Fill sets the field from fn(x, y, out), out having one slot per component,
+// like SetField.
+func (s *Simulation) Fill(fn func(x, y float64, out []float64)) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	nc, n := s.phi.NComp(), s.lat.Sites()
+	out := make([]float64, nc)
+	for j := 0; j < s.lat.Ny; j++ {
+		for i := 0; i < s.lat.Nx; i++ {
+			for c := range out {
+				out[c] = 0
+			}
+			fn(s.lat.X(i), s.lat.Y(j), out)
+			for c := range out {
+				s.phi.cols[c][j*s.lat.Nx+i] = out[c]
+			}
+		}
+	}
+	_ = n
+	return s.fieldChanged()
+}
+
+func (s *Simulation) fieldChanged() error {
+	for c := range s.vel.cols {
+		clear(s.vel.cols[c])
+	}
+	s.flow = nil
+	if err := s.phiB.Upload(); err != nil {
+		return err
+	}
+	if err := s.velB.Upload(); err != nil {
+		return err
+	}
+	if err := s.refuseNonFinite(); err != nil {
+		return err
+	}
+	if s.theory.UnitVector() {
+		return s.prog.Constrain(s.grid, s.phiB, s.velB)
+	}
+	return nil
+}
+
+// refuseNonFinite reports a NaN or Inf in the field, naming the site.
+func (s *Simulation) refuseNonFinite() error {
+	idx, err := s.prog.FirstNonFinite(s.phiB)
+	if err != nil || idx < 0 {
+		return err
+	}
+	c, i, j := s.siteOf(idx)
+	if err := s.phiB.Download(); err != nil {
+		return err
+	}
+	return errs.New(errs.Parameter, "the field is %v at site (%d, %d), component %q: a flow needs finite values",
+		s.phi.cols[c][j*s.lat.Nx+i], i, j, s.theory.Spec.Fields[c])
+}
+
+func (s *Simulation) siteOf(idx int) (c, i, j int) {
+	n := s.lat.Sites()
+	c, site := idx/n, idx%n
+	return c, site % s.lat.Nx, site / s.lat.Nx
+}
+
+func (s *Simulation) gradArgs(phi, vel, out kernels.Buffer, energy, project bool) kernels.GradientArgs {
+	return kernels.GradientArgs{Grid: s.grid, Form: s.form, Penalty: s.penalty, Params: s.params,
+		Project: project, Phi: phi, Vel: vel, Out: out, Energy: energy}
+}
+
+// Energy is the discrete energy hx*hy*sum(e) over the energy's sites (all of
+// them when periodic, all but the two held layers when fixed), plus the
+// doubler penalty W when the consistent form uses one. The consistent
+// gradient is its exact gradient. Deterministic bit for bit.
+func (s *Simulation) Energy() (float64, error) {
+	if err := s.lock(); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	r, err := s.prog.Gradient(s.gradArgs(s.phiB, nil, s.trial, true, false))
+	return r.Energy, err
+}
+
+// Integral is hx*hy times the sum of a declared density ("energy" for the
+// energy density without the penalty) over the energy's sites.
+func (s *Simulation) Integral(name string) (float64, error) {
+	if err := s.lock(); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	k, err := s.theory.DensityIndex(name)
+	if err != nil {
+		return 0, err
+	}
+	return s.prog.Density(s.grid, s.params, s.phiB, k, nil)
+}
+
+// Density returns a declared density (or "energy") as a new one-component
+// field named name, zero on held sites. The caller releases it.
+func (s *Simulation) Density(name string) (*Field, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	k, err := s.theory.DensityIndex(name)
+	if err != nil {
+		return nil, err
+	}
+	f, err := NewField(s.lat, []string{name})
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.prog.Bind(f.cols[0])
+	if err == nil {
+		_, err = s.prog.Density(s.grid, s.params, s.phiB, k, b)
+		if err == nil {
+			err = b.Download()
+		}
+		b.Release()
+	}
+	if err != nil {
+		f.Release()
+		return nil, err
+	}
+	return f, nil
+}
+
+// Gradient returns dE/dphi per unit area in the simulation's form as a new
+// field (projected onto the tangent space when project is true and the theory
+// is a unit-vector one), zero on held sites. The caller releases it.
+func (s *Simulation) Gradient(project bool) (*Field, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	f, err := NewField(s.lat, s.theory.Spec.Fields)
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.prog.Bind(flat(f))
+	if err == nil {
+		_, err = s.prog.Gradient(s.gradArgs(s.phiB, nil, b, false, project && s.theory.UnitVector()))
+		if err == nil {
+			err = b.Download()
+		}
+		b.Release()
+	}
+	if err != nil {
+		f.Release()
+		return nil, err
+	}
+	return f, nil
+}
+
+// Cancel asks a running Advance or Minimize to stop at the next kernel
+// boundary; it returns errs.Cancelled and the flow can be continued.
+func (s *Simulation) Cancel() { s.cancel.Store(true) }
+
+// Close releases the field, the buffers and the compiled program. Fields
+// exported earlier stay valid until their consumers release them.
+func (s *Simulation) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	for _, b := range []kernels.Buffer{s.phiB, s.velB, s.g[0], s.g[1], s.g[2], s.g[3], s.trial, s.ckptPhi, s.ckptVel} {
+		if b != nil {
+			b.Release()
+		}
+	}
+	if s.flow != nil {
+		s.flow.hist.release()
+	}
+	for _, f := range []*Field{s.phi, s.vel} {
+		if f != nil {
+			f.Release()
+		}
+	}
+	if s.prog != nil {
+		return s.prog.Close()
+	}
+	return nil
+}

@@ -1,0 +1,83 @@
+package core
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/kernels"
+)
+
+// TheorySpec is the JSON spec the front end hands across the bridge with the
+// point source (docs/abi.md).
+type TheorySpec struct {
+	Name       string   `json:"name"`
+	Fields     []string `json:"fields"`
+	Params     []string `json:"params"`
+	Densities  []string `json:"densities"`
+	Constraint string   `json:"constraint"` // "" or "unit_vector"
+	Gradient   string   `json:"gradient"`   // "derived" or "hand"
+}
+
+// Theory is a spec with its point source.
+type Theory struct {
+	Spec     TheorySpec
+	SpecJSON string // as handed over, kept for Save
+	Source   string
+}
+
+// ParseTheory checks a spec and its point source.
+func ParseTheory(specJSON, source string) (*Theory, error) {
+	var sp TheorySpec
+	dec := json.NewDecoder(strings.NewReader(specJSON))
+	if err := dec.Decode(&sp); err != nil {
+		return nil, errs.Wrap(errs.Spec, err, "theory spec is not valid JSON")
+	}
+	if sp.Name == "" {
+		return nil, errs.New(errs.Spec, "theory spec has no name")
+	}
+	if err := checkNames(sp.Fields); err != nil {
+		return nil, errs.New(errs.Spec, "theory %q fields: %v", sp.Name, err)
+	}
+	seen := map[string]bool{}
+	for _, list := range [][]string{sp.Params, sp.Densities} {
+		for _, s := range list {
+			if s == "" || seen[s] {
+				return nil, errs.New(errs.Spec, "theory %q: parameter/density name %q empty or repeated", sp.Name, s)
+			}
+			seen[s] = true
+		}
+	}
+	if seen["energy"] {
+		return nil, errs.New(errs.Spec, "theory %q: \"energy\" is reserved for the energy density", sp.Name)
+	}
+	switch sp.Constraint {
+	case "", "unit_vector":
+	default:
+		return nil, errs.New(errs.Spec, "theory %q: unknown constraint %q (\"\" or \"unit_vector\")", sp.Name, sp.Constraint)
+	}
+	if strings.TrimSpace(source) == "" {
+		return nil, errs.New(errs.Spec, "theory %q has an empty point source", sp.Name)
+	}
+	return &Theory{Spec: sp, SpecJSON: specJSON, Source: source}, nil
+}
+
+// UnitVector reports whether the field is constrained to the unit sphere.
+func (t *Theory) UnitVector() bool { return t.Spec.Constraint == "unit_vector" }
+
+func (t *Theory) unit() kernels.Unit {
+	return kernels.Unit{Point: t.Source, NComp: len(t.Spec.Fields), NParams: len(t.Spec.Params), NDens: len(t.Spec.Densities)}
+}
+
+// DensityIndex maps a density name to its fg_density index; "energy" is -1.
+func (t *Theory) DensityIndex(name string) (int, error) {
+	if name == "energy" {
+		return -1, nil
+	}
+	for k, d := range t.Spec.Densities {
+		if d == name {
+			return k, nil
+		}
+	}
+	return 0, errs.New(errs.Parameter, "theory %q declares no density %q (it has %v and \"energy\")", t.Spec.Name, name, t.Spec.Densities)
+}

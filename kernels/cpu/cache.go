@@ -1,0 +1,172 @@
+package cpu
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/fieldgo/fieldgo/errs"
+)
+
+// Flags are the compiler flags of every build. No fast-math: reductions and
+// the flow must be reproducible; -ffp-contract=off keeps a*b+c two roundings
+// whatever the target, and without -march=native the object is portable, so
+// the cache key need not name the host CPU.
+var Flags = []string{"-std=gnu99", "-O3", "-fPIC", "-shared", "-fno-fast-math", "-ffp-contract=off", "-fvisibility=hidden"}
+
+func (b *Backend) compiler() []string {
+	cc := b.opt.CC
+	if cc == "" {
+		cc = os.Getenv("CC")
+	}
+	if cc == "" {
+		cc = "cc"
+	}
+	return strings.Fields(cc)
+}
+
+func (b *Backend) cacheDir() (string, error) {
+	if b.opt.CacheDir != "" {
+		return b.opt.CacheDir, nil
+	}
+	if d := os.Getenv("FIELDGO_CACHE"); d != "" {
+		return d, nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", errs.Wrap(errs.Backend, err, "no cache directory (set FIELDGO_CACHE)")
+	}
+	return filepath.Join(d, "fieldgo", "cpu"), nil
+}
+
+var versions sync.Map // compiler command -> `cc --version` output
+
+func compilerVersion(cc []string) (string, error) {
+	key := strings.Join(cc, " ")
+	if v, ok := versions.Load(key); ok {
+		return v.(string), nil
+	}
+	if _, err := exec.LookPath(cc[0]); err != nil {
+		return "", errs.New(errs.Backend, "no C compiler: %q not found (install cc or set $CC)", cc[0])
+	}
+	out, err := exec.Command(cc[0], append(cc[1:], "--version")...).CombinedOutput()
+	if err != nil {
+		return "", errs.New(errs.Backend, "%s --version failed: %v: %s", key, err, out)
+	}
+	versions.Store(key, string(out))
+	return string(out), nil
+}
+
+// key hashes what determines the object: source, compiler, flags, version.
+func (b *Backend) key(source string) (string, error) {
+	cc := b.compiler()
+	ver, err := compilerVersion(cc)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	for _, s := range []string{source, strings.Join(cc, " "), strings.Join(Flags, " "), ver} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// build returns the path of a verified shared object for source, compiling
+// it if the cache has no intact entry. An entry is object + ".sha256" holding
+// the object's hash; the checksum is renamed into place last, so a missing,
+// truncated or corrupt object fails verification and is rebuilt.
+func (b *Backend) build(source string) (string, error) {
+	path, err := b.objectPath(source)
+	if err != nil {
+		return "", err
+	}
+	if verify(path) {
+		return path, nil
+	}
+	return b.compile(source, path)
+}
+
+func (b *Backend) rebuild(source string) (string, error) {
+	path, err := b.objectPath(source)
+	if err != nil {
+		return "", err
+	}
+	return b.compile(source, path)
+}
+
+func (b *Backend) objectPath(source string) (string, error) {
+	key, err := b.key(source)
+	if err != nil {
+		return "", err
+	}
+	dir, err := b.cacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, key+".so"), nil
+}
+
+func verify(path string) bool {
+	want, err := os.ReadFile(path + ".sha256")
+	if err != nil {
+		return false
+	}
+	obj, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	sum := sha256.Sum256(obj)
+	return bytes.Equal(bytes.TrimSpace(want), []byte(hex.EncodeToString(sum[:])))
+}
+
+func (b *Backend) compile(source, path string) (string, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", errs.Wrap(errs.Backend, err, "cannot create the kernel cache %s", dir)
+	}
+	tmp, err := os.MkdirTemp(dir, "build-")
+	if err != nil {
+		return "", errs.Wrap(errs.Backend, err, "cannot write to the kernel cache %s", dir)
+	}
+	defer os.RemoveAll(tmp)
+	srcPath := filepath.Join(tmp, "unit.c")
+	if err := os.WriteFile(srcPath, []byte(source), 0o644); err != nil {
+		return "", errs.Wrap(errs.Backend, err, "cannot write %s", srcPath)
+	}
+	cc := b.compiler()
+	objTmp := filepath.Join(tmp, "unit.so")
+	args := append(append(append([]string{}, cc[1:]...), Flags...), "-o", objTmp, srcPath, "-lm")
+	cmd := exec.Command(cc[0], args...)
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Run(); err != nil {
+		if _, ok := err.(*exec.ExitError); ok {
+			return "", errs.New(errs.Compile, "the C compiler rejected the kernels (%s %s):\n%s",
+				strings.Join(cc, " "), strings.Join(Flags, " "), log.String())
+		}
+		return "", errs.Wrap(errs.Backend, err, "cannot run the C compiler %q", cc[0])
+	}
+	obj, err := os.ReadFile(objTmp)
+	if err != nil {
+		return "", errs.Wrap(errs.Backend, err, "compiled object vanished")
+	}
+	sum := sha256.Sum256(obj)
+	sumTmp := filepath.Join(tmp, "unit.sha256")
+	if err := os.WriteFile(sumTmp, []byte(hex.EncodeToString(sum[:])+"\n"), 0o644); err != nil {
+		return "", errs.Wrap(errs.Backend, err, "cannot write %s", sumTmp)
+	}
+	// Object first, checksum last: a reader sees either no entry or a whole one.
+	if err := os.Rename(objTmp, path); err != nil {
+		return "", errs.Wrap(errs.Backend, err, "cannot install %s", path)
+	}
+	if err := os.Rename(sumTmp, path+".sha256"); err != nil {
+		return "", errs.Wrap(errs.Backend, err, "cannot install %s.sha256", path)
+	}
+	return path, nil
+}

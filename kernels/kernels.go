@@ -1,0 +1,131 @@
+// Package kernels is where fieldgo's code runs. A Backend compiles a theory's
+// point source (docs/abi.md) together with the backend's kernel templates into a
+// Program; a Program owns buffers and launches step-level operations on them:
+// the gradient of a whole field with its reductions, linear combinations of
+// fields (the stages of a flow), the constraint, densities.
+//
+// The flows themselves (arrested Newton flow, arrest tests, convergence,
+// history) live in package core, which is handed a Backend and never imports a
+// concrete one. Every operation works on whole fields, so a device backend can
+// fuse, graph and reduce on the device without changing core.
+package kernels
+
+// Unit is a translation unit to compile: the theory's point source and the
+// sizes it declares.
+type Unit struct {
+	Point   string // the C99 point source of docs/abi.md
+	NComp   int    // FG_NCOMP
+	NParams int    // FG_NPARAMS
+	NDens   int    // FG_NDENS
+}
+
+// Backend compiles Units into Programs.
+type Backend interface {
+	// Name identifies the backend ("cpu", "cuda").
+	Name() string
+	// Compile builds u. A compiler error is errs.Compile with the compiler's
+	// log; a missing compiler or device is errs.Backend.
+	Compile(u Unit) (Program, error)
+}
+
+// Grid is the lattice a kernel runs over (see core.Lattice). Site (i, j) is at
+// (Ox + i*Hx, Oy + j*Hy); i is fastest in memory.
+type Grid struct {
+	Nx, Ny   int
+	Hx, Hy   float64
+	Ox, Oy   float64
+	Periodic bool // otherwise "fixed": the outer two layers are held
+}
+
+// Sites is Nx*Ny.
+func (g Grid) Sites() int { return g.Nx * g.Ny }
+
+// Form selects how the gradient is discretised.
+type Form int
+
+const (
+	// Continuum evaluates the point source's fg_gradient (the continuum
+	// Euler–Lagrange form) with fourth-order stencils at every site.
+	Continuum Form = iota
+	// Consistent is the exact gradient of the discrete energy the engine
+	// reports (plus the doubler penalty), divided by hx*hy.
+	Consistent
+)
+
+func (f Form) String() string {
+	switch f {
+	case Continuum:
+		return "continuum"
+	case Consistent:
+		return "consistent"
+	}
+	return "unknown"
+}
+
+// Buffer is memory a Program's operations read and write: n float64 values,
+// for a field C columns of nx*ny, x fastest.
+type Buffer interface {
+	Len() int
+	// Upload copies the bound host memory to the backend, Download the
+	// reverse; both are no-ops for a buffer without host memory and on
+	// backends whose buffers are the host memory.
+	Upload() error
+	Download() error
+	Release()
+}
+
+// GradientArgs describes one gradient evaluation.
+type GradientArgs struct {
+	Grid    Grid
+	Form    Form
+	Penalty float64   // doubler penalty c (Consistent only; 0 turns it off)
+	Params  []float64 // dynamic parameters, spec order
+	Project bool      // project onto the tangent space of a unit-vector field
+	Phi     Buffer    // the field
+	Vel     Buffer    // a velocity for the power v.g, or nil
+	Out     Buffer    // the gradient per unit area; zero on held sites
+	Energy  bool      // also compute the energy (needed for Reduction.Energy)
+}
+
+// Reduction holds the deterministic reductions of a gradient evaluation: the
+// same bits for any thread count or block size.
+type Reduction struct {
+	Energy  float64 // the discrete energy (penalty included), when asked for
+	MaxGrad float64 // max over sites and components of |Out|; NaN if any is not finite
+	Power   float64 // sum over sites of Vel.Out (0 without Vel)
+}
+
+// Term is one term Coef*X of a linear combination.
+type Term struct {
+	Coef float64
+	X    Buffer
+}
+
+// Program is a compiled Unit. Its operations are synchronous: when one
+// returns, its outputs are in the buffers (for a device backend: on the
+// device; Download brings them to the host).
+type Program interface {
+	// NewBuffer allocates n zeroed values of backend memory.
+	NewBuffer(n int) (Buffer, error)
+	// Bind makes a Buffer over host memory that must be C memory (not the Go
+	// heap) and outlive the buffer. A host backend uses it in place; a device
+	// backend mirrors it (Upload/Download).
+	Bind(host []float64) (Buffer, error)
+
+	// Gradient evaluates the gradient of a.Phi into a.Out with its reductions.
+	Gradient(a GradientArgs) (Reduction, error)
+	// Combine sets out = sum of the terms, elementwise (out may be one of
+	// them); with no terms it zeroes out.
+	Combine(out Buffer, terms ...Term) error
+	// Constrain normalises phi to a unit vector at every site that is not
+	// held and projects vel onto the tangent space there.
+	Constrain(g Grid, phi, vel Buffer) error
+	// Density writes density k of phi (k < 0: the energy density e; k >= 0:
+	// the point source's fg_density(k)) into out (nil: not written) and
+	// returns its integral, hx*hy times the sum over the energy's sites.
+	Density(g Grid, params []float64, phi Buffer, k int, out Buffer) (float64, error)
+	// FirstNonFinite returns the index of the first NaN or Inf in b, or -1.
+	FirstNonFinite(b Buffer) (int, error)
+
+	Close() error
+}

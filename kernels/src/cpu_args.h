@@ -1,0 +1,33 @@
+/* fg_args: the argument block of every CPU kernel. Shared verbatim between the
+ * generated translation unit and the cgo caller in kernels/cpu, so keep it plain
+ * C with fixed-size fields. */
+#ifndef FG_CPU_ARGS_H
+#define FG_CPU_ARGS_H
+
+#define FG_MAX_TERMS 8
+
+typedef struct {
+    long nx, ny;
+    int periodic;     /* else fixed: the outer two layers are held */
+    int project;      /* project gradients onto the unit-vector tangent space */
+    int want_energy;
+    int density;      /* -1: energy density, k >= 0: fg_density(k) */
+    double hx, hy, ox, oy;
+    double penalty;   /* doubler penalty coefficient c */
+    const double* params;
+    const double* phi;
+    const double* vel;   /* may be NULL */
+    double* out;
+    double* work;
+    double* row_energy;
+    double* row_max;
+    double* row_power;
+    int nterms;
+    double coef[FG_MAX_TERMS];
+    const double* terms[FG_MAX_TERMS];
+} fg_args;
+
+/* A kernel processes rows [lo, hi) (or elements, for fg_k_combine). */
+typedef void (*fg_kernel)(const fg_args* a, long lo, long hi);
+
+#endif
