@@ -307,8 +307,9 @@ func (s *Simulation) checkpoint() error {
 }
 
 // diverged ends the flow with errs.Divergence naming where the gradient went
-// non-finite. The field is the one at the start of the step when finite,
-// else the last checkpoint.
+// non-finite. The field kept is the one at the start of the step when its
+// gradient was finite, else the last checkpoint (taken only from states whose
+// energy and gradient were finite).
 func (s *Simulation) diverged(fl *flowState, stage int, g kernels.Buffer) error {
 	fl.done = true
 	where := "the field"
@@ -328,18 +329,10 @@ func (s *Simulation) diverged(fl *flowState, stage int, g kernels.Buffer) error 
 		c, i, j := s.siteOf(idx)
 		site = "site (" + itoa(i) + ", " + itoa(j) + "), component \"" + s.theory.Spec.Fields[c] + "\""
 	}
+	// At stage 1 the current field itself is bad; later stages started from
+	// a field whose gradient was finite, which is kept.
 	goodStep := fl.step
-	bad, err := s.prog.FirstNonFinite(s.phiB)
-	if err != nil {
-		return err
-	}
-	if bad < 0 {
-		bad, err = s.prog.FirstNonFinite(s.velB)
-		if err != nil {
-			return err
-		}
-	}
-	if bad >= 0 {
+	if stage == 1 {
 		if err := s.prog.Combine(s.phiB, kernels.Term{Coef: 1, X: s.ckptPhi}); err != nil {
 			return err
 		}

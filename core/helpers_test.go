@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fieldgo/fieldgo/core"
@@ -80,3 +82,21 @@ func vortex(N int) func(x, y float64, out []float64) {
 }
 
 func threadsAvailable() int { return runtime.GOMAXPROCS(0) }
+
+func columnFloat(t testing.TB, rec arrow.RecordBatch, name string) []float64 {
+	t.Helper()
+	idx := rec.Schema().FieldIndices(name)
+	require.NotEmpty(t, idx, "no column %q", name)
+	return append([]float64(nil), rec.Column(idx[0]).(*array.Float64).Float64Values()...)
+}
+
+// smoothHedgehog has f = pi (1 - tanh(r/size)): pi - f is odd in r, so n is
+// smooth at the origin (pi exp(-r) leaves an r*x term there that spoils the
+// O(h^4) comparison of stencils).
+func smoothHedgehog(size float64) func(x, y float64, out []float64) {
+	return func(x, y float64, out []float64) {
+		r, th := math.Hypot(x, y), math.Atan2(y, x)
+		f := math.Pi * (1 - math.Tanh(r/size))
+		out[0], out[1], out[2] = math.Sin(f)*math.Cos(th), math.Sin(f)*math.Sin(th), math.Cos(f)
+	}
+}
