@@ -35,6 +35,11 @@ class CPrinter(C99CodePrinter):
         text = repr(float(expr))
         return text if any(c in text for c in ".einf") else text + ".0"
 
+    def _print_Integer(self, expr):
+        # Beyond int range a C integer literal would overflow; doubles are what we compute in.
+        v = int(expr)
+        return str(v) if abs(v) < 2 ** 31 else repr(float(v))
+
     def _print_Pi(self, expr):
         return repr(3.141592653589793)
 
