@@ -191,3 +191,30 @@ func TestNaNInitialFieldRefused(t *testing.T) {
 	_, err = s.Progress()
 	require.Error(t, err, "no flow may have started")
 }
+
+// Save mid-run, load, continue: the end state is the uninterrupted one.
+func TestSaveLoadContinueBitIdentical(t *testing.T) {
+	long := detSim(t, 0, "")
+	_, err := long.Minimize(detFlow)
+	require.NoError(t, err)
+	want := snapshot(t, long)
+
+	s := detSim(t, 0, "")
+	require.NoError(t, s.Start(detFlow))
+	_, err = s.Advance(25, 0)
+	require.NoError(t, err)
+	path := t.TempDir() + "/run.arrow"
+	require.NoError(t, s.Save(path))
+	require.NoError(t, s.Close())
+
+	loaded, err := core.Load(backend(0), path)
+	require.NoError(t, err)
+	defer loaded.Close()
+	p, err := loaded.Progress()
+	require.NoError(t, err)
+	require.Equal(t, 25, p.Step)
+	_, err = loaded.Continue()
+	require.NoError(t, err)
+	requireBitIdentical(t, want, snapshot(t, loaded), "saved, loaded and continued")
+	assert.Equal(t, "baby_skyrme", loaded.Theory().Spec.Name)
+}

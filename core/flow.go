@@ -158,6 +158,14 @@ func (s *Simulation) Advance(maxSteps int, budget time.Duration) (Progress, erro
 			return fl.last, err
 		}
 	}
+	if !fl.done {
+		// Report the state reached, not the one the last step started from.
+		r, err := s.prog.Gradient(s.gradArgs(s.phiB, nil, s.g[0], true, s.theory.UnitVector()))
+		if err != nil {
+			return fl.last, err
+		}
+		fl.last = Progress{Step: fl.step, Energy: r.Energy, MaxGrad: r.MaxGrad, Resets: fl.resets}
+	}
 	if err := s.phiB.Download(); err != nil {
 		return fl.last, err
 	}

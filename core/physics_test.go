@@ -54,7 +54,7 @@ func TestAbelianHiggsWinding2(t *testing.T) {
 // Baby Skyrme, kappa = mass = 1: charge 1 and Derrick's theorem (the Skyrme
 // term's energy equals the potential's) at the minimum.
 func TestBabySkyrmeChargeAndDerrick(t *testing.T) {
-	h := 0.125
+	h := 0.1
 	n := boxLattice(16, h)
 	s := newSim(t, babySkyrme(t), n, n, h, h, core.Fixed, []float64{1, 1}, core.Options{}, 0)
 	require.NoError(t, s.Fill(hedgehog(1)))
