@@ -1,0 +1,156 @@
+/* dlopen/dlsym of libcuda.so.1 and NVRTC; see api.h. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include "api.h"
+
+static struct {
+    CUresult (*cuInit)(unsigned);
+    CUresult (*cuDriverGetVersion)(int*);
+    CUresult (*cuDeviceGetCount)(int*);
+    CUresult (*cuDeviceGet)(CUdevice*, int);
+    CUresult (*cuDeviceGetName)(char*, int, CUdevice);
+    CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice);
+    CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
+    CUresult (*cuDevicePrimaryCtxRelease_v2)(CUdevice);
+    CUresult (*cuCtxSetCurrent)(CUcontext);
+    CUresult (*cuCtxSynchronize)(void);
+    CUresult (*cuModuleLoadData)(CUmodule*, const void*);
+    CUresult (*cuModuleUnload)(CUmodule);
+    CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+    CUresult (*cuFuncGetAttribute)(int*, int, CUfunction);
+    CUresult (*cuMemAlloc_v2)(CUdeviceptr*, size_t);
+    CUresult (*cuMemFree_v2)(CUdeviceptr);
+    CUresult (*cuMemAllocHost_v2)(void**, size_t);
+    CUresult (*cuMemFreeHost)(void*);
+    CUresult (*cuMemHostRegister_v2)(void*, size_t, unsigned);
+    CUresult (*cuMemHostUnregister)(void*);
+    CUresult (*cuMemcpyHtoD_v2)(CUdeviceptr, const void*, size_t);
+    CUresult (*cuMemcpyDtoH_v2)(void*, CUdeviceptr, size_t);
+    CUresult (*cuMemsetD8_v2)(CUdeviceptr, unsigned char, size_t);
+    CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                               CUstream, void**, void**);
+    CUresult (*cuOccupancyMaxPotentialBlockSize)(int*, int*, CUfunction, CUoccupancyB2DSize, size_t, int);
+    CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int*, CUfunction, int, size_t);
+    CUresult (*cuGetErrorString)(CUresult, const char**);
+} cu;
+
+static struct {
+    nvrtcResult (*nvrtcVersion)(int*, int*);
+    nvrtcResult (*nvrtcCreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*,
+                                      const char* const*);
+    nvrtcResult (*nvrtcCompileProgram)(nvrtcProgram, int, const char* const*);
+    nvrtcResult (*nvrtcGetProgramLogSize)(nvrtcProgram, size_t*);
+    nvrtcResult (*nvrtcGetProgramLog)(nvrtcProgram, char*);
+    nvrtcResult (*nvrtcGetCUBINSize)(nvrtcProgram, size_t*);
+    nvrtcResult (*nvrtcGetCUBIN)(nvrtcProgram, char*);
+    nvrtcResult (*nvrtcDestroyProgram)(nvrtcProgram*);
+    const char* (*nvrtcGetErrorString)(nvrtcResult);
+} nv;
+
+#define SYM(lib, table, name)                                                            \
+    do {                                                                                 \
+        *(void**)(&table.name) = dlsym(lib, #name);                                      \
+        if (!table.name) { snprintf(err, n, "symbol %s missing from %s", #name, path); return 1; } \
+    } while (0)
+
+int fg_cuda_load(const char* path, char* err, int n) {
+    void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) { snprintf(err, n, "%s", dlerror()); return 1; }
+    SYM(h, cu, cuInit);
+    SYM(h, cu, cuDriverGetVersion);
+    SYM(h, cu, cuDeviceGetCount);
+    SYM(h, cu, cuDeviceGet);
+    SYM(h, cu, cuDeviceGetName);
+    SYM(h, cu, cuDeviceGetAttribute);
+    SYM(h, cu, cuDevicePrimaryCtxRetain);
+    SYM(h, cu, cuDevicePrimaryCtxRelease_v2);
+    SYM(h, cu, cuCtxSetCurrent);
+    SYM(h, cu, cuCtxSynchronize);
+    SYM(h, cu, cuModuleLoadData);
+    SYM(h, cu, cuModuleUnload);
+    SYM(h, cu, cuModuleGetFunction);
+    SYM(h, cu, cuFuncGetAttribute);
+    SYM(h, cu, cuMemAlloc_v2);
+    SYM(h, cu, cuMemFree_v2);
+    SYM(h, cu, cuMemAllocHost_v2);
+    SYM(h, cu, cuMemFreeHost);
+    SYM(h, cu, cuMemHostRegister_v2);
+    SYM(h, cu, cuMemHostUnregister);
+    SYM(h, cu, cuMemcpyHtoD_v2);
+    SYM(h, cu, cuMemcpyDtoH_v2);
+    SYM(h, cu, cuMemsetD8_v2);
+    SYM(h, cu, cuLaunchKernel);
+    SYM(h, cu, cuOccupancyMaxPotentialBlockSize);
+    SYM(h, cu, cuOccupancyMaxActiveBlocksPerMultiprocessor);
+    SYM(h, cu, cuGetErrorString);
+    return 0;
+}
+
+int fg_nvrtc_load(const char* path, char* err, int n) {
+    void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) { snprintf(err, n, "%s", dlerror()); return 1; }
+    SYM(h, nv, nvrtcVersion);
+    SYM(h, nv, nvrtcCreateProgram);
+    SYM(h, nv, nvrtcCompileProgram);
+    SYM(h, nv, nvrtcGetProgramLogSize);
+    SYM(h, nv, nvrtcGetProgramLog);
+    SYM(h, nv, nvrtcGetCUBINSize);
+    SYM(h, nv, nvrtcGetCUBIN);
+    SYM(h, nv, nvrtcDestroyProgram);
+    SYM(h, nv, nvrtcGetErrorString);
+    return 0;
+}
+
+CUresult fg_cuInit(unsigned f) { return cu.cuInit(f); }
+CUresult fg_cuDriverGetVersion(int* v) { return cu.cuDriverGetVersion(v); }
+CUresult fg_cuDeviceGetCount(int* c) { return cu.cuDeviceGetCount(c); }
+CUresult fg_cuDeviceGet(CUdevice* d, int o) { return cu.cuDeviceGet(d, o); }
+CUresult fg_cuDeviceGetName(char* s, int l, CUdevice d) { return cu.cuDeviceGetName(s, l, d); }
+CUresult fg_cuDeviceGetAttribute(int* v, int a, CUdevice d) { return cu.cuDeviceGetAttribute(v, a, d); }
+CUresult fg_cuDevicePrimaryCtxRetain(CUcontext* c, CUdevice d) { return cu.cuDevicePrimaryCtxRetain(c, d); }
+CUresult fg_cuDevicePrimaryCtxRelease(CUdevice d) { return cu.cuDevicePrimaryCtxRelease_v2(d); }
+CUresult fg_cuCtxSetCurrent(CUcontext c) { return cu.cuCtxSetCurrent(c); }
+CUresult fg_cuCtxSynchronize(void) { return cu.cuCtxSynchronize(); }
+CUresult fg_cuModuleLoadData(CUmodule* m, const void* im) { return cu.cuModuleLoadData(m, im); }
+CUresult fg_cuModuleUnload(CUmodule m) { return cu.cuModuleUnload(m); }
+CUresult fg_cuModuleGetFunction(CUfunction* f, CUmodule m, const char* s) { return cu.cuModuleGetFunction(f, m, s); }
+CUresult fg_cuFuncGetAttribute(int* v, int a, CUfunction f) { return cu.cuFuncGetAttribute(v, a, f); }
+CUresult fg_cuMemAlloc(CUdeviceptr* p, size_t n) { return cu.cuMemAlloc_v2(p, n); }
+CUresult fg_cuMemFree(CUdeviceptr p) { return cu.cuMemFree_v2(p); }
+CUresult fg_cuMemAllocHost(void** p, size_t n) { return cu.cuMemAllocHost_v2(p, n); }
+CUresult fg_cuMemFreeHost(void* p) { return cu.cuMemFreeHost(p); }
+CUresult fg_cuMemHostRegister(void* p, size_t n, unsigned f) { return cu.cuMemHostRegister_v2(p, n, f); }
+CUresult fg_cuMemHostUnregister(void* p) { return cu.cuMemHostUnregister(p); }
+CUresult fg_cuMemcpyHtoD(CUdeviceptr d, const void* s, size_t n) { return cu.cuMemcpyHtoD_v2(d, s, n); }
+CUresult fg_cuMemcpyDtoH(void* d, CUdeviceptr s, size_t n) { return cu.cuMemcpyDtoH_v2(d, s, n); }
+CUresult fg_cuMemsetD8(CUdeviceptr p, unsigned char v, size_t n) { return cu.cuMemsetD8_v2(p, v, n); }
+/* One-dimensional launch on the default stream of a kernel taking one
+ * by-value argument block. */
+CUresult fg_cuLaunchKernel(CUfunction f, unsigned gx, unsigned bx, unsigned smem, void* args) {
+    void* params[1] = {args};
+    return cu.cuLaunchKernel(f, gx, 1, 1, bx, 1, 1, smem, (CUstream)0, params, NULL);
+}
+CUresult fg_cuOccupancyMaxPotentialBlockSize(int* g, int* b, CUfunction f, size_t smem, int limit) {
+    return cu.cuOccupancyMaxPotentialBlockSize(g, b, f, NULL, smem, limit);
+}
+CUresult fg_cuOccupancyMaxActiveBlocksPerMultiprocessor(int* nb, CUfunction f, int b, size_t smem) {
+    return cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(nb, f, b, smem);
+}
+const char* fg_cuErrorString(CUresult r) {
+    const char* s = NULL;
+    if (!cu.cuGetErrorString || cu.cuGetErrorString(r, &s) != CUDA_SUCCESS || !s) return "unknown CUDA error";
+    return s;
+}
+
+nvrtcResult fg_nvrtcVersion(int* a, int* b) { return nv.nvrtcVersion(a, b); }
+nvrtcResult fg_nvrtcCreateProgram(nvrtcProgram* p, const char* s, const char* name, int nh, const char* const* h,
+                                  const char* const* hn) {
+    return nv.nvrtcCreateProgram(p, s, name, nh, h, hn);
+}
+nvrtcResult fg_nvrtcCompileProgram(nvrtcProgram p, int n, const char* const* o) { return nv.nvrtcCompileProgram(p, n, o); }
+nvrtcResult fg_nvrtcGetProgramLogSize(nvrtcProgram p, size_t* n) { return nv.nvrtcGetProgramLogSize(p, n); }
+nvrtcResult fg_nvrtcGetProgramLog(nvrtcProgram p, char* l) { return nv.nvrtcGetProgramLog(p, l); }
+nvrtcResult fg_nvrtcGetCUBINSize(nvrtcProgram p, size_t* n) { return nv.nvrtcGetCUBINSize(p, n); }
+nvrtcResult fg_nvrtcGetCUBIN(nvrtcProgram p, char* c) { return nv.nvrtcGetCUBIN(p, c); }
+nvrtcResult fg_nvrtcDestroyProgram(nvrtcProgram* p) { return nv.nvrtcDestroyProgram(p); }
+const char* fg_nvrtcErrorString(nvrtcResult r) { return nv.nvrtcGetErrorString ? nv.nvrtcGetErrorString(r) : "NVRTC error"; }

@@ -1,0 +1,123 @@
+package cuda
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fieldgo/fieldgo/kernels"
+)
+
+// builtin is a point source the budgets and GPU tests compile.
+type builtin struct {
+	name string
+	unit kernels.Unit
+}
+
+// builtins reads the hand-written point sources of core/testdata (the same
+// ABI the tracer emits), falling back to this package's testdata copies.
+func builtins(t testing.TB) []builtin {
+	t.Helper()
+	specs := []struct {
+		name                 string
+		ncomp, nparam, ndens int
+	}{{"baby_skyrme", 3, 2, 3}, {"abelian_higgs", 4, 1, 1}}
+	var out []builtin
+	for _, s := range specs {
+		var src []byte
+		var err error
+		for _, dir := range []string{"../../core/testdata", "testdata"} {
+			if src, err = os.ReadFile(filepath.Join(dir, s.name+".c")); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatalf("point source %s: %v", s.name, err)
+		}
+		out = append(out, builtin{s.name, kernels.Unit{Point: string(src), NComp: s.ncomp, NParams: s.nparam, NDens: s.ndens}})
+	}
+	return out
+}
+
+// TestRegisterBudgets compiles every kernel of every built-in theory for
+// sm_80 and sm_90 with NVRTC (no GPU needed) and fails on any spill or any
+// kernel over its register budget.
+func TestRegisterBudgets(t *testing.T) {
+	if _, _, _, err := NVRTCVersion(); err != nil {
+		t.Skipf("no NVRTC, budgets not checked (pip install nvidia-cuda-nvrtc into .venv or set FIELDGO_NVRTC): %v", err)
+	}
+	path, ma, mi, _ := NVRTCVersion()
+	t.Logf("NVRTC %d.%d from %s", ma, mi, path)
+	for _, th := range builtins(t) {
+		for _, arch := range []string{"sm_80", "sm_90"} {
+			_, log, err := CompileCUBIN(TranslationUnit(th.unit), arch)
+			if err != nil {
+				t.Fatalf("%s %s: %v", th.name, arch, err)
+			}
+			res := ParsePtxasLog(log)
+			var row []string
+			for _, k := range KernelNames {
+				r, ok := res[k]
+				if !ok {
+					t.Errorf("%s %s: no ptxas report for %s in the log:\n%s", th.name, arch, k, log)
+					continue
+				}
+				b := Budget(k, th.name)
+				if b == 0 {
+					t.Errorf("%s: no register budget", k)
+				}
+				if r.Registers > b {
+					t.Errorf("%s %s %s: %d registers, budget %d", th.name, arch, k, r.Registers, b)
+				}
+				if r.SpillStores != 0 || r.SpillLoads != 0 {
+					t.Errorf("%s %s %s: spills %d bytes stores, %d bytes loads", th.name, arch, k, r.SpillStores, r.SpillLoads)
+				}
+				if r.StackFrame != 0 {
+					t.Errorf("%s %s %s: %d bytes stack frame (local memory)", th.name, arch, k, r.StackFrame)
+				}
+				row = append(row, k[5:]+"="+itoa(r.Registers)+"/"+itoa(b))
+			}
+			t.Logf("%-14s %s: %s", th.name, arch, strings.Join(row, " "))
+		}
+	}
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	if n == 0 {
+		return "0"
+	}
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}
+
+func TestParsePtxasLog(t *testing.T) {
+	log := `ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'fg_k_a' for 'sm_90'
+ptxas info    : Function properties for fg_k_a
+ptxas         .     8 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads
+ptxas info    : Used 255 registers, used 0 barriers
+ptxas info    : Function properties for helper
+ptxas         .     16 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Compiling entry function 'fg_k_b' for 'sm_90'
+ptxas info    : Function properties for fg_k_b
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 30 registers, used 1 barriers, 6144 bytes smem
+`
+	r := ParsePtxasLog(log)
+	if got := r["fg_k_a"]; got != (Resources{Registers: 255, SpillStores: 8, SpillLoads: 4, StackFrame: 8}) {
+		t.Errorf("fg_k_a: %+v", got)
+	}
+	if got := r["fg_k_b"]; got != (Resources{Registers: 30}) {
+		t.Errorf("fg_k_b: %+v", got)
+	}
+	if _, ok := r["helper"]; ok {
+		t.Errorf("a device function was reported as a kernel")
+	}
+}

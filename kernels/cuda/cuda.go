@@ -1,0 +1,257 @@
+// Package cuda is the NVIDIA GPU kernels.Backend. It dlopens libcuda.so.1 and
+// NVRTC at run time (nothing from CUDA is needed to build it), compiles the
+// point source and the templates of kernels/src to a CUBIN for the device's
+// architecture (cached on disk), and runs every Program operation on device
+// buffers with deterministic on-device reductions.
+//
+// When the libraries or a device are missing, New and Compile return
+// errs.Backend saying why, so a caller can fall back to the CPU backend.
+package cuda
+
+/*
+#include <stdlib.h>
+#include "api.h"
+*/
+import "C"
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/kernels"
+)
+
+// Options configure the CUDA backend. The zero value is the default.
+type Options struct {
+	Device   int    // device ordinal
+	CacheDir string // "": $FIELDGO_CACHE/cuda, else os.UserCacheDir()/fieldgo/cuda
+}
+
+// Backend compiles and runs kernels on one NVIDIA GPU.
+type Backend struct {
+	opt     Options
+	dev     C.CUdevice
+	ctx     C.CUcontext
+	name    string
+	arch    string // "sm_90"
+	sms     int
+	maxTPM  int // threads per multiprocessor
+	driver  int // cuDriverGetVersion
+	release sync.Once
+}
+
+var driver struct {
+	once sync.Once
+	err  error
+}
+
+func loadDriver() error {
+	driver.once.Do(func() {
+		var buf [512]C.char
+		cp := C.CString("libcuda.so.1")
+		defer C.free(unsafe.Pointer(cp))
+		if C.fg_cuda_load(cp, &buf[0], C.int(len(buf))) != 0 {
+			driver.err = errs.New(errs.Backend, "no CUDA driver: %s", C.GoString(&buf[0]))
+			return
+		}
+		if rc := C.fg_cuInit(0); rc != C.CUDA_SUCCESS {
+			driver.err = errs.New(errs.Backend, "cuInit: %s", C.GoString(C.fg_cuErrorString(rc)))
+		}
+	})
+	return driver.err
+}
+
+// check turns a driver result into an errs.Backend error.
+func check(rc C.CUresult, what string) error {
+	if rc == C.CUDA_SUCCESS {
+		return nil
+	}
+	return errs.New(errs.Backend, "%s: %s (CUDA error %d)", what, C.GoString(C.fg_cuErrorString(rc)), int(rc))
+}
+
+// New opens device opt.Device: it loads the driver and NVRTC and retains the
+// device's primary context.
+func New(opt Options) (*Backend, error) {
+	if err := loadDriver(); err != nil {
+		return nil, err
+	}
+	if err := loadNVRTC(); err != nil {
+		return nil, err
+	}
+	var n C.int
+	if err := check(C.fg_cuDeviceGetCount(&n), "cuDeviceGetCount"); err != nil {
+		return nil, err
+	}
+	if opt.Device < 0 || opt.Device >= int(n) {
+		return nil, errs.New(errs.Backend, "no CUDA device %d (%d present)", opt.Device, int(n))
+	}
+	b := &Backend{opt: opt}
+	if err := check(C.fg_cuDeviceGet(&b.dev, C.int(opt.Device)), "cuDeviceGet"); err != nil {
+		return nil, err
+	}
+	var name [256]C.char
+	C.fg_cuDeviceGetName(&name[0], C.int(len(name)), b.dev)
+	b.name = C.GoString(&name[0])
+	attr := func(a C.int) int {
+		var v C.int
+		C.fg_cuDeviceGetAttribute(&v, a, b.dev)
+		return int(v)
+	}
+	b.arch = fmt.Sprintf("sm_%d%d", attr(C.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR), attr(C.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR))
+	b.sms = attr(C.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+	b.maxTPM = attr(C.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)
+	var dv C.int
+	C.fg_cuDriverGetVersion(&dv)
+	b.driver = int(dv)
+	if err := check(C.fg_cuDevicePrimaryCtxRetain(&b.ctx, b.dev), "cuDevicePrimaryCtxRetain"); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Name is "cuda".
+func (b *Backend) Name() string { return "cuda" }
+
+// Device describes the GPU: name, architecture, multiprocessors, driver and
+// NVRTC versions.
+func (b *Backend) Device() string {
+	return fmt.Sprintf("%s (%s, %d SMs, driver %d, NVRTC %d.%d at %s)", b.name, b.arch, b.sms, b.driver, nvrtc.major, nvrtc.minor, nvrtc.path)
+}
+
+// Arch is the device's architecture, for instance "sm_90".
+func (b *Backend) Arch() string { return b.arch }
+
+// Close releases the primary context. Programs compiled by b must be closed
+// first.
+func (b *Backend) Close() error {
+	var err error
+	b.release.Do(func() { err = check(C.fg_cuDevicePrimaryCtxRelease(b.dev), "cuDevicePrimaryCtxRelease") })
+	return err
+}
+
+// bind makes b's context current on this OS thread; the caller holds the
+// thread (runtime.LockOSThread) until its driver calls are done.
+func (b *Backend) bind() error {
+	return check(C.fg_cuCtxSetCurrent(b.ctx), "cuCtxSetCurrent")
+}
+
+func (b *Backend) cacheDir() (string, error) {
+	if b.opt.CacheDir != "" {
+		return b.opt.CacheDir, nil
+	}
+	if d := os.Getenv("FIELDGO_CACHE"); d != "" {
+		return filepath.Join(d, "cuda"), nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", errs.Wrap(errs.Backend, err, "no cache directory (set FIELDGO_CACHE)")
+	}
+	return filepath.Join(d, "fieldgo", "cuda"), nil
+}
+
+// cacheKey hashes all that determines the CUBIN.
+func (b *Backend) cacheKey(source string) string {
+	h := sha256.New()
+	for _, s := range []string{source, strings.Join(NVRTCOptions(b.arch), " "), b.arch,
+		fmt.Sprintf("nvrtc %d.%d", nvrtc.major, nvrtc.minor), fmt.Sprintf("driver %d", b.driver)} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// cubin returns the CUBIN and ptxas log for source, from the cache or NVRTC.
+// fresh skips the cache (after a cached image failed to load).
+func (b *Backend) cubin(source string, fresh bool) (image []byte, log string, cached bool, err error) {
+	dir, err := b.cacheDir()
+	if err != nil {
+		return nil, "", false, err
+	}
+	key := b.cacheKey(source)
+	path := filepath.Join(dir, key+".cubin")
+	logPath := filepath.Join(dir, key+".log")
+	if !fresh {
+		if img, err := os.ReadFile(path); err == nil && len(img) > 0 {
+			if lg, err := os.ReadFile(logPath); err == nil {
+				return img, string(lg), true, nil
+			}
+		}
+	}
+	image, log, err = CompileCUBIN(source, b.arch)
+	if err != nil {
+		return nil, log, false, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err == nil {
+		// The log first: a CUBIN on disk always has its log beside it.
+		_ = writeAtomic(logPath, []byte(log))
+		_ = writeAtomic(path, image)
+	}
+	return image, log, false, nil
+}
+
+// writeAtomic writes data to path through a temporary file and a rename, so
+// concurrent processes see the whole file or none.
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}
+
+// Compile builds u for the device and loads it.
+func (b *Backend) Compile(u kernels.Unit) (kernels.Program, error) {
+	return b.CompileProgram(u)
+}
+
+// CompileProgram is Compile returning the concrete *Program (for Describe).
+func (b *Backend) CompileProgram(u kernels.Unit) (*Program, error) {
+	if u.NComp <= 0 {
+		return nil, errs.New(errs.Spec, "a theory needs at least one field component")
+	}
+	source := TranslationUnit(u)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := b.bind(); err != nil {
+		return nil, err
+	}
+	image, log, cached, err := b.cubin(source, false)
+	if err != nil {
+		return nil, err
+	}
+	p, err := b.load(image, log)
+	if err != nil && cached {
+		// A cached image that will not load: compile afresh once.
+		if image, log, _, err = b.cubin(source, true); err != nil {
+			return nil, err
+		}
+		p, err = b.load(image, log)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.unit = u
+	p.cached = cached
+	return p, nil
+}

@@ -1,0 +1,646 @@
+package cuda
+
+/*
+#include <stdlib.h>
+#include <string.h>
+#include "api.h"
+#include "cuda_args.h"
+*/
+import "C"
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/kernels"
+)
+
+// KernelInfo is one loaded kernel's resources and launch shape.
+type KernelInfo struct {
+	Name        string
+	Registers   int     // per thread (cuFuncGetAttribute)
+	SpillStores int     // bytes, from ptxas -v
+	SpillLoads  int     // bytes, from ptxas -v
+	LocalBytes  int     // local memory per thread (cuFuncGetAttribute)
+	SharedBytes int     // static shared memory per block
+	BlockSize   int     // threads per block used for launches
+	BlocksPerSM int     // resident blocks per multiprocessor at BlockSize
+	Occupancy   float64 // resident threads / max threads per multiprocessor
+	Budget      int     // register budget (Budget), 0 if none
+}
+
+type kernel struct {
+	fn   C.CUfunction
+	info KernelInfo
+}
+
+// Program is a Unit compiled and loaded on the device. Its operations run
+// in order on the device's default stream; those returning a reduction or an
+// index wait for it, Combine and Constrain return once launched (any later
+// operation or Download sees their results).
+type Program struct {
+	b      *Backend
+	mod    C.CUmodule
+	k      map[string]*kernel
+	unit   kernels.Unit
+	cached bool // the CUBIN came from the disk cache
+	log    string
+
+	mu         sync.Mutex
+	params     devScratch // FG_NPARAMS doubles
+	lastParams []float64
+	part       devScratch // chunk partials
+	rows       devScratch // row partials
+	res        C.CUdeviceptr
+	hostRes    unsafe.Pointer // pinned: 3 doubles + one index
+	closed     bool
+}
+
+type devScratch struct {
+	d C.CUdeviceptr
+	n int // bytes
+}
+
+func (s *devScratch) ensure(n int) error {
+	if s.n >= n {
+		return nil
+	}
+	if s.d != 0 {
+		C.fg_cuMemFree(s.d)
+		s.d, s.n = 0, 0
+	}
+	if err := check(C.fg_cuMemAlloc(&s.d, C.size_t(n)), "cuMemAlloc"); err != nil {
+		return err
+	}
+	s.n = n
+	return nil
+}
+
+func (s *devScratch) free() {
+	if s.d != 0 {
+		C.fg_cuMemFree(s.d)
+	}
+	s.d, s.n = 0, 0
+}
+
+func (b *Backend) load(image []byte, log string) (*Program, error) {
+	p := &Program{b: b, k: map[string]*kernel{}, log: log}
+	if err := check(C.fg_cuModuleLoadData(&p.mod, unsafe.Pointer(&image[0])), "cuModuleLoadData"); err != nil {
+		return nil, err
+	}
+	ptx := ParsePtxasLog(log)
+	for _, name := range KernelNames {
+		cn := C.CString(name)
+		var fn C.CUfunction
+		rc := C.fg_cuModuleGetFunction(&fn, p.mod, cn)
+		C.free(unsafe.Pointer(cn))
+		if err := check(rc, "cuModuleGetFunction "+name); err != nil {
+			C.fg_cuModuleUnload(p.mod)
+			return nil, err
+		}
+		attr := func(a C.int) int {
+			var v C.int
+			C.fg_cuFuncGetAttribute(&v, a, fn)
+			return int(v)
+		}
+		in := KernelInfo{Name: name, Registers: attr(C.CU_FUNC_ATTRIBUTE_NUM_REGS),
+			LocalBytes: attr(C.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES), SharedBytes: attr(C.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
+			SpillStores: ptx[name].SpillStores, SpillLoads: ptx[name].SpillLoads, Budget: Budget(name)}
+		if name == "fg_k_final" {
+			in.BlockSize = C.FG_FINAL_THREADS // part of the reduction order
+		} else {
+			var minGrid, block C.int
+			if err := check(C.fg_cuOccupancyMaxPotentialBlockSize(&minGrid, &block, fn, 0, 0), "cuOccupancyMaxPotentialBlockSize "+name); err != nil {
+				C.fg_cuModuleUnload(p.mod)
+				return nil, err
+			}
+			// Whole warps: a warp must be one reduction chunk.
+			in.BlockSize = int(block) / 32 * 32
+			if in.BlockSize < 32 {
+				in.BlockSize = 32
+			}
+		}
+		var nb C.int
+		C.fg_cuOccupancyMaxActiveBlocksPerMultiprocessor(&nb, fn, C.int(in.BlockSize), 0)
+		in.BlocksPerSM = int(nb)
+		if b.maxTPM > 0 {
+			in.Occupancy = float64(int(nb)*in.BlockSize) / float64(b.maxTPM)
+		}
+		p.k[name] = &kernel{fn: fn, info: in}
+	}
+	if err := check(C.fg_cuMemAlloc(&p.res, 32), "cuMemAlloc"); err != nil {
+		C.fg_cuModuleUnload(p.mod)
+		return nil, err
+	}
+	if err := check(C.fg_cuMemAllocHost(&p.hostRes, 32), "cuMemAllocHost"); err != nil {
+		C.fg_cuMemFree(p.res)
+		C.fg_cuModuleUnload(p.mod)
+		return nil, err
+	}
+	return p, nil
+}
+
+// Describe lists every kernel's registers, spills, shared memory, block size
+// and occupancy, in KernelNames order.
+func (p *Program) Describe() []KernelInfo {
+	out := make([]KernelInfo, 0, len(KernelNames))
+	for _, name := range KernelNames {
+		in := p.k[name].info
+		in.Budget = Budget(name)
+		out = append(out, in)
+	}
+	return out
+}
+
+// Cached reports whether the CUBIN came from the disk cache.
+func (p *Program) Cached() bool { return p.cached }
+
+// Log is NVRTC's log for the program (ptxas's resource report included).
+func (p *Program) Log() string { return p.log }
+
+// SetBlockSize overrides the block size of a site kernel (for tests and
+// autotuning); it must be a positive multiple of 32 the kernel can launch.
+func (p *Program) SetBlockSize(name string, block int) error {
+	k, ok := p.k[name]
+	if !ok || name == "fg_k_final" {
+		return errs.New(errs.Parameter, "no tunable kernel %q", name)
+	}
+	if block <= 0 || block%32 != 0 || block > 1024 {
+		return errs.New(errs.Parameter, "block size %d is not a multiple of 32 in [32, 1024]", block)
+	}
+	p.mu.Lock()
+	k.info.BlockSize = block
+	p.mu.Unlock()
+	return nil
+}
+
+// buffer is device memory, optionally mirroring bound host memory.
+type buffer struct {
+	p      *Program
+	d      C.CUdeviceptr
+	n      int
+	host   unsafe.Pointer // bound host memory, or nil
+	pinned bool           // host registered with the driver (page-locked)
+}
+
+func (b *buffer) Len() int { return b.n }
+
+func (b *buffer) Upload() error {
+	if b.host == nil || b.n == 0 {
+		return nil
+	}
+	if b.d == 0 {
+		return errs.New(errs.Released, "buffer has been released")
+	}
+	return b.p.withCtx(func() error {
+		return check(C.fg_cuMemcpyHtoD(b.d, b.host, C.size_t(8*b.n)), "cuMemcpyHtoD")
+	})
+}
+
+func (b *buffer) Download() error {
+	if b.host == nil || b.n == 0 {
+		return nil
+	}
+	if b.d == 0 {
+		return errs.New(errs.Released, "buffer has been released")
+	}
+	return b.p.withCtx(func() error {
+		return check(C.fg_cuMemcpyDtoH(b.host, b.d, C.size_t(8*b.n)), "cuMemcpyDtoH")
+	})
+}
+
+func (b *buffer) Release() {
+	if b.d == 0 {
+		return
+	}
+	_ = b.p.withCtx(func() error {
+		C.fg_cuMemFree(b.d)
+		if b.pinned {
+			C.fg_cuMemHostUnregister(b.host)
+		}
+		return nil
+	})
+	b.d, b.host = 0, nil
+}
+
+// withCtx runs f on a locked OS thread with the context current.
+func (p *Program) withCtx(f func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := p.b.bind(); err != nil {
+		return err
+	}
+	return f()
+}
+
+func (p *Program) alloc(n int) (*buffer, error) {
+	b := &buffer{p: p, n: n}
+	sz := 8 * n
+	if sz < 8 {
+		sz = 8
+	}
+	if err := check(C.fg_cuMemAlloc(&b.d, C.size_t(sz)), "cuMemAlloc"); err != nil {
+		return nil, err
+	}
+	if err := check(C.fg_cuMemsetD8(b.d, 0, C.size_t(sz)), "cuMemsetD8"); err != nil {
+		C.fg_cuMemFree(b.d)
+		return nil, err
+	}
+	return b, nil
+}
+
+// NewBuffer allocates n zeroed doubles of device memory.
+func (p *Program) NewBuffer(n int) (kernels.Buffer, error) {
+	if n < 0 {
+		return nil, errs.New(errs.Shape, "negative buffer length %d", n)
+	}
+	var b *buffer
+	err := p.withCtx(func() (err error) { b, err = p.alloc(n); return })
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Bind allocates device memory mirroring host (C memory that outlives the
+// buffer). The host pages are registered with the driver (page-locked) so
+// Upload and Download run at full PCIe speed; where registration fails the
+// copies go through the driver's staging buffers instead. Bind does not
+// copy: call Upload.
+func (p *Program) Bind(host []float64) (kernels.Buffer, error) {
+	if len(host) == 0 {
+		return nil, errs.New(errs.Shape, "cannot bind an empty buffer")
+	}
+	var b *buffer
+	err := p.withCtx(func() (err error) {
+		if b, err = p.alloc(len(host)); err != nil {
+			return err
+		}
+		b.host = unsafe.Pointer(unsafe.SliceData(host))
+		b.pinned = C.fg_cuMemHostRegister(b.host, C.size_t(8*len(host)), 0) == C.CUDA_SUCCESS
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func (p *Program) buf(b kernels.Buffer) (*buffer, error) {
+	if b == nil {
+		return nil, nil
+	}
+	cb, ok := b.(*buffer)
+	if !ok || cb.p != p {
+		return nil, errs.New(errs.Backend, "buffer of another program or backend handed to a CUDA program")
+	}
+	if cb.d == 0 {
+		return nil, errs.New(errs.Released, "buffer has been released")
+	}
+	return cb, nil
+}
+
+func (p *Program) checkField(name string, b *buffer, g kernels.Grid) error {
+	if b == nil {
+		return errs.New(errs.Shape, "%s buffer missing", name)
+	}
+	if want := p.unit.NComp * g.Sites(); b.n != want {
+		return errs.New(errs.Shape, "%s buffer has %d values, want %d (%d components of %d x %d)", name, b.n, want, p.unit.NComp, g.Nx, g.Ny)
+	}
+	return nil
+}
+
+// args fills the grid part of the argument block, uploads the parameters if
+// they changed and sizes the reduction scratch. Called with the context
+// current and p.mu held.
+func (p *Program) args(g kernels.Grid, params []float64) (*C.fg_cargs, error) {
+	if p.closed {
+		return nil, errs.New(errs.Released, "the program has been closed")
+	}
+	if g.Nx < 5 || g.Ny < 5 {
+		return nil, errs.New(errs.Lattice, "the stencils need at least 5 x 5 sites, got %d x %d", g.Nx, g.Ny)
+	}
+	if len(params) != p.unit.NParams {
+		return nil, errs.New(errs.Parameter, "%d parameters given, the theory has %d", len(params), p.unit.NParams)
+	}
+	a := &C.fg_cargs{}
+	a.nx, a.ny = C.longlong(g.Nx), C.longlong(g.Ny)
+	a.n = C.longlong(g.Sites())
+	a.nchunk = C.longlong((g.Nx + C.FG_CHUNK - 1) / C.FG_CHUNK)
+	if g.Periodic {
+		a.periodic = 1
+	}
+	a.hx, a.hy, a.ox, a.oy = C.double(g.Hx), C.double(g.Hy), C.double(g.Ox), C.double(g.Oy)
+	a.density = -1
+	if err := p.params.ensure(8 * (len(params) + 1)); err != nil {
+		return nil, err
+	}
+	if !equal(params, p.lastParams) && len(params) > 0 {
+		if err := check(C.fg_cuMemcpyHtoD(p.params.d, unsafe.Pointer(&params[0]), C.size_t(8*len(params))), "cuMemcpyHtoD params"); err != nil {
+			return nil, err
+		}
+		p.lastParams = append(p.lastParams[:0], params...)
+	}
+	a.params = C.fg_dptr(p.params.d)
+	if err := p.part.ensure(8 * 3 * g.Ny * int(a.nchunk)); err != nil {
+		return nil, err
+	}
+	if err := p.rows.ensure(8 * 3 * g.Ny); err != nil {
+		return nil, err
+	}
+	a.part = C.fg_dptr(p.part.d)
+	return a, nil
+}
+
+func equal(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *Program) launch(name string, grid int, a *C.fg_cargs) error {
+	k := p.k[name]
+	if grid < 1 {
+		grid = 1
+	}
+	if grid > math.MaxInt32 {
+		return errs.New(errs.Lattice, "lattice too large for one launch of %s", name)
+	}
+	return check(C.fg_cuLaunchKernel(k.fn, C.uint(grid), C.uint(k.info.BlockSize), 0, unsafe.Pointer(a)), "launch "+name)
+}
+
+// siteGrid is the number of blocks covering the chunk-padded rows.
+func (p *Program) siteGrid(name string, a *C.fg_cargs) int {
+	threads := int(a.ny) * int(a.nchunk) * C.FG_CHUNK
+	bs := p.k[name].info.BlockSize
+	return (threads + bs - 1) / bs
+}
+
+// reduce runs levels 2 and 3 of the reduction on the chunk partials of a and
+// returns energy, max and power.
+func (p *Program) reduce(a *C.fg_cargs) (e, m, pw float64, err error) {
+	r := *a
+	r.out = C.fg_dptr(p.rows.d)
+	bs := p.k["fg_k_rows"].info.BlockSize
+	if err = p.launch("fg_k_rows", (int(a.ny)*32+bs-1)/bs, &r); err != nil {
+		return
+	}
+	r.part = C.fg_dptr(p.rows.d)
+	r.out = C.fg_dptr(p.res)
+	if err = p.launch("fg_k_final", 1, &r); err != nil {
+		return
+	}
+	if err = check(C.fg_cuMemcpyDtoH(p.hostRes, p.res, 24), "cuMemcpyDtoH reduction"); err != nil {
+		return
+	}
+	h := unsafe.Slice((*float64)(p.hostRes), 3)
+	return h[0], h[1], h[2], nil
+}
+
+// Gradient evaluates the gradient of ga.Phi into ga.Out with one fused kernel
+// and reduces on the device.
+func (p *Program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var r kernels.Reduction
+	err := p.withCtx(func() error {
+		a, err := p.args(ga.Grid, ga.Params)
+		if err != nil {
+			return err
+		}
+		phi, err := p.buf(ga.Phi)
+		if err != nil {
+			return err
+		}
+		out, err := p.buf(ga.Out)
+		if err != nil {
+			return err
+		}
+		vel, err := p.buf(ga.Vel)
+		if err != nil {
+			return err
+		}
+		if err := p.checkField("field", phi, ga.Grid); err != nil {
+			return err
+		}
+		if err := p.checkField("gradient", out, ga.Grid); err != nil {
+			return err
+		}
+		a.phi, a.out = C.fg_dptr(phi.d), C.fg_dptr(out.d)
+		if vel != nil {
+			if err := p.checkField("velocity", vel, ga.Grid); err != nil {
+				return err
+			}
+			a.vel = C.fg_dptr(vel.d)
+		}
+		if ga.Project {
+			a.project = 1
+		}
+		if ga.Energy {
+			a.want_energy = 1
+		}
+		var name string
+		switch ga.Form {
+		case kernels.Continuum:
+			name = "fg_k_continuum"
+		case kernels.Consistent:
+			name = "fg_k_consistent"
+			a.penalty = C.double(ga.Penalty)
+		default:
+			return errs.New(errs.Parameter, "unknown gradient form %d", ga.Form)
+		}
+		if err := p.launch(name, p.siteGrid(name, a), a); err != nil {
+			return err
+		}
+		e, m, pw, err := p.reduce(a)
+		if err != nil {
+			return err
+		}
+		if ga.Energy {
+			r.Energy = e
+		}
+		r.MaxGrad = m
+		if vel != nil {
+			r.Power = pw
+		}
+		return nil
+	})
+	return r, err
+}
+
+// Combine sets out = sum of the terms elementwise, left to right.
+func (p *Program) Combine(out kernels.Buffer, terms ...kernels.Term) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return errs.New(errs.Released, "the program has been closed")
+	}
+	if len(terms) > C.FG_CUDA_MAX_TERMS {
+		return errs.New(errs.Internal, "Combine takes at most %d terms, got %d", C.FG_CUDA_MAX_TERMS, len(terms))
+	}
+	o, err := p.buf(out)
+	if err != nil || o == nil {
+		return errs.New(errs.Shape, "Combine needs an output buffer")
+	}
+	a := &C.fg_cargs{}
+	a.out = C.fg_dptr(o.d)
+	a.len = C.longlong(o.n)
+	a.nterms = C.int(len(terms))
+	for t, term := range terms {
+		x, err := p.buf(term.X)
+		if err != nil {
+			return err
+		}
+		if x == nil || x.n != o.n {
+			return errs.New(errs.Shape, "Combine term %d does not match the output length %d", t, o.n)
+		}
+		a.coef[t] = C.double(term.Coef)
+		a.terms[t] = C.fg_dptr(x.d)
+	}
+	if o.n == 0 {
+		return nil
+	}
+	return p.withCtx(func() error {
+		bs := p.k["fg_k_combine"].info.BlockSize
+		return p.launch("fg_k_combine", (o.n+bs-1)/bs, a)
+	})
+}
+
+// Constrain normalises phi and projects vel at the sites that are not held.
+func (p *Program) Constrain(g kernels.Grid, phi, vel kernels.Buffer) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.withCtx(func() error {
+		a, err := p.args(g, make([]float64, p.unit.NParams))
+		if err != nil {
+			return err
+		}
+		f, err := p.buf(phi)
+		if err != nil {
+			return err
+		}
+		if err := p.checkField("field", f, g); err != nil {
+			return err
+		}
+		a.phi = C.fg_dptr(f.d)
+		v, err := p.buf(vel)
+		if err != nil {
+			return err
+		}
+		if v != nil {
+			if err := p.checkField("velocity", v, g); err != nil {
+				return err
+			}
+			a.vel = C.fg_dptr(v.d)
+		}
+		bs := p.k["fg_k_constrain"].info.BlockSize
+		return p.launch("fg_k_constrain", (g.Sites()+bs-1)/bs, a)
+	})
+}
+
+// Density writes density k (k < 0: the energy density) into out (nil: not
+// written) and returns its integral.
+func (p *Program) Density(g kernels.Grid, params []float64, phi kernels.Buffer, k int, out kernels.Buffer) (float64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var sum float64
+	err := p.withCtx(func() error {
+		a, err := p.args(g, params)
+		if err != nil {
+			return err
+		}
+		if k >= p.unit.NDens {
+			return errs.New(errs.Parameter, "density %d out of range: the theory declares %d", k, p.unit.NDens)
+		}
+		f, err := p.buf(phi)
+		if err != nil {
+			return err
+		}
+		if err := p.checkField("field", f, g); err != nil {
+			return err
+		}
+		a.phi = C.fg_dptr(f.d)
+		o, err := p.buf(out)
+		if err != nil {
+			return err
+		}
+		if o != nil {
+			if o.n != g.Sites() {
+				return errs.New(errs.Shape, "density buffer has %d values, want %d", o.n, g.Sites())
+			}
+			a.out = C.fg_dptr(o.d)
+		}
+		if k < 0 {
+			k = -1
+		}
+		a.density = C.int(k)
+		if err := p.launch("fg_k_density", p.siteGrid("fg_k_density", a), a); err != nil {
+			return err
+		}
+		sum, _, _, err = p.reduce(a)
+		return err
+	})
+	return sum, err
+}
+
+// FirstNonFinite returns the index of the first NaN or Inf in b, or -1.
+func (p *Program) FirstNonFinite(b kernels.Buffer) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cb, err := p.buf(b)
+	if err != nil || cb == nil {
+		return -1, errs.New(errs.Shape, "FirstNonFinite needs a buffer")
+	}
+	idx := -1
+	err = p.withCtx(func() error {
+		slot := p.res + 24
+		if err := check(C.fg_cuMemsetD8(slot, 0xff, 8), "cuMemsetD8"); err != nil {
+			return err
+		}
+		if cb.n > 0 {
+			a := &C.fg_cargs{}
+			a.phi, a.out, a.len = C.fg_dptr(cb.d), C.fg_dptr(slot), C.longlong(cb.n)
+			bs := p.k["fg_k_nonfinite"].info.BlockSize
+			if err := p.launch("fg_k_nonfinite", (cb.n+bs-1)/bs, a); err != nil {
+				return err
+			}
+		}
+		hp := unsafe.Add(p.hostRes, 24)
+		if err := check(C.fg_cuMemcpyDtoH(hp, slot, 8), "cuMemcpyDtoH"); err != nil {
+			return err
+		}
+		if v := *(*uint64)(hp); v != math.MaxUint64 {
+			idx = int(v)
+		}
+		return nil
+	})
+	return idx, err
+}
+
+// Close unloads the module and frees the program's scratch memory. Buffers
+// must be released by their owners.
+func (p *Program) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	return p.withCtx(func() error {
+		p.params.free()
+		p.part.free()
+		p.rows.free()
+		C.fg_cuMemFree(p.res)
+		C.fg_cuMemFreeHost(p.hostRes)
+		return check(C.fg_cuModuleUnload(p.mod), "cuModuleUnload")
+	})
+}
