@@ -133,7 +133,9 @@ func FieldInfo(h int64) (info string, err error) {
 // NewArrowPair allocates a zeroed block holding an ArrowSchema followed by an
 // ArrowArray, for a producer (pyarrow) to export into. Free it with
 // FreeArrowPair once its contents have been moved out.
-func NewArrowPair() uintptr { return uintptr(unsafe.Pointer(C.fg_new_pair())) }
+func NewArrowPair() uintptr { return uintptr(unsafe.Pointer(newPair())) }
+
+func newPair() *C.fg_arrow_pair { return C.fg_new_pair() }
 
 // ArrowPairArray is the address of the ArrowArray inside a pair block.
 func ArrowPairArray(p uintptr) uintptr {
@@ -172,11 +174,7 @@ func ExportField(h int64) (p uintptr, err error) {
 		return 0, bridge(err)
 	}
 	defer rec.Release()
-	pair := C.fg_new_pair()
-	cdata.ExportArrowRecordBatch(rec,
-		(*cdata.CArrowArray)(unsafe.Pointer(&pair.array)),
-		(*cdata.CArrowSchema)(unsafe.Pointer(&pair.schema)))
-	return uintptr(unsafe.Pointer(pair)), nil
+	return exportBatch(rec), nil
 }
 
 // ImportField makes a field that shares the memory of the RecordBatch exported

@@ -19,3 +19,5 @@ from .lattice import Lattice
 from .field import Field, allocated_bytes
 
 # --- engine (simulations) ---
+from .simulation import Simulation, load
+from . import initial

@@ -1,0 +1,81 @@
+"""Built-in initial configurations.
+
+Each function returns a callable ``f(x, y) -> components`` (arrays broadcast over
+the lattice) for :meth:`fieldgo.Simulation.set_field`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .errors import ParameterError
+
+_ANSATZ = ("bloch", "neel", "anti")
+
+
+def _real(name, v, positive=False):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+        raise ParameterError(f"{name} must be a finite number, got {v!r}")
+    if positive and v <= 0:
+        raise ParameterError(f"{name} must be positive, got {v!r}")
+    return float(v)
+
+
+def _centre(centre):
+    try:
+        cx, cy = centre
+    except (TypeError, ValueError):
+        raise ParameterError(f"centre must be (x, y), got {centre!r}") from None
+    return _real("centre x", cx), _real("centre y", cy)
+
+
+def skyrmion(charge: int = 1, size: float = 1.0, centre=(0.0, 0.0), ansatz: str = "bloch"):
+    """A Baby Skyrme (or magnetic) skyrmion of charge ``charge``.
+
+    Hedgehog profile f(r) = pi exp(-r/size): n3 = cos f runs from -1 at the centre to
+    the vacuum n3 = 1. The in-plane angle is ``charge*theta`` rotated by pi/2 for
+    ``"bloch"``, unrotated for ``"neel"``, and reversed (``-charge*theta``) for
+    ``"anti"`` (an antiskyrmion).
+    """
+    if isinstance(charge, bool) or not isinstance(charge, numbers.Integral) or charge == 0:
+        raise ParameterError(f"charge must be a non-zero integer, got {charge!r}")
+    size = _real("size", size, positive=True)
+    cx, cy = _centre(centre)
+    if ansatz not in _ANSATZ:
+        raise ParameterError(f"unknown ansatz {ansatz!r}: use one of {_ANSATZ}")
+
+    def field(x, y):
+        r, th = np.hypot(x - cx, y - cy), np.arctan2(y - cy, x - cx)
+        f = np.pi * np.exp(-r / size)
+        phase = {"bloch": charge * th + np.pi / 2, "neel": charge * th, "anti": -charge * th}[ansatz]
+        return np.sin(f) * np.cos(phase), np.sin(f) * np.sin(phase), np.cos(f)
+
+    return field
+
+
+def vortex(winding: int = 1, centre=(0.0, 0.0), size: float = 1.0, q: float = 1.0, u: float = 1.0):
+    """An Abelian Higgs vortex of winding ``winding``: components (psi_re, psi_im, a_x, a_y).
+
+    psi = u tanh(r/size)^|N| e^{i N theta} and A_theta = N/(q r) (1 - sech(r/size)^2), so the
+    covariant derivative decays at infinity and the flux is 2 pi N / q.
+    """
+    if isinstance(winding, bool) or not isinstance(winding, numbers.Integral):
+        raise ParameterError(f"winding must be an integer, got {winding!r}")
+    size, q, u = _real("size", size, True), _real("q", q, True), _real("u", u)
+    cx, cy = _centre(centre)
+    n = int(winding)
+
+    def field(x, y):
+        r, th = np.hypot(x - cx, y - cy), np.arctan2(y - cy, x - cx)
+        amp = u * np.tanh(r / size) ** abs(n)
+        s = r / size
+        # (1 - sech^2) / r, finite at r = 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            a_over_r = np.where(r > 1e-12, np.tanh(s) ** 2 / np.where(r > 0, r, 1.0), 0.0)
+        a_theta = n / q * a_over_r
+        return (amp * np.cos(n * th), amp * np.sin(n * th), -np.sin(th) * a_theta, np.cos(th) * a_theta)
+
+    return field

@@ -1,0 +1,335 @@
+"""``fg.Simulation``: a theory on a lattice, relaxed by the Go runtime.
+
+    sim = fg.Simulation(theory, grid=(256, 256), spacing=0.08, boundary="fixed")
+    sim.set_field(fg.initial.skyrmion(charge=1))
+    hist = sim.minimize(tol=1e-8)          # a pyarrow Table, one row per check
+    sim.energy(), sim.integral("charge"), sim.field.numpy()
+
+The simulation's working field lives in C memory owned by Go; ``sim.field`` is a
+zero-copy view of it on the CPU backend. ``minimize`` runs in short chunks inside
+Go, so Ctrl-C (KeyboardInterrupt) stops it within a chunk and leaves the last good
+field and the history readable.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import os
+import threading
+
+import numpy as np
+import pyarrow as pa
+
+from ._go import go
+from .errors import BackendError, ParameterError, ShapeError, SpecError
+from .field import Field
+from .lattice import Lattice
+
+_METHODS = ("anf", "gradient")
+_ARRESTS = ("power", "energy")
+_GRADIENTS = ("auto", "continuum", "consistent")
+_CHUNK_SECONDS = 0.05  # Go returns to Python at least this often: Ctrl-C and progress
+
+
+class _SourceTheory:
+    """A theory known only by its spec and point source (what ``fg.load`` reads back)."""
+
+    def __init__(self, spec: dict, source: str, params: dict):
+        self.name = spec["name"]
+        self.fields = list(spec["fields"])
+        self.spec = dict(spec)
+        self.source = source
+        self.params = dict(params)
+        self.dynamic_params = list(spec["params"])
+
+    def spec_json(self):
+        return json.dumps(self.spec)
+
+    def __repr__(self):
+        return f"Theory({self.name!r}, fields={self.fields}, params={self.params}) (loaded)"
+
+
+def _theory_parts(theory):
+    try:
+        spec, source = theory.spec, theory.source
+        names = list(spec["params"])
+        values = theory.params
+    except AttributeError:
+        raise SpecError(f"Simulation needs an fg.Theory, got {type(theory).__name__}") from None
+    return spec, source, {k: float(values[k]) for k in names}
+
+
+def _finite_param(name, v):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+        raise ParameterError(f"parameter {name!r} must be a finite number, got {v!r}")
+    return float(v)
+
+
+class Simulation:
+    """A theory on a lattice with a backend: fields, flows and observables."""
+
+    def __init__(self, theory, grid=(128, 128), spacing=0.1, boundary="fixed", backend="auto",
+                 precision="float64", *, origin=None, gradient="auto", threads=None):
+        spec, source, params = _theory_parts(theory)
+        self.theory = theory
+        self.lattice = Lattice(grid, spacing, origin=origin, boundary=boundary)
+        if precision not in ("float64", "float32"):
+            raise ParameterError(f"precision must be 'float64' or 'float32', got {precision!r}")
+        if gradient not in _GRADIENTS:
+            raise ParameterError(f"gradient must be one of {_GRADIENTS}, got {gradient!r}")
+        if backend not in ("auto", "cpu", "cuda"):
+            raise BackendError(f"unknown backend {backend!r}: use 'auto', 'cpu' or 'cuda'")
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+            raise ParameterError(f"threads must be a positive integer, got {threads!r}")
+        lat = self.lattice
+        opts = dict(backend=backend, precision=precision, gradient=gradient, threads=threads or 0)
+        self._handle = go.NewSimulation(json.dumps(spec), source, lat.nx, lat.ny, lat.hx, lat.hy,
+                                        lat.origin[0], lat.origin[1], lat.boundary, json.dumps(opts))
+        self._params = {}
+        self.set_params(**params)
+        self._past = []
+        self._flow_started = False
+        self._field = None
+
+    @classmethod
+    def _from_handle(cls, handle, theory, lattice):
+        sim = cls.__new__(cls)
+        sim._handle, sim.theory, sim.lattice = handle, theory, lattice
+        sim._params = dict(theory.params)
+        sim._past = []
+        sim._flow_started = True
+        sim._field = None
+        return sim
+
+    # --- state ---
+    def _h(self):
+        if self._handle is None:
+            from .errors import ReleasedError
+            raise ReleasedError("the simulation has been closed")
+        return self._handle
+
+    @property
+    def backend(self) -> str:
+        return self.describe()["backend"]
+
+    @property
+    def params(self) -> dict:
+        return dict(self._params)
+
+    def set_params(self, **values):
+        """Change dynamic parameter values; never recompiles."""
+        names = self.theory.spec["params"] if hasattr(self.theory, "spec") else list(self._params)
+        new = dict(self._params)
+        for k, v in values.items():
+            if k not in names:
+                raise ParameterError(f"unknown dynamic parameter {k!r} for theory {self.theory.name!r} "
+                                     f"(dynamic parameters: {', '.join(names) or 'none'})")
+            new[k] = _finite_param(k, v)
+        missing = [k for k in names if k not in new]
+        if missing:
+            raise ParameterError(f"missing values for parameters {missing}")
+        go.SimSetParams(self._h(), json.dumps([new[k] for k in names]))
+        self._params = new
+
+    @property
+    def field(self) -> Field:
+        """The working field (a view of Go's memory on the CPU backend)."""
+        if self._field is None or self._field.released:
+            self._field = Field._from_handle(go.SimField(self._h(), 0))
+        return self._field
+
+    @property
+    def velocity(self) -> Field:
+        """The flow's velocity field (arrested Newton flow)."""
+        return Field._from_handle(go.SimField(self._h(), 1))
+
+    def set_field(self, value):
+        """Set the field from an array shaped (ncomp, ny, nx), an fg.Field, or a
+        function f(x, y) returning the components (arrays over the lattice).
+        NaN or Inf values are refused. The velocity is reset to zero."""
+        lat = self.lattice
+        ncomp = len(self.theory.fields)
+        if isinstance(value, Field):
+            arr = value.numpy()
+        elif callable(value):
+            X, Y = lat.meshgrid()
+            comps = value(X, Y)
+            try:
+                arr = np.array([np.broadcast_to(np.asarray(c, dtype=np.float64), lat.shape) for c in comps])
+            except (TypeError, ValueError) as exc:
+                raise ShapeError(f"the initial-field function must return {ncomp} arrays over the "
+                                 f"lattice (shape {lat.shape}): {exc}") from None
+        else:
+            arr = np.asarray(value)
+        if arr.shape != (ncomp, lat.ny, lat.nx):
+            raise ShapeError(f"field of shape {arr.shape} does not fit: want (ncomp, ny, nx) = "
+                             f"({ncomp}, {lat.ny}, {lat.nx})")
+        if not np.issubdtype(arr.dtype, np.number):
+            raise ShapeError(f"field values must be numbers, got dtype {arr.dtype}")
+        src = Field.from_numpy(np.ascontiguousarray(arr, dtype=np.float64), lat, names=self.theory.fields, copy=True)
+        try:
+            go.SimSetField(self._h(), src._handle)
+        finally:
+            src.release()
+        self._field = None
+
+    # --- flows ---
+    def minimize(self, tol: float = 1e-6, max_steps: int = 50_000, method: str = "anf", *,
+                 arrest: str | None = None, dt: float | None = None, check_every: int | None = None,
+                 progress: bool | None = None, callback=None):
+        """Relax the field until max |dE/dphi| < tol or max_steps steps.
+
+        ``method``: ``"anf"`` (arrested Newton flow, RK4) or ``"gradient"``;
+        ``arrest``: ``"power"`` (velocity reset when v.g > 0) or ``"energy"`` (when the
+        energy rises). Returns the history of this call as a pyarrow Table (step,
+        energy, max_grad, the integral of every declared density, resets).
+        A KeyboardInterrupt stops the run between chunks: the field stays at its last
+        good state and the history so far is kept in ``sim.history``.
+        """
+        if method not in _METHODS:
+            raise ParameterError(f"method must be one of {_METHODS}, got {method!r}")
+        if arrest is not None and arrest not in _ARRESTS:
+            raise ParameterError(f"arrest must be one of {_ARRESTS}, got {arrest!r}")
+        tol = _finite_param("tol", tol)
+        if tol <= 0:
+            raise ParameterError(f"tol must be positive, got {tol}")
+        if isinstance(max_steps, bool) or not isinstance(max_steps, numbers.Integral) or max_steps < 1:
+            raise ParameterError(f"max_steps must be a positive integer, got {max_steps!r}")
+        if dt is not None and (_finite_param("dt", dt) <= 0):
+            raise ParameterError(f"dt must be positive, got {dt}")
+        if check_every is not None and (isinstance(check_every, bool) or not isinstance(check_every, int)
+                                        or check_every < 1):
+            raise ParameterError(f"check_every must be a positive integer, got {check_every!r}")
+        opts = dict(tol=tol, max_steps=int(max_steps), method=method, arrest=arrest or "",
+                    dt=dt or 0.0, check_every=check_every or 0)
+        if self._flow_started:
+            self._past.append(self._flow_history())
+        go.SimStartMinimize(self._h(), json.dumps(opts))
+        self._flow_started = True
+        self._field = None
+        bar = _progress(progress, max_steps)
+        status = {}
+        try:
+            while True:
+                status = self._advance()
+                if bar is not None:
+                    bar.update(status["step"] - bar.n)
+                    bar.set_postfix(energy=f"{status['energy']:.10g}", max_grad=f"{status['max_grad']:.3e}")
+                if callback is not None:
+                    callback(self, status)
+                if status["done"]:
+                    break
+        finally:
+            if bar is not None:
+                bar.close()
+        self.last_status = status
+        return self._flow_history()
+
+    def _advance(self):
+        """One chunk of the flow in a worker thread, so that Ctrl-C in the main thread
+        can cancel it at the next kernel boundary (Go cannot see Python's signals)."""
+        h = self._h()
+        box = {}
+
+        def run():
+            try:
+                box["status"] = go.SimAdvance(h, int(_CHUNK_SECONDS * 1000))
+            except BaseException as exc:  # handed to the main thread
+                box["error"] = exc
+
+        worker = threading.Thread(target=run, name="fieldgo-advance", daemon=True)
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(0.01)
+        except KeyboardInterrupt:
+            go.SimCancel(h)
+            worker.join()
+            raise
+        if "error" in box:
+            raise box["error"]
+        return json.loads(box["status"])
+
+    def _flow_history(self) -> pa.Table:
+        pair = go.SimHistory(self._h(), 0)
+        try:
+            return pa.table(pa.RecordBatch._import_from_c(go.ArrowPairArray(pair), pair))
+        finally:
+            go.FreeArrowPair(pair)
+
+    @property
+    def history(self) -> pa.Table:
+        """Every row recorded so far, over all minimize calls (step counts restart
+        with each call): step, energy, max_grad, integrals, resets."""
+        return pa.concat_tables(self._past + [self._flow_history()])
+
+    # --- observables ---
+    def energy(self) -> float:
+        """The energy of the current field (the discrete energy the engine minimises)."""
+        return go.SimEnergy(self._h())
+
+    def integral(self, name: str) -> float:
+        """hx·hy times the sum of a declared density (or "energy") over the lattice."""
+        return go.SimIntegral(self._h(), str(name))
+
+    def density(self, name: str) -> Field:
+        """A declared density (or "energy") as a one-component field."""
+        return Field._from_handle(go.SimDensity(self._h(), str(name)))
+
+    def describe(self) -> dict:
+        """Backend, device, lattice, compiled kernels and current state."""
+        return json.loads(go.SimDescribe(self._h()))
+
+    # --- persistence ---
+    def save(self, path) -> None:
+        """Write field, velocity, history, theory source, parameters and lattice as an
+        Arrow IPC file; ``fg.load(path)`` resumes bit-identically."""
+        go.SimSave(self._h(), os.fspath(path))
+
+    def close(self):
+        if self._handle is not None:
+            h, self._handle = self._handle, None
+            if self._field is not None and not self._field.released:
+                self._field.release()
+            go.ReleaseSimulation(h)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __repr__(self):
+        if self._handle is None:
+            return "<Simulation (closed)>"
+        d = self.describe()
+        return (f"<Simulation {self.theory.name!r} on {self.lattice!r}, backend={d['backend']}, "
+                f"step={d.get('step', 0)}>")
+
+
+def load(path, backend="auto") -> Simulation:
+    """Resume a simulation written by :meth:`Simulation.save`."""
+    h = go.LoadSimulation(os.fspath(path), json.dumps(dict(backend=backend)))
+    info = json.loads(go.SimDescribe(h))
+    theory = _SourceTheory(info["spec"], go.SimSource(h), dict(zip(info["spec"]["params"], info["params"])))
+    lat = Lattice((info["nx"], info["ny"]), (info["hx"], info["hy"]), origin=tuple(info["origin"]),
+                  boundary=info["boundary"])
+    return Simulation._from_handle(h, theory, lat)
+
+
+def _progress(progress, total):
+    if progress is None:
+        progress = os.environ.get("FIELDGO_PROGRESS", "") == "1"
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit="step", desc="minimize", leave=True)
