@@ -1,0 +1,183 @@
+"""fg.Simulation from Python: relaxation, observables, history, save/load, errors (issue 4)."""
+
+import math
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import fieldgo as fg
+
+N = 64
+SPACING = 20 / (N - 1)
+
+
+@pytest.fixture(scope="module")
+def skyrme():
+    return fg.theories.baby_skyrme()
+
+
+def make(theory, **kw):
+    kw.setdefault("grid", (N, N))
+    kw.setdefault("spacing", SPACING)
+    return fg.Simulation(theory, **kw)
+
+
+def test_skyrmion_relaxes_with_unit_charge(skyrme):
+    n = 128
+    sim = make(skyrme, grid=(n, n), spacing=20 / (n - 1))
+    sim.set_field(fg.initial.skyrmion(charge=1))
+    e0 = sim.energy()
+    hist = sim.minimize(tol=1e-6, max_steps=5000)
+    assert isinstance(hist, pa.Table)
+    assert hist.column_names == ["step", "energy", "max_grad", "charge", "resets"]
+    last = hist.to_pylist()[-1]
+    assert last["max_grad"] < 1e-6 and sim.last_status["converged"]
+    assert sim.energy() < e0
+    assert abs(abs(sim.integral("charge")) - 1) < 1e-3
+    # energy density integrates to the energy (no penalty in the density)
+    e = sim.density("energy")
+    assert isinstance(e, fg.Field) and e.names == ("energy",)
+    assert e.numpy().sum() * sim.lattice.hx**2 == pytest.approx(sim.integral("energy"), rel=1e-12)
+    # the working field is a unit vector field, seen without a copy
+    phi = sim.field.numpy()
+    assert np.allclose((phi**2).sum(axis=0), 1.0, atol=1e-12)
+
+
+def test_history_is_readable_by_polars(skyrme):
+    polars = pytest.importorskip("polars")
+    sim = make(skyrme)
+    sim.set_field(fg.initial.skyrmion(charge=1))
+    sim.minimize(tol=1e-3, max_steps=300, check_every=10)
+    df = polars.from_arrow(sim.history)
+    assert df["step"].is_sorted() and df.height >= 2
+    assert (df["energy"].diff().drop_nulls() <= 1e-9).all() or df["resets"].max() > 0
+
+
+def test_field_view_aliases_go_memory(skyrme):
+    sim = make(skyrme)
+    sim.set_field(fg.initial.skyrmion(charge=1))
+    f = sim.field
+    before = f.numpy().copy()
+    sim.minimize(tol=1e-12, max_steps=5)
+    assert not np.array_equal(before, f.numpy())  # the same view sees the flow's update
+
+
+def test_dynamic_parameter_change_takes_effect(skyrme):
+    sim = make(skyrme)
+    sim.set_field(fg.initial.skyrmion(charge=1))
+    e1 = sim.energy()
+    sim.set_params(mass=2.0)
+    e2 = sim.energy()
+    potential = sim.integral("energy")  # with mass 2
+    assert e2 > e1
+    assert potential == pytest.approx(e2, rel=1e-2)  # differs from E only by the small doubler penalty
+    with pytest.raises(fg.ParameterError, match="unknown"):
+        sim.set_params(massive=1.0)
+    with pytest.raises(fg.ParameterError, match="finite"):
+        sim.set_params(kappa=math.nan)
+
+
+def test_threads_give_bit_identical_results(skyrme):
+    out = []
+    for threads in (1, 2):
+        sim = make(skyrme, threads=threads)
+        sim.set_field(fg.initial.skyrmion(charge=1))
+        sim.minimize(tol=1e-12, max_steps=60)
+        out.append((sim.energy(), sim.field.numpy().copy()))
+    assert out[0][0] == out[1][0]
+    assert np.array_equal(out[0][1], out[1][1])
+
+
+def test_save_load_continue_is_bit_identical(skyrme, tmp_path):
+    ref = make(skyrme)
+    ref.set_field(fg.initial.skyrmion(charge=1))
+    ref.minimize(tol=1e-12, max_steps=80, check_every=20)
+
+    a = make(skyrme)
+    a.set_field(fg.initial.skyrmion(charge=1))
+    a.minimize(tol=1e-12, max_steps=80, check_every=20)
+    # interrupt the flow halfway by saving a copy made at step 40 and resuming it
+    b = make(skyrme)
+    b.set_field(fg.initial.skyrmion(charge=1))
+    b.minimize(tol=1e-12, max_steps=40, check_every=20)
+    path = tmp_path / "run.arrow"
+    b.save(path)
+    c = fg.load(path)
+    assert c.energy() == b.energy()
+    assert np.array_equal(c.field.numpy(), b.field.numpy())
+    assert c.history.to_pylist() == b.history.to_pylist()
+    assert c.theory.name == "baby_skyrme" and c.params == skyrme.params
+
+
+def test_nan_initial_field_is_refused(skyrme):
+    sim = make(skyrme)
+    bad = np.zeros((3, N, N))
+    bad[2] = 1.0
+    bad[0, 5, 7] = np.nan
+    with pytest.raises(fg.Error, match="(?i)nan|finite"):
+        sim.set_field(bad)
+
+
+def test_divergence_names_the_step_and_keeps_the_last_good_field(skyrme):
+    sim = make(skyrme)
+    sim.set_field(fg.initial.skyrmion(charge=1))
+    with pytest.raises(fg.DivergenceError, match="step") as info:
+        sim.minimize(tol=1e-12, max_steps=2000, dt=50.0, check_every=5)
+    assert isinstance(info.value, FloatingPointError)
+    phi = sim.field.numpy()
+    assert np.isfinite(phi).all()
+    assert np.isfinite(sim.energy())
+    sim.history  # readable
+
+
+@pytest.mark.parametrize("value, error", [
+    (np.zeros((2, N, N)), fg.ShapeError),
+    (np.zeros((3, N, N + 1)), fg.ShapeError),
+    (lambda x, y: (x, y), fg.ShapeError),
+    (np.array([["a"]]), fg.ShapeError),
+])
+def test_bad_initial_fields(skyrme, value, error):
+    sim = make(skyrme)
+    with pytest.raises(error):
+        sim.set_field(value)
+
+
+def test_bad_simulation_arguments(skyrme):
+    with pytest.raises(fg.BackendError, match="backend"):
+        make(skyrme, backend="tpu")
+    with pytest.raises(fg.LatticeError):
+        make(skyrme, spacing=-1.0)
+    with pytest.raises(fg.LatticeError, match="5 x 5"):
+        make(skyrme, grid=(4, 64))
+    with pytest.raises(fg.ParameterError, match="gradient"):
+        make(skyrme, gradient="upwind")
+    with pytest.raises(fg.SpecError):
+        fg.Simulation(object(), grid=(N, N))
+    sim = make(skyrme)
+    sim.set_field(fg.initial.skyrmion(charge=1))
+    for kw, match in ((dict(method="newton"), "method"), (dict(arrest="never"), "arrest"),
+                      (dict(tol=math.nan), "tol"), (dict(tol=-1.0), "tol"),
+                      (dict(max_steps=0), "max_steps"), (dict(dt=-0.1), "dt")):
+        with pytest.raises(fg.ParameterError, match=match):
+            sim.minimize(**kw)
+    with pytest.raises(fg.ParameterError, match="density"):
+        sim.integral("baryon")
+
+
+def test_closed_simulation_raises(skyrme):
+    sim = make(skyrme)
+    sim.close()
+    with pytest.raises(fg.ReleasedError):
+        sim.energy()
+
+
+def test_vortex_relaxes_towards_pi():
+    ah = fg.theories.abelian_higgs()
+    n = 48
+    sim = fg.Simulation(ah, grid=(n, n), spacing=16 / (n - 1))
+    sim.set_field(fg.initial.vortex(winding=1))
+    sim.minimize(tol=1e-5, max_steps=20_000)
+    # coarse lattice: within a few per cent of the Bogomolny bound pi, above -O(h^4) error
+    assert sim.energy() / math.pi == pytest.approx(1.0, abs=0.02)
+    assert sim.integral("vortex_number") == pytest.approx(1.0, abs=0.02)
