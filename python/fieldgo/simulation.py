@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from ._go import go
-from .errors import BackendError, ParameterError, ShapeError, SpecError
+from .errors import BackendError, ParameterError, ReleasedError, ShapeError, SpecError
 from .field import Field
 from .lattice import Lattice
 
@@ -106,7 +106,6 @@ class Simulation:
     # --- state ---
     def _h(self):
         if self._handle is None:
-            from .errors import ReleasedError
             raise ReleasedError("the simulation has been closed")
         return self._handle
 
@@ -209,7 +208,18 @@ class Simulation:
         go.SimStartMinimize(self._h(), json.dumps(opts))
         self._flow_started = True
         self._field = None
-        bar = _progress(progress, max_steps)
+        return self._run(progress, callback, max_steps)
+
+    def resume(self, *, progress: bool | None = None, callback=None):
+        """Continue the current flow (for instance one read back by ``fg.load``, or
+        one stopped by Ctrl-C) to its end, with the settings it was started with.
+        The result is bit-identical to a run that was never interrupted."""
+        if not self._flow_started:
+            raise ParameterError("no flow to resume: call minimize first")
+        return self._run(progress, callback, None)
+
+    def _run(self, progress, callback, total):
+        bar = _progress(progress, total)
         status = {}
         try:
             while True:

@@ -89,18 +89,25 @@ def test_threads_give_bit_identical_results(skyrme):
     assert np.array_equal(out[0][1], out[1][1])
 
 
-def test_save_load_continue_is_bit_identical(skyrme, tmp_path):
+def test_save_load_resume_is_bit_identical(skyrme, tmp_path):
+    settings = dict(tol=1e-12, max_steps=400, check_every=20)
     ref = make(skyrme)
     ref.set_field(fg.initial.skyrmion(charge=1))
-    ref.minimize(tol=1e-12, max_steps=80, check_every=20)
+    ref.minimize(**settings)
 
-    a = make(skyrme)
-    a.set_field(fg.initial.skyrmion(charge=1))
-    a.minimize(tol=1e-12, max_steps=80, check_every=20)
-    # interrupt the flow halfway by saving a copy made at step 40 and resuming it
+    # the same run, stopped after its first chunk, saved, loaded and resumed
     b = make(skyrme)
     b.set_field(fg.initial.skyrmion(charge=1))
-    b.minimize(tol=1e-12, max_steps=40, check_every=20)
+
+    class Stop(Exception):
+        pass
+
+    def stop(sim, status):
+        raise Stop(status["step"])
+
+    with pytest.raises(Stop) as stopped:
+        b.minimize(callback=stop, **settings)
+    assert 0 < stopped.value.args[0] < 400
     path = tmp_path / "run.arrow"
     b.save(path)
     c = fg.load(path)
@@ -108,6 +115,11 @@ def test_save_load_continue_is_bit_identical(skyrme, tmp_path):
     assert np.array_equal(c.field.numpy(), b.field.numpy())
     assert c.history.to_pylist() == b.history.to_pylist()
     assert c.theory.name == "baby_skyrme" and c.params == skyrme.params
+    c.resume()
+    assert c.energy() == ref.energy()
+    assert np.array_equal(c.field.numpy(), ref.field.numpy())
+    assert np.array_equal(c.velocity.numpy(), ref.velocity.numpy())
+    assert c.history.to_pylist() == ref.history.to_pylist()
 
 
 def test_nan_initial_field_is_refused(skyrme):
