@@ -115,9 +115,6 @@ func (s *Simulation) start(cfg FlowConfig) error {
 	if err := s.prog.Combine(s.velB); err != nil {
 		return err
 	}
-	if s.flow != nil {
-		s.flow.hist.release()
-	}
 	s.flow = &flowState{cfg: cfg, prevEnergy: math.Inf(1), hist: newHistory(s.theory.Spec.Densities)}
 	return s.checkpoint()
 }

@@ -19,8 +19,6 @@ func newHistory(densities []string) history {
 	return history{densities: append([]string(nil), densities...), integrals: make([][]float64, len(densities))}
 }
 
-func (h *history) release() {}
-
 func (h *history) len() int { return len(h.step) }
 
 // record appends the flow's current state (once per step).

@@ -27,14 +27,14 @@ type Options struct {
 	NoPenalty bool
 }
 
-// DefaultForm is the gradient form chosen, by measurement
-// (docs/convergence.md), for a theory: the consistent form with the doubler
-// penalty for unit-vector (sigma) models, the continuum form otherwise (for
-// gauge theories the penalty only delays a runaway).
+// DefaultForm is the gradient form chosen for a theory by measurement
+// (docs/convergence.md): the continuum form. With the power arrest it
+// reached max|grad| < 1e-8 fastest on both measured families (Baby Skyrme:
+// 476 steps, energy 2.2e-7 from soliton_solver's; Abelian Higgs at h = 0.2:
+// 9,381 steps), at half the cost per step of the consistent form, which
+// loses the Abelian Higgs vortex. The consistent form stays available.
 func DefaultForm(t *Theory) kernels.Form {
-	if t.UnitVector() {
-		return kernels.Consistent
-	}
+	_ = t // one default for every family measured so far
 	return kernels.Continuum
 }
 
@@ -187,10 +187,10 @@ func (s *Simulation) SetParams(p []float64) error {
 func (s *Simulation) Params() []float64 { return append([]float64(nil), s.params...) }
 
 // Theory, Lattice, Form and Penalty describe the simulation.
-func (s *Simulation) Theory() *Theory     { return s.theory }
-func (s *Simulation) Lattice() Lattice    { return s.lat }
-func (s *Simulation) Form() kernels.Form  { return s.form }
-func (s *Simulation) Penalty() float64    { return s.penalty }
+func (s *Simulation) Theory() *Theory          { return s.theory }
+func (s *Simulation) Lattice() Lattice         { return s.lat }
+func (s *Simulation) Form() kernels.Form       { return s.form }
+func (s *Simulation) Penalty() float64         { return s.penalty }
 func (s *Simulation) Backend() kernels.Backend { return s.backend }
 
 // Field is the simulation's field, shared (not copied): it stays valid until
@@ -239,8 +239,7 @@ func (s *Simulation) Fill(fn func(x, y float64, out []float64)) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	nc, n := s.phi.NComp(), s.lat.Sites()
-	out := make([]float64, nc)
+	out := make([]float64, s.phi.NComp())
 	for j := 0; j < s.lat.Ny; j++ {
 		for i := 0; i < s.lat.Nx; i++ {
 			for c := range out {
@@ -252,7 +251,6 @@ func (s *Simulation) Fill(fn func(x, y float64, out []float64)) error {
 			}
 		}
 	}
-	_ = n
 	return s.fieldChanged()
 }
 
@@ -402,9 +400,6 @@ func (s *Simulation) Close() error {
 		if b != nil {
 			b.Release()
 		}
-	}
-	if s.flow != nil {
-		s.flow.hist.release()
 	}
 	for _, f := range []*Field{s.phi, s.vel} {
 		if f != nil {
