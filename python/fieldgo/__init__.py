@@ -21,3 +21,7 @@ from .field import Field, allocated_bytes
 # --- engine (simulations) ---
 from .simulation import Simulation, load
 from . import initial
+
+# --- jupyter ---
+from .plotting import plot, plot_history  # noqa: E402
+from .jupyter import load_ipython_extension, unload_ipython_extension  # noqa: E402

@@ -177,7 +177,7 @@ class Simulation:
     # --- flows ---
     def minimize(self, tol: float = 1e-6, max_steps: int = 50_000, method: str = "anf", *,
                  arrest: str | None = None, dt: float | None = None, check_every: int | None = None,
-                 progress: bool | None = None, callback=None):
+                 progress: bool | None = None, live: bool | int = False, callback=None):
         """Relax the field until max |dE/dphi| < tol or max_steps steps.
 
         ``method``: ``"anf"`` (arrested Newton flow, RK4) or ``"gradient"``;
@@ -186,6 +186,11 @@ class Simulation:
         energy, max_grad, the integral of every declared density, resets).
         A KeyboardInterrupt stops the run between chunks: the field stays at its last
         good state and the history so far is kept in ``sim.history``.
+
+        ``progress``: a tqdm bar (step, energy, max_grad, rate); default on inside a
+        Jupyter kernel, off in scripts. ``live``: in Jupyter, redraw the field in place
+        every 100 steps (``live=True``) or every ``live`` steps (an int), at most four
+        times a second. ``callback(sim, status)`` runs after each chunk (~50 ms).
         """
         if method not in _METHODS:
             raise ParameterError(f"method must be one of {_METHODS}, got {method!r}")
@@ -208,32 +213,39 @@ class Simulation:
         go.SimStartMinimize(self._h(), json.dumps(opts))
         self._flow_started = True
         self._field = None
-        return self._run(progress, callback, max_steps)
+        return self._run(progress, callback, max_steps, live)
 
-    def resume(self, *, progress: bool | None = None, callback=None):
+    def resume(self, *, progress: bool | None = None, live: bool | int = False, callback=None):
         """Continue the current flow (for instance one read back by ``fg.load``, or
         one stopped by Ctrl-C) to its end, with the settings it was started with.
         The result is bit-identical to a run that was never interrupted."""
         if not self._flow_started:
             raise ParameterError("no flow to resume: call minimize first")
-        return self._run(progress, callback, None)
+        return self._run(progress, callback, None, live)
 
-    def _run(self, progress, callback, total):
-        bar = _progress(progress, total)
+    def _run(self, progress, callback, total, live=False):
+        from .jupyter.progress import Monitor
+
+        monitor = Monitor(self, total, progress=progress, live=live)
         status = {}
+        interrupted = True
         try:
             while True:
                 status = self._advance()
-                if bar is not None:
-                    bar.update(status["step"] - bar.n)
-                    bar.set_postfix(energy=f"{status['energy']:.10g}", max_grad=f"{status['max_grad']:.3e}")
+                monitor.update(status)
                 if callback is not None:
                     callback(self, status)
                 if status["done"]:
                     break
+            interrupted = False
         finally:
-            if bar is not None:
-                bar.close()
+            monitor.close(interrupted=interrupted)
+            if interrupted and self._handle is not None:
+                # The flow's own account of where it stopped (the last completed step).
+                try:
+                    self.last_status = self.describe().get("flow", status)
+                except Exception:  # noqa: BLE001  (the exception in flight matters more)
+                    self.last_status = status
         self.last_status = status
         return self._flow_history()
 
@@ -334,12 +346,3 @@ def load(path, backend="auto") -> Simulation:
                   boundary=info["boundary"])
     return Simulation._from_handle(h, theory, lat)
 
-
-def _progress(progress, total):
-    if progress is None:
-        progress = os.environ.get("FIELDGO_PROGRESS", "") == "1"
-    if not progress:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, unit="step", desc="minimize", leave=True)

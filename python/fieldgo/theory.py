@@ -283,8 +283,17 @@ class Theory:
             names[s] = sympy.latex(sympy.Symbol(k))
         return sympy.latex(st.energy, symbol_names=names)
 
+    def display(self, gradient: bool = False, densities: bool = True):
+        """The energy density (and with ``gradient=True`` the gradient, derived or
+        hand-written), densities, fields and parameters, shown as LaTeX in Jupyter."""
+        from .jupyter.display import TheoryView
+
+        return TheoryView(self, gradient=gradient, densities=densities)
+
     def _repr_latex_(self):
-        return "$" + self.latex() + "$"
+        from .jupyter.display import theory_latex
+
+        return theory_latex(self)
 
     # --- evaluating --------------------------------------------------------------------
     def _site_arrays(self, phi, dx, dy, dxx, dyy, dxy):

@@ -1,0 +1,122 @@
+"""What ``Simulation.minimize`` shows while it runs: a tqdm progress bar (step,
+energy, max |grad|, rate) and, with ``live=``, a picture of the field redrawn in
+place. Progress is on by default inside a Jupyter kernel and off in scripts and
+tests ($FIELDGO_PROGRESS=1 or 0 overrides the default)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import warnings
+
+__all__ = ["in_notebook", "Monitor", "LIVE_EVERY", "LIVE_MIN_SECONDS"]
+
+LIVE_EVERY = 100          # live=True: redraw at most every this many steps
+LIVE_MIN_SECONDS = 0.25   # and not more often than this (a redraw costs ~50 ms)
+
+
+def in_notebook() -> bool:
+    """True inside a Jupyter (IPython) kernel, False in scripts, terminals and tests."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    try:
+        ip = ipython.get_ipython()
+    except Exception:
+        return False
+    return ip is not None and "IPKernelApp" in getattr(ip, "config", {})
+
+
+def _progress_default() -> bool:
+    env = os.environ.get("FIELDGO_PROGRESS", "")
+    if env in ("0", "1"):
+        return env == "1"
+    return in_notebook()
+
+
+def _tqdm_class():
+    """tqdm.auto's choice, without its warning when ipywidgets is missing (the text
+    bar works in every front end)."""
+    if in_notebook():
+        try:
+            import ipywidgets  # noqa: F401
+        except ImportError:
+            from tqdm.std import tqdm
+            return tqdm
+    from tqdm.auto import tqdm
+    return tqdm
+
+
+class Monitor:
+    """Progress bar and live field view for one minimize call."""
+
+    def __init__(self, sim, max_steps: int, progress=None, live=False):
+        if progress is None:
+            progress = _progress_default()
+        if live is True:
+            every = LIVE_EVERY
+        elif live is False or live is None:
+            every = 0
+        elif isinstance(live, int) and live > 0:
+            every = int(live)
+        else:
+            from ..errors import ParameterError
+            raise ParameterError(f"live must be True, False or a positive number of steps, got {live!r}")
+        if every and not in_notebook():
+            warnings.warn("live=True needs a Jupyter kernel to draw in; ignored", stacklevel=3)
+            every = 0
+        self.sim = sim
+        self.every = every
+        self.bar = None
+        if progress:
+            self.bar = _tqdm_class()(total=max_steps, unit="step", desc="minimize", leave=True)
+        self.handle = None
+        self.last_drawn_step = None
+        self.last_drawn_time = 0.0
+        self.status = None
+
+    def update(self, status: dict) -> None:
+        self.status = status
+        if self.bar is not None:
+            self.bar.update(status["step"] - self.bar.n)
+            self.bar.set_postfix(energy=_fmt(status.get("energy"), ".10g"),
+                                 max_grad=_fmt(status.get("max_grad"), ".3e"), refresh=False)
+        if self.every:
+            step = status["step"]
+            due = self.last_drawn_step is None or (
+                step - self.last_drawn_step >= self.every
+                and time.monotonic() - self.last_drawn_time >= LIVE_MIN_SECONDS)
+            if due or status.get("done"):
+                self.draw(status)
+
+    def draw(self, status: dict) -> None:
+        """Draw the field now, in place of the previous picture."""
+        from IPython.display import Image, display
+
+        from ..plotting import figure_png, plot
+
+        fig = plot(self.sim.field)
+        flow = "converged" if status.get("converged") else "running" if not status.get("done") else "stopped"
+        fig.suptitle(f"step {status['step']}: energy {_fmt(status.get('energy'), '.10g')}, "
+                     f"max |grad| {_fmt(status.get('max_grad'), '.2e')} ({flow})")
+        image = Image(data=figure_png(fig, dpi=72), format="png")
+        if self.handle is None:
+            self.handle = display(image, display_id=True)
+        else:
+            self.handle.update(image)
+        self.last_drawn_step = status["step"]
+        self.last_drawn_time = time.monotonic()
+
+    def close(self, interrupted: bool = False) -> None:
+        """Finish the bar (green when the run ended, left as it stands when it was
+        interrupted). No redraw after an interrupt: the caller gets control back first."""
+        if self.bar is not None:
+            st = self.status
+            if st is not None and st.get("done") and not interrupted:
+                self.bar.total = self.bar.n  # a finished run is a full bar, however few steps it took
+            self.bar.close()
+
+
+def _fmt(v, spec):
+    return "nan" if v is None else format(v, spec)

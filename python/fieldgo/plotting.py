@@ -1,0 +1,214 @@
+"""Quick figures of simulations, fields, densities and histories.
+
+    fg.plot(sim)                      # the energy density
+    fg.plot(sim, density="charge")    # a declared density (signed: diverging colours)
+    fg.plot(sim.field)                # every component side by side
+    fg.plot(sim, component="n3")      # one component of the working field
+    fg.plot_history(sim.history)      # energy and max |grad| (log) against step
+
+Figures are made with matplotlib's object API, not pyplot: a script keeps no global
+figure state, and in a notebook the returned Figure is displayed once, where the
+cell's value is shown. Axes carry lattice coordinates (x, y), not site indices.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+
+import numpy as np
+
+__all__ = ["plot", "plot_history", "figure_png", "colormap_for", "is_history", "history_steps"]
+
+# A signed quantity whose negative and positive parts are both real features
+# (charges, fluxes, components of a unit vector) gets a diverging map centred on
+# zero; a quantity that is positive but for rounding (energy) a sequential one.
+_DIVERGING, _SEQUENTIAL = "RdBu_r", "inferno"
+_SIGNED_FRACTION = 1e-3
+
+
+def colormap_for(values, name: str | None = None):
+    """(cmap, vmin, vmax) for an array: diverging and symmetric when it takes both
+    signs beyond rounding, sequential otherwise. ``name == "energy"`` is always
+    sequential (its small negative values are discretisation noise, not features)."""
+    a = np.asarray(values, dtype=np.float64)
+    finite = a[np.isfinite(a)]
+    if finite.size == 0:
+        return _SEQUENTIAL, None, None
+    lo, hi = float(finite.min()), float(finite.max())
+    scale = max(abs(lo), abs(hi))
+    signed = lo < 0 < hi and min(-lo, hi) > _SIGNED_FRACTION * scale
+    if name != "energy" and (signed or (lo < 0 and hi <= 0 and scale > 0)):
+        lim = scale or 1.0
+        return _DIVERGING, -lim, lim
+    return _SEQUENTIAL, lo, hi
+
+
+def _new_figure(ncols: int, size=(4.4, 3.8)):
+    from matplotlib.figure import Figure
+
+    _ensure_figure_display()
+    fig = Figure(figsize=(size[0] * ncols, size[1]), layout="constrained")
+    axes = [fig.add_subplot(1, ncols, k + 1) for k in range(ncols)]
+    return fig, axes
+
+
+def _ensure_figure_display():
+    """In IPython, make a bare matplotlib Figure (made without pyplot) show as PNG
+    when it is a cell's value; matplotlib's inline backend registers this only once
+    pyplot has been imported."""
+    if "IPython" not in sys.modules:
+        return
+    try:
+        from IPython import get_ipython
+        from matplotlib.figure import Figure
+    except ImportError:
+        return
+    ip = get_ipython()
+    if ip is None:
+        return
+    png = ip.display_formatter.formatters["image/png"]
+    try:
+        png.lookup_by_type(Figure)
+    except KeyError:
+        png.for_type(Figure, figure_png)
+
+
+def figure_png(fig, dpi: int = 100) -> bytes:
+    """The figure as PNG bytes."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    if fig.canvas is None or not hasattr(fig.canvas, "print_png"):
+        FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()
+
+
+def _draw(ax, values, lattice, title, name=None, colorbar=True):
+    cmap, vmin, vmax = colormap_for(values, name)
+    im = ax.imshow(values, origin="lower", extent=lattice.extent, cmap=cmap, vmin=vmin, vmax=vmax,
+                   interpolation="nearest", aspect="equal")
+    ax.set_title(title)
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
+    if colorbar:
+        ax.figure.colorbar(im, ax=ax, shrink=0.9)
+    return im
+
+
+def _panels(obj, density, component):
+    """[(title, name, 2-D array)] and the lattice for what ``plot`` was given."""
+    from .field import Field
+    from .simulation import Simulation
+
+    if isinstance(obj, Simulation):
+        lattice = obj.lattice
+        if density is not None and component is not None:
+            raise ValueError("give density= or component=, not both")
+        if component is not None:
+            f = obj.field
+            return [(str(component), None, np.array(f[component]))], lattice
+        if density is None:
+            density = "energy"
+        d = obj.density(density)
+        try:
+            values = np.array(d.numpy()[0])
+        finally:
+            d.release()
+        label = "energy density" if density == "energy" else f"{density} density"
+        return [(label, density, values)], lattice
+    if isinstance(obj, Field):
+        if density is not None:
+            raise ValueError("a Field has no densities: pass the Simulation to plot a density")
+        lattice = obj.lattice
+        if component is not None:
+            idx = obj._index(component)
+            return [(obj.names[idx], None, np.array(obj[idx]))], lattice
+        return [(name, None, np.array(obj[k])) for k, name in enumerate(obj.names)], lattice
+    raise TypeError(f"fg.plot takes a Simulation or a Field, got {type(obj).__name__}")
+
+
+def plot(obj, density: str | None = None, component=None, ax=None, *, colorbar: bool = True,
+         title: str | None = None):
+    """A quick picture of a simulation or field on lattice coordinates.
+
+    ``obj``: an ``fg.Simulation`` (default: its energy density; ``density="charge"``
+    for a declared density; ``component="n3"`` for one component of the field) or an
+    ``fg.Field`` (every component side by side, or ``component=``). Signed quantities
+    get a diverging colour map symmetric about zero, the energy a sequential one.
+
+    Returns the new ``matplotlib.figure.Figure``; with ``ax=`` it draws one panel
+    into that Axes and returns the image (an ``AxesImage``, e.g. for a colorbar).
+    """
+    panels, lattice = _panels(obj, density, component)
+    if ax is not None:
+        if len(panels) != 1:
+            raise ValueError(f"ax= takes one panel; this field has {len(panels)} components: "
+                             "pass component=")
+        label, name, values = panels[0]
+        return _draw(ax, values, lattice, title or label, name, colorbar)
+    fig, axes = _new_figure(len(panels))
+    for a, (label, name, values) in zip(axes, panels):
+        _draw(a, values, lattice, label, name, colorbar)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+# --- histories -------------------------------------------------------------------
+
+HISTORY_COLUMNS = ("step", "energy", "max_grad")
+
+
+def is_history(table) -> bool:
+    """Whether a pyarrow Table looks like a minimize history (step, energy, max_grad)."""
+    try:
+        names = set(table.schema.names)
+    except AttributeError:
+        return False
+    return all(c in names for c in HISTORY_COLUMNS)
+
+
+def history_steps(steps) -> np.ndarray:
+    """Steps made monotonic: ``sim.history`` concatenates minimize calls, each
+    counting from 0, so each new call continues where the previous one ended."""
+    s = np.asarray(steps, dtype=np.float64)
+    out = s.copy()
+    offset = 0.0
+    for k in range(1, len(s)):
+        if s[k] < s[k - 1]:
+            offset = out[k - 1] - s[k]
+        out[k] = s[k] + offset
+    return out
+
+
+def plot_history(table, ax=None):
+    """Energy (left axis) and max |dE/dphi| (right axis, log) against step.
+
+    ``table``: a history from ``minimize`` or ``sim.history`` (pyarrow Table, or
+    anything with those columns that pyarrow can read). Returns the Figure.
+    """
+    import pyarrow as pa
+
+    if not isinstance(table, pa.Table):
+        table = pa.table(table)
+    if not is_history(table):
+        raise ValueError(f"not a history: want columns {HISTORY_COLUMNS}, got {table.schema.names}")
+    steps = history_steps(table.column("step").to_numpy())
+    energy = table.column("energy").to_numpy(zero_copy_only=False)
+    grad = table.column("max_grad").to_numpy(zero_copy_only=False)
+    if ax is None:
+        fig, (ax,) = _new_figure(1, size=(6.0, 3.6))
+    else:
+        fig = ax.figure
+    ax.plot(steps, energy, color="C0", marker="." if len(steps) < 50 else None)
+    ax.set_xlabel("step")
+    ax.set_ylabel("energy", color="C0")
+    ax.ticklabel_format(axis="y", useOffset=False)
+    right = ax.twinx()
+    positive = grad > 0
+    right.semilogy(steps[positive], grad[positive], color="C3", marker="." if len(steps) < 50 else None)
+    right.set_ylabel("max |grad|", color="C3")
+    ax.set_title(f"minimize: {len(steps)} checks, last step {int(steps[-1]) if len(steps) else 0}")
+    return fig
