@@ -12,12 +12,14 @@ package cuda
 // 2048 threads per SM).
 var Budgets = map[string]int{
 	// One site per thread, the site struct (6 values per component plus
-	// x, y) and the theory's point gradient in registers: 96 registers give
-	// 640 resident threads per SM (31% occupancy), measured 90-96.
-	"fg_k_continuum": 96,
+	// x, y) and the theory's point gradient in registers. NVRTC 13.5: 80-96;
+	// NVRTC 13.0 (the GPU machine's) allocated up to 114 for sm_80 before
+	// the 32-bit indexing. 112 still keeps 512 threads per SM resident.
+	"fg_k_continuum": 112,
 	// Recomputes the partials of its 8 stencil neighbours in registers
-	// instead of reading a partials buffer: measured 126-128 for 3 fields.
-	"fg_k_consistent": 128,
+	// instead of reading a partials buffer: 3 fields measured 126-128
+	// (NVRTC 13.5), 130 (NVRTC 13.0, sm_90, on the H200 2026-11-29).
+	"fg_k_consistent": 136,
 	"fg_k_density":    48,
 	"fg_k_rows":       32,
 	"fg_k_final":      32,
@@ -36,10 +38,10 @@ type BudgetOverride struct {
 // TheoryBudgets are per-theory exceptions: theory -> kernel -> override.
 var TheoryBudgets = map[string]map[string]BudgetOverride{
 	"abelian_higgs": {
-		"fg_k_consistent": {160, "4 components: the covariant-derivative partials of 8 neighbours " +
+		"fg_k_consistent": {168, "4 components: the covariant-derivative partials of 8 neighbours " +
 			"(de/ddx, de/ddy and both d4 differences per component) stay live across the " +
-			"neighbour loop; measured 160 on sm_80 and sm_90 with no spill. 160 registers " +
-			"still keep 384 threads per SM resident."},
+			"neighbour loop; measured 150-154 (NVRTC 13.5) and up to 168 (NVRTC 13.0, sm_80) " +
+			"with no spill. 168 registers still keep 384 threads per SM resident."},
 	},
 }
 

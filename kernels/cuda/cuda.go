@@ -255,3 +255,34 @@ func (b *Backend) CompileProgram(u kernels.Unit) (*Program, error) {
 	p.cached = cached
 	return p, nil
 }
+
+// HostAlloc returns n zeroed doubles of pinned (page-locked) host memory,
+// C memory that Bind on any backend accepts and that copies to and from the
+// device at full PCIe speed, and the function that frees it.
+func (b *Backend) HostAlloc(n int) ([]float64, func(), error) {
+	if n <= 0 {
+		return nil, nil, errs.New(errs.Shape, "HostAlloc needs a positive length, got %d", n)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := b.bind(); err != nil {
+		return nil, nil, err
+	}
+	var ptr unsafe.Pointer
+	if err := check(C.fg_cuMemAllocHost(&ptr, C.size_t(8*n)), "cuMemAllocHost"); err != nil {
+		return nil, nil, err
+	}
+	s := unsafe.Slice((*float64)(ptr), n)
+	clear(s)
+	var once sync.Once
+	free := func() {
+		once.Do(func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			if b.bind() == nil {
+				C.fg_cuMemFreeHost(ptr)
+			}
+		})
+	}
+	return s, free, nil
+}

@@ -326,6 +326,10 @@ func (p *Program) args(g kernels.Grid, params []float64) (*C.fg_cargs, error) {
 	if len(params) != p.unit.NParams {
 		return nil, errs.New(errs.Parameter, "%d parameters given, the theory has %d", len(params), p.unit.NParams)
 	}
+	// The site kernels index with 32-bit integers.
+	if int64(p.unit.NComp)*int64(g.Nx)*int64(g.Ny) >= 1<<31 {
+		return nil, errs.New(errs.Lattice, "%d x %d sites of %d components is 2^31 values or more, beyond the CUDA kernels' 32-bit indexing", g.Nx, g.Ny, p.unit.NComp)
+	}
 	a := &C.fg_cargs{}
 	a.nx, a.ny = C.longlong(g.Nx), C.longlong(g.Ny)
 	a.n = C.longlong(g.Sites())

@@ -44,42 +44,41 @@ static __device__ __forceinline__ fg_geo fg_geo_of(const fg_cargs& a) {
     return g;
 }
 
-static __device__ __forceinline__ long long fg_wrap(long long k, long long n) {
+static __device__ __forceinline__ int fg_wrapi(int k, int n) {
     return k < 0 ? k + n : (k >= n ? k - n : k);
 }
 
-/* In S: carries energy, not held. */
-static __device__ __forceinline__ bool fg_in_s(const fg_geo& g, long long i, long long j) {
+static __device__ __forceinline__ bool fg_in_s(const fg_geo& g, int i, int j) {
     return g.periodic || (i >= 2 && i < g.nx - 2 && j >= 2 && j < g.ny - 2);
 }
-
-static __device__ __forceinline__ double fg_ld(const double* __restrict__ f, long long k) { return __ldg(f + k); }
 
 /* fg_fill evaluates the site struct at (i, j) (which must be in S, or any
  * site when periodic); second derivatives only when asked. Same expressions
  * as the CPU template's fg_fill. */
-static __device__ __forceinline__ void fg_fill(const double* __restrict__ phi, const fg_geo& g, long long i, long long j,
+static __device__ __forceinline__ void fg_fill(const double* __restrict__ phi, const fg_geo& g, int i, int j,
                                               bool second, fg_site* s) {
-    const long long nx = g.nx, ny = g.ny;
-    const long long r0 = j * nx, rm1 = fg_wrap(j - 1, ny) * nx, rm2 = fg_wrap(j - 2, ny) * nx;
-    const long long rp1 = fg_wrap(j + 1, ny) * nx, rp2 = fg_wrap(j + 2, ny) * nx;
-    const long long m2 = fg_wrap(i - 2, nx), m1 = fg_wrap(i - 1, nx), p1 = fg_wrap(i + 1, nx), p2 = fg_wrap(i + 2, nx);
+    /* 32-bit index arithmetic: the runtime refuses fields of 2^31 values or
+     * more, and 64-bit integer math costs twice the instructions. */
+    const int nx = (int)g.nx, ny = (int)g.ny, n = (int)g.n;
+    const int r0 = j * nx, rm1 = fg_wrapi(j - 1, ny) * nx, rm2 = fg_wrapi(j - 2, ny) * nx;
+    const int rp1 = fg_wrapi(j + 1, ny) * nx, rp2 = fg_wrapi(j + 2, ny) * nx;
+    const int m2 = fg_wrapi(i - 2, nx), m1 = fg_wrapi(i - 1, nx), p1 = fg_wrapi(i + 1, nx), p2 = fg_wrapi(i + 2, nx);
 #pragma unroll
     for (int k = 0; k < FG_NCOMP; k++) {
-        const double* f = phi + (long long)k * g.n;
-        double f0 = fg_ld(f, r0 + i);
-        double xm2 = fg_ld(f, r0 + m2), xm1 = fg_ld(f, r0 + m1), xp1 = fg_ld(f, r0 + p1), xp2 = fg_ld(f, r0 + p2);
-        double ym2 = fg_ld(f, rm2 + i), ym1 = fg_ld(f, rm1 + i), yp1 = fg_ld(f, rp1 + i), yp2 = fg_ld(f, rp2 + i);
+        const double* f = phi + k * n;
+        double f0 = __ldg(f + r0 + i);
+        double xm2 = __ldg(f + r0 + m2), xm1 = __ldg(f + r0 + m1), xp1 = __ldg(f + r0 + p1), xp2 = __ldg(f + r0 + p2);
+        double ym2 = __ldg(f + rm2 + i), ym1 = __ldg(f + rm1 + i), yp1 = __ldg(f + rp1 + i), yp2 = __ldg(f + rp2 + i);
         s->phi[k] = f0;
         s->dx[k] = FG_D1(xm2, xm1, xp1, xp2) * g.ix;
         s->dy[k] = FG_D1(ym2, ym1, yp1, yp2) * g.iy;
         if (second) {
             s->dxx[k] = FG_D2(xm2, xm1, f0, xp1, xp2) * g.ixx;
             s->dyy[k] = FG_D2(ym2, ym1, f0, yp1, yp2) * g.iyy;
-            double dm2 = FG_D1(fg_ld(f, rm2 + m2), fg_ld(f, rm2 + m1), fg_ld(f, rm2 + p1), fg_ld(f, rm2 + p2));
-            double dm1 = FG_D1(fg_ld(f, rm1 + m2), fg_ld(f, rm1 + m1), fg_ld(f, rm1 + p1), fg_ld(f, rm1 + p2));
-            double dp1 = FG_D1(fg_ld(f, rp1 + m2), fg_ld(f, rp1 + m1), fg_ld(f, rp1 + p1), fg_ld(f, rp1 + p2));
-            double dp2 = FG_D1(fg_ld(f, rp2 + m2), fg_ld(f, rp2 + m1), fg_ld(f, rp2 + p1), fg_ld(f, rp2 + p2));
+            double dm2 = FG_D1(__ldg(f + rm2 + m2), __ldg(f + rm2 + m1), __ldg(f + rm2 + p1), __ldg(f + rm2 + p2));
+            double dm1 = FG_D1(__ldg(f + rm1 + m2), __ldg(f + rm1 + m1), __ldg(f + rm1 + p1), __ldg(f + rm1 + p2));
+            double dp1 = FG_D1(__ldg(f + rp1 + m2), __ldg(f + rp1 + m1), __ldg(f + rp1 + p1), __ldg(f + rp1 + p2));
+            double dp2 = FG_D1(__ldg(f + rp2 + m2), __ldg(f + rp2 + m1), __ldg(f + rp2 + p1), __ldg(f + rp2 + p2));
             s->dxy[k] = FG_D1(dm2, dm1, dp1, dp2) * g.ixy;
         } else {
             s->dxx[k] = 0.0; s->dyy[k] = 0.0; s->dxy[k] = 0.0;
@@ -112,19 +111,19 @@ static __device__ __forceinline__ void fg_chunk_store(fg_dptr part, long long pl
 }
 
 /* fg_finish projects, stores and reduces one site's gradient gr. */
-static __device__ __forceinline__ void fg_finish(const fg_cargs& a, const fg_geo& g, long long idx, double* gr,
+static __device__ __forceinline__ void fg_finish(const fg_cargs& a, const fg_geo& g, int idx, double* gr,
                                                  double* m, double* pw) {
     const double* phi = (const double*)a.phi;
     if (a.project) {
         double gn = 0.0, nn = 0.0;
 #pragma unroll
         for (int k = 0; k < FG_NCOMP; k++) {
-            double p = fg_ld(phi, (long long)k * g.n + idx);
+            double p = __ldg(phi + k * (int)g.n + idx);
             gn += gr[k] * p; nn += p * p;
         }
         double t = gn / nn;
 #pragma unroll
-        for (int k = 0; k < FG_NCOMP; k++) gr[k] -= t * fg_ld(phi, (long long)k * g.n + idx);
+        for (int k = 0; k < FG_NCOMP; k++) gr[k] -= t * __ldg(phi + k * (int)g.n + idx);
     }
     double* out = (double*)a.out;
     const double* vel = (const double*)a.vel;
@@ -132,40 +131,41 @@ static __device__ __forceinline__ void fg_finish(const fg_cargs& a, const fg_geo
 #pragma unroll
     for (int k = 0; k < FG_NCOMP; k++) {
         double v = gr[k];
-        out[(long long)k * g.n + idx] = v;
+        out[k * (int)g.n + idx] = v;
         mx = isfinite(v) ? fmax(mx, fabs(v)) : FG_NAN;
-        if (vel) p += fg_ld(vel, (long long)k * g.n + idx) * v;
+        if (vel) p += __ldg(vel + k * (int)g.n + idx) * v;
     }
     *m = fg_maxnan(*m, mx);
     *pw = p;
 }
 
-static __device__ __forceinline__ void fg_zero_site(const fg_cargs& a, long long n, long long idx) {
+static __device__ __forceinline__ void fg_zero_site(const fg_cargs& a, int n, int idx) {
     double* out = (double*)a.out;
 #pragma unroll
-    for (int k = 0; k < FG_NCOMP; k++) out[(long long)k * n + idx] = 0.0;
+    for (int k = 0; k < FG_NCOMP; k++) out[k * n + idx] = 0.0;
 }
 
 /* Thread -> site of the chunk-padded row grid. Returns false for whole warps
  * past the last row. */
-static __device__ __forceinline__ bool fg_site_of(const fg_cargs& a, long long* i, long long* j) {
-    const long long w = a.nchunk * FG_CHUNK;
-    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    *j = t / w;
-    *i = t - *j * w;
-    return *j < a.ny;
+static __device__ __forceinline__ bool fg_site_of(const fg_cargs& a, int* i, int* j) {
+    const unsigned w = (unsigned)a.nchunk * FG_CHUNK;
+    const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned jj = t / w;
+    *j = jj;
+    *i = t - jj * w;
+    return jj < (unsigned)a.ny;
 }
 
 /* Continuum Euler–Lagrange gradient: fg_gradient at every site of S. */
 extern "C" __global__ void fg_k_continuum(fg_cargs a) {
-    long long i, j;
+    int i, j;
     if (!fg_site_of(a, &i, &j)) return;
     const fg_geo g = fg_geo_of(a);
     double e = 0.0, m = 0.0, pw = 0.0;
     if (i < g.nx) {
-        const long long idx = j * g.nx + i;
+        const int idx = j * (int)g.nx + i;
         if (!fg_in_s(g, i, j)) {
-            fg_zero_site(a, g.n, idx);
+            fg_zero_site(a, (int)g.n, idx);
         } else {
             const fg_params* p = (const fg_params*)a.params;
             fg_site s;
@@ -176,17 +176,17 @@ extern "C" __global__ void fg_k_continuum(fg_cargs a) {
             fg_finish(a, g, idx, gr, &m, &pw);
         }
     }
-    fg_chunk_store(a.part, a.ny * a.nchunk, j * a.nchunk + i / FG_CHUNK, e, m, pw);
+    fg_chunk_store(a.part, a.ny * a.nchunk, (long long)j * a.nchunk + i / FG_CHUNK, e, m, pw);
 }
 
 /* The undivided doubler differences d4x, d4y of component k at (i, j). */
-static __device__ __forceinline__ void fg_d4(const double* __restrict__ f, const fg_geo& g, long long i, long long j,
+static __device__ __forceinline__ void fg_d4(const double* __restrict__ f, const fg_geo& g, int i, int j,
                                              double* qx, double* qy) {
-    const long long nx = g.nx, ny = g.ny, r0 = j * nx;
-    *qx = FG_D4(fg_ld(f, r0 + fg_wrap(i - 2, nx)), fg_ld(f, r0 + fg_wrap(i - 1, nx)), fg_ld(f, r0 + i),
-                fg_ld(f, r0 + fg_wrap(i + 1, nx)), fg_ld(f, r0 + fg_wrap(i + 2, nx)));
-    *qy = FG_D4(fg_ld(f, fg_wrap(j - 2, ny) * nx + i), fg_ld(f, fg_wrap(j - 1, ny) * nx + i), fg_ld(f, r0 + i),
-                fg_ld(f, fg_wrap(j + 1, ny) * nx + i), fg_ld(f, fg_wrap(j + 2, ny) * nx + i));
+    const int nx = (int)g.nx, ny = (int)g.ny, r0 = j * nx;
+    *qx = FG_D4(__ldg(f + r0 + fg_wrapi(i - 2, nx)), __ldg(f + r0 + fg_wrapi(i - 1, nx)), __ldg(f + r0 + i),
+                __ldg(f + r0 + fg_wrapi(i + 1, nx)), __ldg(f + r0 + fg_wrapi(i + 2, nx)));
+    *qy = FG_D4(__ldg(f + fg_wrapi(j - 2, ny) * nx + i), __ldg(f + fg_wrapi(j - 1, ny) * nx + i), __ldg(f + r0 + i),
+                __ldg(f + fg_wrapi(j + 1, ny) * nx + i), __ldg(f + fg_wrapi(j + 2, ny) * nx + i));
 }
 
 /* Consistent form, fused: the exact gradient of the discrete energy divided
@@ -195,14 +195,14 @@ static __device__ __forceinline__ void fg_d4(const double* __restrict__ f, const
  * registers (they are zero off S), so nothing but the field is read:
  *   g = de/dphi - D_x[de/ddx] - D_y[de/ddy] + c/(hx hy) (d4x[d4x phi] + d4y[d4y phi]). */
 extern "C" __global__ void fg_k_consistent(fg_cargs a) {
-    long long i, j;
+    int i, j;
     if (!fg_site_of(a, &i, &j)) return;
     const fg_geo g = fg_geo_of(a);
     double e = 0.0, m = 0.0, pw = 0.0;
     if (i < g.nx) {
-        const long long idx = j * g.nx + i;
+        const int idx = j * (int)g.nx + i;
         if (!fg_in_s(g, i, j)) {
-            fg_zero_site(a, g.n, idx);
+            fg_zero_site(a, (int)g.n, idx);
         } else {
             const fg_params* p = (const fg_params*)a.params;
             const double* phi = (const double*)a.phi;
@@ -217,7 +217,7 @@ extern "C" __global__ void fg_k_consistent(fg_cargs a) {
 #pragma unroll
                 for (int k = 0; k < FG_NCOMP; k++) {
                     double qx, qy;
-                    fg_d4(phi + (long long)k * g.n, g, i, j, &qx, &qy);
+                    fg_d4(phi + k * (int)g.n, g, i, j, &qx, &qy);
                     q += qx * qx + qy * qy;
                     gr[k] = dphi[k];
                     ax[k] = 0.0; ay[k] = 0.0;
@@ -233,9 +233,9 @@ extern "C" __global__ void fg_k_consistent(fg_cargs a) {
                 const int off = (t & 3) < 2 ? (t & 3) - 2 : (t & 3) - 1;
                 const double w1 = off == -2 ? 1.0 : off == -1 ? -8.0 : off == 1 ? 8.0 : -1.0;
                 const double w4 = (off == -2 || off == 2) ? 1.0 : -4.0;
-                long long ni = i, nj = j;
-                if (dir == 0) ni = g.periodic ? fg_wrap(i + off, g.nx) : i + off;
-                else nj = g.periodic ? fg_wrap(j + off, g.ny) : j + off;
+                int ni = i, nj = j;
+                if (dir == 0) ni = g.periodic ? fg_wrapi(i + off, (int)g.nx) : i + off;
+                else nj = g.periodic ? fg_wrapi(j + off, (int)g.ny) : j + off;
                 if (!fg_in_s(g, ni, nj)) continue;
                 fg_site s;
                 fg_fill(phi, g, ni, nj, false, &s);
@@ -244,7 +244,7 @@ extern "C" __global__ void fg_k_consistent(fg_cargs a) {
 #pragma unroll
                 for (int k = 0; k < FG_NCOMP; k++) {
                     double qx, qy;
-                    fg_d4(phi + (long long)k * g.n, g, ni, nj, &qx, &qy);
+                    fg_d4(phi + k * (int)g.n, g, ni, nj, &qx, &qy);
                     if (dir == 0) { ax[k] += w1 * ddx[k]; bx[k] += w4 * qx; }
                     else          { ay[k] += w1 * ddy[k]; by[k] += w4 * qy; }
                 }
@@ -260,18 +260,18 @@ extern "C" __global__ void fg_k_consistent(fg_cargs a) {
             fg_finish(a, g, idx, gr, &m, &pw);
         }
     }
-    fg_chunk_store(a.part, a.ny * a.nchunk, j * a.nchunk + i / FG_CHUNK, e, m, pw);
+    fg_chunk_store(a.part, a.ny * a.nchunk, (long long)j * a.nchunk + i / FG_CHUNK, e, m, pw);
 }
 
 /* Density k (or the energy density for k < 0) on S, zero off S; partial sums
  * of value*hx*hy in the energy plane. */
 extern "C" __global__ void fg_k_density(fg_cargs a) {
-    long long i, j;
+    int i, j;
     if (!fg_site_of(a, &i, &j)) return;
     const fg_geo g = fg_geo_of(a);
     double v = 0.0;
     if (i < g.nx) {
-        const long long idx = j * g.nx + i;
+        const int idx = j * (int)g.nx + i;
         if (fg_in_s(g, i, j)) {
             const fg_params* p = (const fg_params*)a.params;
             fg_site s;
@@ -280,7 +280,7 @@ extern "C" __global__ void fg_k_density(fg_cargs a) {
         }
         if (a.out) ((double*)a.out)[idx] = v;
     }
-    fg_chunk_store(a.part, a.ny * a.nchunk, j * a.nchunk + i / FG_CHUNK, v * (g.hx * g.hy), 0.0, 0.0);
+    fg_chunk_store(a.part, a.ny * a.nchunk, (long long)j * a.nchunk + i / FG_CHUNK, v * (g.hx * g.hy), 0.0, 0.0);
 }
 
 /* Level 2: one warp per row combines the row's chunk partials. part: chunk
