@@ -28,6 +28,7 @@ const (
 	Cancelled  Kind = "CancelledError"  // a long call was cancelled
 	Format     Kind = "FormatError"     // a file or Arrow stream is malformed
 	Internal   Kind = "InternalError"   // a recovered panic: a bug in fieldgo
+	Trajectory Kind = "TrajectoryError" // a trajectory table or spline is malformed (unsorted, non-finite, too short, u.u != c^2, other knots)
 )
 
 // Error is an error with a Kind.

@@ -10,7 +10,7 @@ Errors that come from the Go runtime arrive as strings ``"fieldgo[Kind]: message
 
 from __future__ import annotations
 
-__all__ = ['Error', 'LatticeError', 'ShapeError', 'LayoutError', 'ParameterError', 'SpecError', 'TraceError', 'FormatError', 'ReleasedError', 'HandleError', 'CompileError', 'BackendError', 'DivergenceError', 'CancelledError', 'InternalError', 'from_bridge']
+__all__ = ['Error', 'LatticeError', 'ShapeError', 'LayoutError', 'ParameterError', 'SpecError', 'TraceError', 'FormatError', 'ReleasedError', 'HandleError', 'CompileError', 'BackendError', 'DivergenceError', 'CancelledError', 'InternalError', 'TrajectoryError', 'from_bridge']
 
 import re
 
@@ -78,6 +78,11 @@ class InternalError(Error, RuntimeError):
     """A bug inside fieldgo (for instance a recovered Go panic)."""
 
 
+class TrajectoryError(Error, ValueError):
+    """A trajectory table is malformed: unsorted or non-finite times, fewer than 4
+    knots per particle, a 4-velocity off the mass shell, or a spline on other knots."""
+
+
 _BY_KIND = {
     cls.__name__: cls
     for cls in (
@@ -95,6 +100,7 @@ _BY_KIND = {
         DivergenceError,
         CancelledError,
         InternalError,
+        TrajectoryError,
     )
 }
 
