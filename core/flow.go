@@ -23,7 +23,7 @@ const (
 type FlowConfig struct {
 	Method     string  // ArrestedNewtonFlow (default) or GradientFlow
 	Arrest     string  // ArrestPower (default) or ArrestEnergy
-	Dt         float64 // time step; 0: DefaultDt
+	Dt         float64 // time step; 0: DefaultDt capped by the field's stiffness (see Stiffness)
 	Tol        float64 // stop when max|dE/dphi| per unit area < Tol; 0: 1e-6
 	MaxSteps   int     // stop after this many steps; 0: 100000
 	CheckEvery int     // history row and checkpoint every this many steps; 0: 100
@@ -105,12 +105,20 @@ func (s *Simulation) Start(cfg FlowConfig) error {
 }
 
 func (s *Simulation) start(cfg FlowConfig) error {
+	auto := cfg.Dt == 0
 	cfg, err := cfg.withDefaults(s.lat)
 	if err != nil {
 		return err
 	}
 	if err := s.refuseNonFinite(); err != nil {
 		return err
+	}
+	if auto {
+		lambda, err := s.stiffness(stiffnessIterations)
+		if err != nil {
+			return err
+		}
+		cfg.Dt = stableDt(cfg.Method, cfg.Dt, lambda)
 	}
 	if err := s.prog.Combine(s.velB); err != nil {
 		return err

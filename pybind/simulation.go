@@ -316,6 +316,10 @@ func SimDescribe(h int64) (info string, err error) {
 	if p, e := s.Progress(); e == nil {
 		var st map[string]any
 		_ = json.Unmarshal([]byte(progressJSON(p)), &st)
+		if cfg, ok := s.Flow(); ok {
+			st["dt"], st["method"], st["arrest"], st["tol"] = cfg.Dt, cfg.Method, cfg.Arrest, cfg.Tol
+			st["max_steps"], st["check_every"] = cfg.MaxSteps, cfg.CheckEvery
+		}
 		d["flow"] = st
 		d["step"] = p.Step
 	}
