@@ -16,6 +16,7 @@ import ctypes
 import datetime
 import html
 import os
+import re
 import shutil
 
 __all__ = ["Report", "devices", "kernels", "cache", "cache_clear", "cache_root", "fieldgo_magic"]
@@ -163,34 +164,53 @@ def cache_root() -> str:
     return os.path.dirname(native.cache_dir())
 
 
-def _entries():
-    """(kind, description, path, bytes incl. sidecars, mtime) for each compiled object."""
+# The Go CPU backend writes straight into $FIELDGO_CACHE when that is set (and into
+# ~/.cache/fieldgo/cpu otherwise): its entries there are <sha256>.so (+ .sha256).
+_CPU_ENTRY = re.compile(r"^[0-9a-f]{64}\.so(\.sha256|\.tmp.*)?$")
+
+
+def _dirs(sub):
+    """(directory, name filter) pairs where entries of one kind live."""
     root = cache_root()
-    out = []
-    for sub, what, suffixes in _KINDS:
-        d = os.path.join(root, sub)
+    out = [(os.path.join(root, sub), None)]
+    if sub == "cpu" and os.environ.get("FIELDGO_CACHE"):
+        out.append((root, _CPU_ENTRY.match))
+    return out
+
+
+def _listing(sub):
+    for d, keep in _dirs(sub):
         try:
             names = sorted(os.listdir(d))
         except OSError:
             continue
-        for name in names:
-            if not name.endswith(suffixes):
-                continue
-            path = os.path.join(d, name)
-            stem = os.path.splitext(path)[0]
-            size = 0
-            for other in names:
-                p = os.path.join(d, other)
-                if p == path or p.startswith(path + ".") or os.path.splitext(p)[0] == stem:
-                    try:
-                        size += os.path.getsize(p)
-                    except OSError:
-                        pass
-            try:
-                mtime = os.path.getmtime(path)
-            except OSError:
-                continue
-            out.append((sub, what, path, size, mtime))
+        names = [n for n in names if keep is None or keep(n)]
+        yield d, names
+
+
+def _entries():
+    """(kind, description, path, bytes incl. sidecars, mtime) for each compiled object."""
+    out = []
+    for sub, what, suffixes in _KINDS:
+        for d, names in _listing(sub):
+            for name in names:
+                if not name.endswith(suffixes):
+                    continue
+                path = os.path.join(d, name)
+                stem = os.path.splitext(path)[0]
+                size = 0
+                for other in names:
+                    p = os.path.join(d, other)
+                    if p == path or p.startswith(path + ".") or os.path.splitext(p)[0] == stem:
+                        try:
+                            size += os.path.getsize(p)
+                        except OSError:
+                            pass
+                try:
+                    mtime = os.path.getmtime(path)
+                except OSError:
+                    continue
+                out.append((sub, what, path, size, mtime))
     return out
 
 
@@ -228,16 +248,16 @@ def cache() -> Report:
     rows = []
     for sub, what, _ in _KINDS:
         mine = [e for e in entries if e[0] == sub]
-        d = os.path.join(root, sub)
         total = 0
-        if os.path.isdir(d):
-            for name in os.listdir(d):
+        for d, names in _listing(sub):
+            for name in names:
                 try:
                     total += os.path.getsize(os.path.join(d, name))
                 except OSError:
                     pass
         newest = _date(max(e[4] for e in mine)) if mine else "—"
-        rows.append([sub, what, len(mine), _size(total), newest, d])
+        where = " and ".join(d for d, _ in _dirs(sub))
+        rows.append([sub, what, len(mine), _size(total), newest, where])
     return Report("fieldgo cache", ["kind", "holds", "entries", "size", "newest", "directory"], rows,
                   [f"clear it with %fieldgo cache clear (root: {root})"])
 
@@ -248,21 +268,20 @@ def cache_clear() -> Report:
     root = cache_root()
     removed, freed = 0, 0
     for sub, _, _ in _KINDS:
-        d = os.path.join(root, sub)
-        if not os.path.isdir(d):
-            continue
-        for name in os.listdir(d):
-            p = os.path.join(d, name)
-            try:
-                size = os.path.getsize(p) if os.path.isfile(p) else 0
-                if os.path.isdir(p) and not os.path.islink(p):
-                    shutil.rmtree(p)
-                else:
-                    os.remove(p)
-            except OSError:
-                continue
-            removed += 1
-            freed += size
+        for d, names in list(_listing(sub)):
+            for name in names:
+                p = os.path.join(d, name)
+                try:
+                    if os.path.isdir(p) and not os.path.islink(p):
+                        size = 0
+                        shutil.rmtree(p)
+                    else:
+                        size = os.path.getsize(p)
+                        os.remove(p)
+                except OSError:
+                    continue
+                removed += 1
+                freed += size
     return Report("fieldgo cache cleared", ["files removed", "freed", "root"], [[removed, _size(freed), root]])
 
 
