@@ -1,0 +1,11 @@
+package src
+
+import _ "embed"
+
+// NBodyCUDA is the direct-summation N-body kernels (tiled and untiled
+// accelerations, leapfrog kick and drift) in float and double builds: a
+// standalone CUDA translation unit (no point source). See the file's header
+// for the launch shapes; core/nbody is the CPU counterpart.
+//
+//go:embed nbody.cu
+var NBodyCUDA string
