@@ -193,6 +193,10 @@ func (s *Simulation) Form() kernels.Form       { return s.form }
 func (s *Simulation) Penalty() float64         { return s.penalty }
 func (s *Simulation) Backend() kernels.Backend { return s.backend }
 
+// Program is the compiled program the simulation runs (for backends that
+// describe their kernels).
+func (s *Simulation) Program() kernels.Program { return s.prog }
+
 // Field is the simulation's field, shared (not copied): it stays valid until
 // Close and changes as the flow runs. Export it with Record for zero-copy views.
 func (s *Simulation) Field() (*Field, error) {

@@ -1,9 +1,12 @@
 package pybind
 
 import (
+	"sync"
+
 	"github.com/fieldgo/fieldgo/errs"
 	"github.com/fieldgo/fieldgo/kernels"
 	"github.com/fieldgo/fieldgo/kernels/cpu"
+	"github.com/fieldgo/fieldgo/kernels/cuda"
 )
 
 // backendOptions are the choices Python passes as JSON.
@@ -12,10 +15,34 @@ type backendOptions struct {
 	Threads int    `json:"threads"` // CPU goroutines; 0: GOMAXPROCS
 }
 
-// cudaBackend returns the CUDA backend, or why there is none. Replaced by
-// the real probe when kernels/cuda is wired in.
-var cudaBackend = func() (kernels.Backend, error) {
-	return nil, errs.New(errs.Backend, "this build of fieldgo has no CUDA backend")
+// gpu is the process's one CUDA backend (it holds the device's primary
+// context), probed once: when the driver, NVRTC or a device is missing, the
+// reason is kept and "auto" falls back to the CPU.
+var gpu struct {
+	once sync.Once
+	b    *cuda.Backend
+	err  error
+}
+
+func cudaBackend() (kernels.Backend, error) {
+	gpu.once.Do(func() { gpu.b, gpu.err = cuda.New(cuda.Options{}) })
+	if gpu.err != nil {
+		return nil, errs.Wrap(errs.Backend, gpu.err, "the CUDA backend is unavailable")
+	}
+	return gpu.b, nil
+}
+
+// Devices describes the backends this process can use, as JSON: the CPU
+// always; CUDA with its device and architecture, or why it is unavailable.
+func Devices() (info string, err error) {
+	defer recoverInto(&err)
+	d := map[string]any{"cpu": map[string]any{"available": true}}
+	if _, e := cudaBackend(); e != nil {
+		d["cuda"] = map[string]any{"available": false, "reason": e.Error()}
+	} else {
+		d["cuda"] = map[string]any{"available": true, "device": gpu.b.Device(), "arch": gpu.b.Arch()}
+	}
+	return jsonString(d), nil
 }
 
 // selectBackend picks the backend: "auto" takes CUDA when it is usable and

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fieldgo/fieldgo/core"
 	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/kernels/cuda"
 )
 
 // simulation is what a simulation handle refers to.
@@ -45,7 +46,7 @@ func NewSimulation(spec, source string, nx, ny int, hx, hy, ox, oy float64, boun
 		return 0, bridge(errs.New(errs.Parameter, "bad simulation options: %v", e))
 	}
 	if o.Precision != "" && o.Precision != "float64" {
-		return 0, bridge(errs.New(errs.Backend, "precision %q is not available on the CPU backend: it computes in float64", o.Precision))
+		return 0, bridge(errs.New(errs.Backend, "precision %q is not available yet: simulations compute in float64", o.Precision))
 	}
 	theory, err := core.ParseTheory(spec, source)
 	if err != nil {
@@ -323,11 +324,19 @@ func SimDescribe(h int64) (info string, err error) {
 		d["flow"] = st
 		d["step"] = p.Step
 	}
-	b, err := json.Marshal(d)
-	if err != nil {
-		return "", bridge(errs.Wrap(errs.Internal, err, "describe"))
+	if k, ok := s.Program().(interface{ Describe() []cuda.KernelInfo }); ok {
+		d["kernels"] = k.Describe()
+		d["device"] = gpu.b.Device()
 	}
-	return string(b), nil
+	return jsonString(d), nil
+}
+
+func jsonString(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only maps of plain values are marshalled here
+	}
+	return string(b)
 }
 
 // SimSource is the theory's point source.

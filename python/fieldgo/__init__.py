@@ -21,6 +21,7 @@ from .field import Field, allocated_bytes
 # --- engine (simulations) ---
 from .simulation import Simulation, load
 from . import initial
+from .devices import devices
 
 # --- jupyter ---
 from .plotting import plot, plot_history  # noqa: E402

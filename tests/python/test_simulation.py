@@ -193,3 +193,16 @@ def test_vortex_relaxes_towards_pi():
     # coarse lattice: within a few per cent of the Bogomolny bound pi, above -O(h^4) error
     assert sim.energy() / math.pi == pytest.approx(1.0, abs=0.02)
     assert sim.integral("vortex_number") == pytest.approx(1.0, abs=0.02)
+
+
+def test_devices_and_backend_choice(skyrme):
+    info = fg.devices()
+    assert info["cpu"]["available"] and info["cpu"]["threads"] >= 1
+    sim = make(skyrme, backend="auto")
+    if info["cuda"]["available"]:
+        assert sim.backend == "cuda"
+    else:
+        assert sim.backend == "cpu"
+        assert info["cuda"]["reason"] in sim.describe()["backend_note"]
+        with pytest.raises(fg.BackendError, match="CUDA"):
+            make(skyrme, backend="cuda")
