@@ -1,0 +1,323 @@
+package radiation
+
+import (
+	"math"
+
+	"github.com/fieldgo/fieldgo/core/spline"
+)
+
+// float is float64, or float32 in single-precision mode.
+type float = spline.Float
+
+func sqrt[F float](x F) F { return F(math.Sqrt(float64(x))) } // correctly rounded for float32 too
+
+// knots are the state and acceleration splines in the kernel's precision,
+// column-major with stride n (kernels/src/radiation.cu reads the same arrays).
+type knots[F float] struct {
+	n            int
+	off          []int
+	t, h         []F
+	z, c1, c2    []F // 8 columns: t, x, y, z, ut, ux, uy, uz
+	az, ac1, ac2 []F // 4 columns: at, ax, ay, az
+}
+
+// interval holds one interval's coefficients: what coef_reuse keeps in
+// registers while tau stays inside.
+type interval[F float] struct {
+	t0, t1, h          F
+	z0, z1, c1, c2     [nState]F
+	az0, az1, ac1, ac2 [nAccel]F
+}
+
+const (
+	nState = 8
+	nAccel = 4
+)
+
+func (k *knots[F]) fetch(iv *interval[F], i int) {
+	iv.t0, iv.t1, iv.h = k.t[i], k.t[i+1], k.h[i+1]
+	for d := 0; d < nState; d++ {
+		j := d*k.n + i
+		iv.z0[d], iv.z1[d], iv.c1[d], iv.c2[d] = k.z[j], k.z[j+1], k.c1[j], k.c2[j]
+	}
+}
+
+func (k *knots[F]) fetchAccel(iv *interval[F], i int) {
+	for d := 0; d < nAccel; d++ {
+		j := d*k.n + i
+		iv.az0[d], iv.az1[d], iv.ac1[d], iv.ac2[d] = k.az[j], k.az[j+1], k.ac1[j], k.ac2[j]
+	}
+}
+
+// cubic is the one polynomial evaluation every path shares (the formula of
+// package spline): cold, warm and cached searches differ only in how they
+// find the interval, so their results are bit-identical.
+func cubic[F float](z0, z1, c1, c2, dt1, dt2, h F) F {
+	return (z0*dt2*dt2*dt2+z1*dt1*dt1*dt1)/(6*h) + c1*dt1 + c2*dt2
+}
+
+func (iv *interval[F]) state(tau F, out *[nState]F) {
+	dt1, dt2 := tau-iv.t0, iv.t1-tau
+	for d := 0; d < nState; d++ {
+		out[d] = cubic(iv.z0[d], iv.z1[d], iv.c1[d], iv.c2[d], dt1, dt2, iv.h)
+	}
+}
+
+func (iv *interval[F]) accel(tau F, out *[nAccel]F) {
+	dt1, dt2 := tau-iv.t0, iv.t1-tau
+	for d := 0; d < nAccel; d++ {
+		out[d] = cubic(iv.az0[d], iv.az1[d], iv.ac1[d], iv.ac2[d], dt1, dt2, iv.h)
+	}
+}
+
+// walker evaluates one particle's splines for one observer, keeping the
+// previous interval as the search's guess.
+type walker[F float] struct {
+	k      *knots[F]
+	a, b   int // the particle's knots
+	search Search
+	reuse  bool
+	idx    int
+	valid  bool // iv holds interval idx (coef_reuse)
+	iv     interval[F]
+}
+
+// locate makes iv the interval of tau.
+func (w *walker[F]) locate(tau F) {
+	switch {
+	case w.search == Cold:
+		w.idx = spline.Search(w.k.t, w.a, w.b, tau)
+	case w.reuse && w.valid && spline.In(w.k.t, w.a, w.b, w.idx, tau):
+		return
+	default:
+		w.idx = spline.SearchFrom(w.k.t, w.a, w.b, w.idx, tau)
+	}
+	w.k.fetch(&w.iv, w.idx)
+	if w.reuse {
+		w.k.fetchAccel(&w.iv, w.idx)
+		w.valid = true
+	}
+}
+
+func (w *walker[F]) state(tau F, st *[nState]F) {
+	w.locate(tau)
+	w.iv.state(tau, st)
+}
+
+// stateAccel evaluates the state and the acceleration, the latter on the
+// interval the state's search found.
+func (w *walker[F]) stateAccel(tau F, st *[nState]F, ac *[nAccel]F) {
+	w.locate(tau)
+	if !w.reuse {
+		w.k.fetchAccel(&w.iv, w.idx)
+	}
+	w.iv.state(tau, st)
+	w.iv.accel(tau, ac)
+}
+
+// observer is one observer in the kernel's precision: its position, |x_obs|,
+// and c.
+type observer[F float] struct {
+	x, y, z, r0 F
+	c           F
+}
+
+// lightCone is the retarded-time condition in shifted time: with t' = t_obs -
+// |x_obs|/c, f = t(tau) + (R - |x_obs|)/c - t', where R - |x_obs| =
+// (|r|^2 - 2 x_obs.r) / (R + |x_obs|) has no cancellation. fp = df/dtau =
+// ut - n.u_s/c = ut (1 - n.beta).
+func (o *observer[F]) lightCone(st *[nState]F, tp F) (f, fp F) {
+	rx, ry, rz := o.x-st[1], o.y-st[2], o.z-st[3]
+	R := sqrt(rx*rx + ry*ry + rz*rz)
+	d := (st[1]*st[1] + st[2]*st[2] + st[3]*st[3] - 2*(o.x*st[1]+o.y*st[2]+o.z*st[3])) / (R + o.r0)
+	f = st[0] + d/o.c - tp
+	fp = st[4] - (rx*st[5]+ry*st[6]+rz*st[7])/(R*o.c)
+	return f, fp
+}
+
+// lw adds q's Liénard–Wiechert fields at the observer to acc (Ex, Ey, Ez, Bx,
+// By, Bz, phi, Ax, Ay, Az), Gaussian units:
+//
+//	E = q (n - beta) / (gamma^2 kappa^3 R^2) + q n x ((n - beta) x beta') / (c kappa^3 R)
+//	B = n x E,  phi = q / (kappa R),  A = q beta / (kappa R),  kappa = 1 - n.beta,
+//
+// with beta = u_s/(c ut) and beta' = d beta/dt = (a_s ut - u_s a_t)/(c ut^3).
+// It returns df/dtau for the next sample's prediction.
+func (o *observer[F]) lw(st *[nState]F, ac *[nAccel]F, q F, acc *[NComp]F) (fp F) {
+	rx, ry, rz := o.x-st[1], o.y-st[2], o.z-st[3]
+	R := sqrt(rx*rx + ry*ry + rz*rz)
+	nx, ny, nz := rx/R, ry/R, rz/R
+	ut := st[4]
+	cut := o.c * ut
+	bx, by, bz := st[5]/cut, st[6]/cut, st[7]/cut
+	cut3 := cut * ut * ut
+	dbx := (ac[1]*ut - st[5]*ac[0]) / cut3
+	dby := (ac[2]*ut - st[6]*ac[0]) / cut3
+	dbz := (ac[3]*ut - st[7]*ac[0]) / cut3
+	kappa := 1 - (nx*bx + ny*by + nz*bz)
+	k3 := kappa * kappa * kappa
+	// Velocity field: (n - beta) / (ut^2 kappa^3 R^2).
+	mx, my, mz := nx-bx, ny-by, nz-bz
+	cv := q / (ut * ut * k3 * R * R)
+	// Radiation field: n x (m x beta') = m (n.beta') - beta' (n.m).
+	ndb := nx*dbx + ny*dby + nz*dbz
+	nm := nx*mx + ny*my + nz*mz
+	cr := q / (o.c * k3 * R)
+	ex := cv*mx + cr*(mx*ndb-dbx*nm)
+	ey := cv*my + cr*(my*ndb-dby*nm)
+	ez := cv*mz + cr*(mz*ndb-dbz*nm)
+	acc[0] += ex
+	acc[1] += ey
+	acc[2] += ez
+	acc[3] += ny*ez - nz*ey
+	acc[4] += nz*ex - nx*ez
+	acc[5] += nx*ey - ny*ex
+	phi := q / (kappa * R)
+	acc[6] += phi
+	acc[7] += phi * bx
+	acc[8] += phi * by
+	acc[9] += phi * bz
+	return ut * kappa
+}
+
+// coldSolve finds the retarded proper time of sample time tp from scratch:
+// bisection over the knots (f increases with tau), then safeguarded Newton on
+// the bracketing interval to convergence. It evaluates through fixed
+// intervals, not the walker's search, so every search mode starts alike. ok is
+// false when the observer sees the particle before its first or after its
+// last knot.
+func (w *walker[F]) coldSolve(o *observer[F], tp F) (tau F, ok bool) {
+	var iv interval[F]
+	var st [nState]F
+	k := w.k
+	fAt := func(i, j int) F { // f at knot j through interval i
+		k.fetch(&iv, i)
+		iv.state(k.t[j], &st)
+		f, _ := o.lightCone(&st, tp)
+		return f
+	}
+	lo, hi := w.a, w.b-1
+	if !(fAt(lo, lo) <= 0) || !(fAt(hi-1, hi) >= 0) {
+		return 0, false
+	}
+	for hi-lo > 1 {
+		mid := int(uint(lo+hi) >> 1)
+		if fAt(mid, mid) <= 0 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	k.fetch(&iv, lo)
+	a, b := k.t[lo], k.t[hi]
+	tau = a + (b-a)/2
+	tol := 4 * epsilon[F]() * (abs(a) + abs(b))
+	for it := 0; it < 100; it++ {
+		iv.state(tau, &st)
+		f, fp := o.lightCone(&st, tp)
+		if f == 0 {
+			break
+		}
+		if f < 0 {
+			a = tau
+		} else {
+			b = tau
+		}
+		next := tau - f/fp
+		if !(next > a && next < b) {
+			next = a + (b-a)/2
+		}
+		if abs(next-tau) <= tol || b-a <= tol {
+			tau = next
+			break
+		}
+		tau = next
+	}
+	return tau, true
+}
+
+func abs[F float](x F) F {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func epsilon[F float]() F {
+	var x F
+	switch any(x).(type) {
+	case float32:
+		return F(0x1p-23)
+	}
+	return F(0x1p-52)
+}
+
+// run computes observer o's samples for every particle and adds them to out
+// (NComp columns of O*S, index o*S + s), and the retarded lab times to tret
+// (P columns) when tret is not nil.
+func run[F float](k *knots[F], ob observer[F], tps []F, charge []F, opt *Options, out [][]float64, tret [][]float64, base int) {
+	var acc [NComp]F
+	var st [nState]F
+	var ac [nAccel]F
+	S := len(tps)
+	nan := F(math.NaN())
+	for p := 0; p+1 < len(k.off); p++ {
+		w := walker[F]{k: k, a: k.off[p], b: k.off[p+1], search: opt.Search, reuse: opt.CoefReuse && opt.Search != Cold, idx: k.off[p]}
+		lo, hi := k.t[w.a], k.t[w.b-1]
+		q := charge[p]
+		var tau, fp F
+		have := false
+		for s := 0; s < S; s++ {
+			tp := tps[s]
+			if have {
+				dt := tp - tps[s-1]
+				switch opt.Method {
+				case Newton:
+					tau += dt / fp // predictor: dtau/dt_obs at the previous sample
+					for it := 0; it < opt.NIters; it++ {
+						w.state(tau, &st)
+						f, d := ob.lightCone(&st, tp)
+						tau -= f / d
+					}
+				case RK4:
+					h := dt / F(opt.NSubsteps)
+					g := func(x F) F {
+						w.state(x, &st)
+						_, d := ob.lightCone(&st, tp)
+						return 1 / d
+					}
+					for it := 0; it < opt.NSubsteps; it++ {
+						k1 := g(tau)
+						k2 := g(tau + h/2*k1)
+						k3 := g(tau + h/2*k2)
+						k4 := g(tau + h*k3)
+						tau += h / 6 * (k1 + 2*k2 + 2*k3 + k4)
+					}
+				}
+				have = tau >= lo && tau <= hi
+			}
+			if !have {
+				tau, have = w.coldSolve(&ob, tp)
+			}
+			j := base + s
+			if !have {
+				for c := range out {
+					out[c][j] = float64(nan)
+				}
+				if tret != nil {
+					tret[p][j] = float64(nan)
+				}
+				continue
+			}
+			acc = [NComp]F{}
+			w.stateAccel(tau, &st, &ac)
+			fp = ob.lw(&st, &ac, q, &acc)
+			for c := range out {
+				out[c][j] += float64(acc[c])
+			}
+			if tret != nil {
+				tret[p][j] = float64(st[0])
+			}
+		}
+	}
+}

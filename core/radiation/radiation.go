@@ -1,0 +1,348 @@
+// Package radiation computes retarded-time Liénard–Wiechert potentials and
+// fields of charged particles moving on cubic-spline worldlines (package
+// spline), at observers sampled in time: a cube observers x samples x
+// components, summed over particles.
+//
+// For each observer and particle the kernel walks the observer's samples in
+// order, solving the light-cone condition t(tau) + |x_obs - r(tau)|/c = t_obs
+// for the retarded proper time, either by Newton (NIters corrections from the
+// previous sample's root advanced by dtau/dt_obs) or by RK4 on
+// dtau/dt_obs = 1/(gamma (1 - n.beta)) with NSubsteps steps per sample. The
+// first sample (and any after the observer lost sight of the particle) is
+// solved from scratch by bisection over the knots and Newton to convergence.
+// Samples whose retarded time falls outside a particle's knots are NaN.
+//
+// Time is shifted per observer, t' = t - |x_obs|/c, and R - |x_obs| is formed
+// without cancellation, so the float32 mode stays usable when the observer is
+// far away compared with the orbit. Units are Gaussian with the table's c:
+// phi = q/(kappa R), A = q beta/(kappa R), E and B as in Jackson (14.14).
+//
+// The CPU kernel runs observers on goroutines; kernels/src/radiation.cu is the
+// same math for the GPU (one thread per observer).
+package radiation
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/fieldgo/fieldgo/core"
+	"github.com/fieldgo/fieldgo/core/spline"
+	"github.com/fieldgo/fieldgo/errs"
+)
+
+// Method is how the retarded time is advanced from sample to sample.
+type Method int
+
+const (
+	Newton Method = iota // NIters Newton corrections from a warm start
+	RK4                  // RK4 on dtau/dt_obs with NSubsteps per sample
+)
+
+// Search is how a spline evaluation finds its interval.
+type Search int
+
+const (
+	Warm Search = iota // from the previous interval: gallop and bisect
+	Cold               // binary search from scratch every time (the naive kernel)
+)
+
+// Precision of the kernel's arithmetic.
+type Precision int
+
+const (
+	Float64 Precision = iota
+	Float32
+)
+
+// Components of the cube, in order.
+var Components = []string{"Ex", "Ey", "Ez", "Bx", "By", "Bz", "phi", "Ax", "Ay", "Az"}
+
+// NComp is len(Components).
+const NComp = 10
+
+// Options configure Fields; DefaultOptions are Newton with 2 corrections,
+// warm search with coefficient reuse, float64.
+type Options struct {
+	Method    Method
+	NIters    int // Newton corrections per sample (0: the predictor alone)
+	NSubsteps int // RK4 steps per sample interval (>= 1)
+	Search    Search
+	CoefReuse bool // keep the interval's coefficients while tau stays inside (warm search only)
+	Precision Precision
+	Retarded  bool         // also return each particle's retarded lab time t(tau_ret)
+	Threads   int          // goroutines; 0: GOMAXPROCS
+	Cancel    *atomic.Bool // polled between observers
+}
+
+// Observers are observer positions.
+type Observers struct{ X, Y, Z []float64 }
+
+// Cube is the result: NComp columns (and P retarded-time columns when asked)
+// of O*S float64 in one block of C memory, observer-major (index o*S + s).
+type Cube struct {
+	O, S, P  int
+	Columns  []string
+	Data     [][]float64
+	Options  Options
+	buf      *memory.Buffer
+	released atomic.Bool
+}
+
+// Release frees the cube's memory (exports keep their own reference).
+func (c *Cube) Release() error {
+	if c == nil || !c.released.CompareAndSwap(false, true) {
+		return errs.New(errs.Released, "the cube has already been released")
+	}
+	c.buf.Release()
+	c.Data = nil
+	return nil
+}
+
+func newCube(o, s, p int, retarded bool) *Cube {
+	cols := append([]string(nil), Components...)
+	if retarded {
+		for q := 0; q < p; q++ {
+			cols = append(cols, "t_ret_"+itoa(q))
+		}
+	}
+	n := o * s
+	buf := memory.NewBufferWithAllocator(core.Allocator.Allocate(8*n*len(cols)), core.Allocator)
+	c := &Cube{O: o, S: s, P: p, Columns: cols, buf: buf}
+	var all []float64
+	if n > 0 {
+		all = unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(buf.Bytes()))), n*len(cols))
+		clear(all)
+	}
+	for k := range cols {
+		c.Data = append(c.Data, all[k*n:(k+1)*n:(k+1)*n])
+	}
+	return c
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
+
+// DefaultOptions are the defaults of fg.radiation.fields.
+func DefaultOptions() Options {
+	return Options{Method: Newton, NIters: 2, NSubsteps: 4, Search: Warm, CoefReuse: true}
+}
+
+func (opt *Options) normalise() error {
+	if opt.NIters < 0 || opt.NIters > 64 {
+		return errs.New(errs.Parameter, "n_iters=%d: want 0..64", opt.NIters)
+	}
+	if opt.NSubsteps < 1 || opt.NSubsteps > 1<<16 {
+		return errs.New(errs.Parameter, "n_substeps=%d: want 1..65536", opt.NSubsteps)
+	}
+	if opt.Method != Newton && opt.Method != RK4 {
+		return errs.New(errs.Parameter, "unknown method %d", opt.Method)
+	}
+	if opt.Search != Warm && opt.Search != Cold {
+		return errs.New(errs.Parameter, "unknown search %d", opt.Search)
+	}
+	if opt.Precision != Float64 && opt.Precision != Float32 {
+		return errs.New(errs.Parameter, "unknown precision %d", opt.Precision)
+	}
+	if opt.Threads <= 0 {
+		opt.Threads = runtime.GOMAXPROCS(0)
+	}
+	return nil
+}
+
+// Source is what the kernels read: the state spline (t, x, y, z, ut, ux, uy,
+// uz against tau), the acceleration spline on the same knots, each
+// particle's charge and the speed of light.
+type Source struct {
+	State, Accel *spline.Spline
+	Charge       []float64
+	C            float64
+}
+
+func (src *Source) check() error {
+	if src.State == nil || src.Accel == nil {
+		return errs.New(errs.Trajectory, "radiation needs a state and an acceleration spline")
+	}
+	if src.State.D != nState || src.Accel.D != nAccel {
+		return errs.New(errs.Shape, "state spline has %d components (want %d), acceleration %d (want %d)", src.State.D, nState, src.Accel.D, nAccel)
+	}
+	if &src.Accel.T[0] != &src.State.T[0] || src.Accel.N != src.State.N {
+		return errs.New(errs.Trajectory, "the acceleration spline is not on the state spline's knots")
+	}
+	if len(src.Charge) != src.State.P {
+		return errs.New(errs.Shape, "%d charges for %d particles", len(src.Charge), src.State.P)
+	}
+	if !(src.C > 0) || math.IsInf(src.C, 0) {
+		return errs.New(errs.Parameter, "the speed of light c=%v must be positive and finite", src.C)
+	}
+	return nil
+}
+
+// Fields computes the cube. times has S values shared by every observer or
+// O*S values (observer-major), one row of samples per observer; nsamples is S.
+func Fields(src Source, obs Observers, times []float64, nsamples int, opt Options) (*Cube, error) {
+	if err := opt.normalise(); err != nil {
+		return nil, err
+	}
+	if err := src.check(); err != nil {
+		return nil, err
+	}
+	o := len(obs.X)
+	if len(obs.Y) != o || len(obs.Z) != o {
+		return nil, errs.New(errs.Shape, "observer columns of %d, %d and %d rows", len(obs.X), len(obs.Y), len(obs.Z))
+	}
+	S := nsamples
+	if S < 0 || len(times) != S && len(times) != o*S {
+		return nil, errs.New(errs.Shape, "%d observation times for %d observers x %d samples: give %d shared or %d", len(times), o, S, S, o*S)
+	}
+	for i, x := range [][]float64{obs.X, obs.Y, obs.Z} {
+		for j, v := range x {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, errs.New(errs.Parameter, "observer %d: coordinate %d is %v", j, i, v)
+			}
+		}
+	}
+	cube := newCube(o, S, src.State.P, opt.Retarded)
+	cube.Options = opt
+	var err error
+	if opt.Precision == Float32 {
+		err = fields(toKnots[float32](src), src, obs, times, cube, &opt)
+	} else {
+		err = fields(toKnots[float64](src), src, obs, times, cube, &opt)
+	}
+	if err != nil {
+		cube.Release()
+		return nil, err
+	}
+	return cube, nil
+}
+
+func convert[F float](x []float64) []F {
+	if y, ok := any(x).([]F); ok {
+		return y
+	}
+	y := make([]F, len(x))
+	for i, v := range x {
+		y[i] = F(v)
+	}
+	return y
+}
+
+func toKnots[F float](src Source) *knots[F] {
+	s, a := src.State, src.Accel
+	k := &knots[F]{n: s.N, off: s.Off, t: convert[F](s.T), h: convert[F](s.H)}
+	if _, same := any(s.T).([]F); same {
+		k.z, k.c1, k.c2 = convert[F](s.Z), convert[F](s.C1), convert[F](s.C2)
+		k.az, k.ac1, k.ac2 = convert[F](a.Z), convert[F](a.C1), convert[F](a.C2)
+		return k
+	}
+	// In a narrower precision the rounded knots move by up to eps |tau|, which
+	// can be a sizable part of an interval. The widths are then the rounded
+	// knots' differences (exact, Sterbenz), so that dt1 + dt2 = h holds exactly
+	// in the evaluation, and c1, c2 are recomputed from the knot values with
+	// those widths: the spline still interpolates the knot values, at knots
+	// shifted by a rounding of tau.
+	for p := 0; p+1 < len(s.Off); p++ {
+		k.h[s.Off[p]] = 0
+		for i := s.Off[p] + 1; i < s.Off[p+1]; i++ {
+			k.h[i] = k.t[i] - k.t[i-1]
+		}
+	}
+	k.z, k.c1, k.c2 = narrow[F](s, s.Z, s.C1, s.C2, k.h)
+	k.az, k.ac1, k.ac2 = narrow[F](s, a.Z, a.C1, a.C2, k.h)
+	return k
+}
+
+// narrow recomputes a spline's coefficients for rounded knots with widths h.
+func narrow[F float](s *spline.Spline, z, c1, c2 []float64, h []F) (zf, c1f, c2f []F) {
+	n := s.N
+	zf, c1f, c2f = convert[F](z), make([]F, len(z)), make([]F, len(z))
+	d := len(z) / n
+	for p := 0; p+1 < len(s.Off); p++ {
+		a, b := s.Off[p], s.Off[p+1]
+		for c := 0; c < d; c++ {
+			// Knot values: u[i] = H (c2[i] + z[i] H/6) on the interval to the right.
+			u := func(i int) float64 {
+				j := c*n + i
+				if i == b-1 {
+					return s.H[i] * (c1[j-1] + z[j]*s.H[i]/6)
+				}
+				return s.H[i+1] * (c2[j] + z[j]*s.H[i+1]/6)
+			}
+			for i := a; i < b-1; i++ {
+				j := c*n + i
+				w := float64(h[i+1])
+				c1f[j] = F(u(i+1)/w - z[j+1]*w/6)
+				c2f[j] = F(u(i)/w - z[j]*w/6)
+			}
+		}
+	}
+	return zf, c1f, c2f
+}
+
+func fields[F float](k *knots[F], src Source, obs Observers, times []float64, cube *Cube, opt *Options) error {
+	// Knots that collide once rounded (float32) would make empty intervals.
+	for p := 0; p+1 < len(k.off); p++ {
+		for i := k.off[p] + 1; i < k.off[p+1]; i++ {
+			if !(k.t[i] > k.t[i-1]) || k.h[i] == 0 {
+				return errs.New(errs.Parameter, "particle %d: knots %d and %d coincide in this precision (tau=%v): use precision float64 or fewer knots",
+					p, i-1-k.off[p], i-k.off[p], float64(k.t[i]))
+			}
+		}
+	}
+	charge := convert[F](src.Charge)
+	o, S := cube.O, cube.S
+	out := cube.Data[:NComp]
+	var tret [][]float64
+	if opt.Retarded {
+		tret = cube.Data[NComp:]
+	}
+	var next atomic.Int64
+	var cancelled atomic.Bool
+	var wg sync.WaitGroup
+	for w := 0; w < opt.Threads; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tps := make([]F, S)
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= o {
+					return
+				}
+				if opt.Cancel != nil && opt.Cancel.Load() {
+					cancelled.Store(true)
+					return
+				}
+				x, y, z := obs.X[i], obs.Y[i], obs.Z[i]
+				r0 := math.Sqrt(x*x + y*y + z*z)
+				row := times
+				if len(times) != S {
+					row = times[i*S : (i+1)*S]
+				}
+				for s, t := range row {
+					tps[s] = F(t - r0/src.C) // shifted in float64, then rounded
+				}
+				ob := observer[F]{x: F(x), y: F(y), z: F(z), r0: F(r0), c: F(src.C)}
+				run(k, ob, tps, charge, opt, out, tret, i*S)
+			}
+		}()
+	}
+	wg.Wait()
+	if cancelled.Load() {
+		return errs.New(errs.Cancelled, "radiation fields cancelled")
+	}
+	return nil
+}
