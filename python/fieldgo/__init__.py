@@ -26,3 +26,6 @@ from .devices import devices
 # --- jupyter ---
 from .plotting import plot, plot_history  # noqa: E402
 from .jupyter import load_ipython_extension, unload_ipython_extension  # noqa: E402
+
+# --- trajectories ---
+from . import nbody  # noqa: E402
