@@ -335,8 +335,9 @@ type LabSamples struct {
 // FromLabTime converts lab-time samples into a trajectory table in C memory:
 // gamma = 1/sqrt(1 - v^2/c^2), u = gamma (1, v), and the proper time
 // tau = integral of dt/gamma from each particle's first sample (tau = 0 there),
-// integrated exactly on the natural cubic spline of 1/gamma against t (fourth
-// order in the sample spacing). Speeds at or above c, unsorted or non-finite
+// integrated exactly, interval by interval, on the cubic through the four
+// nearest samples (fourth order in the sample spacing, uniform or not; a
+// natural spline's ends would make it third). Speeds at or above c, unsorted or non-finite
 // times are errs.Trajectory.
 func FromLabTime(s LabSamples) (arrow.RecordBatch, error) {
 	n := len(s.T)
@@ -372,11 +373,9 @@ func FromLabTime(s LabSamples) (arrow.RecordBatch, error) {
 		}
 		invGamma[i] = math.Sqrt((1 - b2))
 	}
-	sp, err := spline.New(s.T, s.Off, [][]float64{invGamma})
-	if err != nil {
+	if err := checkKnotsOf(s.T, s.Off); err != nil {
 		return nil, err
 	}
-	defer sp.Release()
 	md := Metadata(s.Units, s.C, s.Charge, s.Mass)
 	b := array.NewRecordBuilder(core.Allocator, Schema(md))
 	defer b.Release()
@@ -390,9 +389,7 @@ func FromLabTime(s LabSamples) (arrow.RecordBatch, error) {
 		tau := 0.0
 		for i := s.Off[q]; i < s.Off[q+1]; i++ {
 			if i > s.Off[q] {
-				// Exact integral of the cubic on [t[i-1], t[i]].
-				h := sp.H[i]
-				tau += h*(invGamma[i-1]+invGamma[i])/2 - h*h*h*(sp.Z[i-1]+sp.Z[i])/24
+				tau += cubicIntegral(s.T, invGamma, s.Off[q], s.Off[q+1], i-1)
 			}
 			g := 1 / invGamma[i]
 			ids.Append(s.IDs[q])
@@ -402,4 +399,38 @@ func FromLabTime(s LabSamples) (arrow.RecordBatch, error) {
 		}
 	}
 	return b.NewRecordBatch(), nil
+}
+
+// checkKnotsOf validates sample times as spline knots would be.
+func checkKnotsOf(t []float64, off []int) error {
+	one := make([]float64, len(t))
+	sp, err := spline.New(t, off, [][]float64{one})
+	if err != nil {
+		return err
+	}
+	return sp.Release()
+}
+
+// cubicIntegral integrates, over [t[i], t[i+1]], the cubic through the four
+// samples nearest the interval (within [a, b)), by two-point Gauss–Legendre,
+// which is exact for cubics.
+func cubicIntegral(t, y []float64, a, b, i int) float64 {
+	j0 := min(max(i-1, a), b-4)
+	h := t[i+1] - t[i]
+	mid := (t[i] + t[i+1]) / 2
+	g := h / (2 * math.Sqrt(3))
+	lag := func(x float64) float64 {
+		s := 0.0
+		for j := j0; j < j0+4; j++ {
+			l := y[j]
+			for m := j0; m < j0+4; m++ {
+				if m != j {
+					l *= (x - t[m]) / (t[j] - t[m])
+				}
+			}
+			s += l
+		}
+		return s
+	}
+	return h / 2 * (lag(mid-g) + lag(mid+g))
 }
