@@ -21,12 +21,17 @@ type knots[F float] struct {
 	az, ac1, ac2 []F // 4 columns: at, ax, ay, az
 }
 
-// interval holds one interval's coefficients: what coef_reuse keeps in
-// registers while tau stays inside.
+// interval holds one interval's state coefficients: what coef_reuse keeps
+// in registers while tau stays inside. The acceleration's are fetched once
+// per sample, for the field (accelInterval), on the interval the state's
+// search found.
 type interval[F float] struct {
-	t0, t1, h          F
-	z0, z1, c1, c2     [nState]F
-	az0, az1, ac1, ac2 [nAccel]F
+	t0, t1, h      F
+	z0, z1, c1, c2 [nState]F
+}
+
+type accelInterval[F float] struct {
+	z0, z1, c1, c2 [nAccel]F
 }
 
 const (
@@ -42,10 +47,10 @@ func (k *knots[F]) fetch(iv *interval[F], i int) {
 	}
 }
 
-func (k *knots[F]) fetchAccel(iv *interval[F], i int) {
+func (k *knots[F]) fetchAccel(ia *accelInterval[F], i int) {
 	for d := 0; d < nAccel; d++ {
 		j := d*k.n + i
-		iv.az0[d], iv.az1[d], iv.ac1[d], iv.ac2[d] = k.az[j], k.az[j+1], k.ac1[j], k.ac2[j]
+		ia.z0[d], ia.z1[d], ia.c1[d], ia.c2[d] = k.az[j], k.az[j+1], k.ac1[j], k.ac2[j]
 	}
 }
 
@@ -63,10 +68,10 @@ func (iv *interval[F]) state(tau F, out *[nState]F) {
 	}
 }
 
-func (iv *interval[F]) accel(tau F, out *[nAccel]F) {
+func (iv *interval[F]) accel(ia *accelInterval[F], tau F, out *[nAccel]F) {
 	dt1, dt2 := tau-iv.t0, iv.t1-tau
 	for d := 0; d < nAccel; d++ {
-		out[d] = cubic(iv.az0[d], iv.az1[d], iv.ac1[d], iv.ac2[d], dt1, dt2, iv.h)
+		out[d] = cubic(ia.z0[d], ia.z1[d], ia.c1[d], ia.c2[d], dt1, dt2, iv.h)
 	}
 }
 
@@ -93,10 +98,7 @@ func (w *walker[F]) locate(tau F) {
 		w.idx = spline.SearchFrom(w.k.t, w.a, w.b, w.idx, tau)
 	}
 	w.k.fetch(&w.iv, w.idx)
-	if w.reuse {
-		w.k.fetchAccel(&w.iv, w.idx)
-		w.valid = true
-	}
+	w.valid = w.reuse
 }
 
 func (w *walker[F]) state(tau F, st *[nState]F) {
@@ -107,12 +109,11 @@ func (w *walker[F]) state(tau F, st *[nState]F) {
 // stateAccel evaluates the state and the acceleration, the latter on the
 // interval the state's search found.
 func (w *walker[F]) stateAccel(tau F, st *[nState]F, ac *[nAccel]F) {
+	var ia accelInterval[F]
 	w.locate(tau)
-	if !w.reuse {
-		w.k.fetchAccel(&w.iv, w.idx)
-	}
+	w.k.fetchAccel(&ia, w.idx)
 	w.iv.state(tau, st)
-	w.iv.accel(tau, ac)
+	w.iv.accel(&ia, tau, ac)
 }
 
 // observer is one observer in the kernel's precision: its position, |x_obs|,
@@ -183,15 +184,18 @@ func (o *observer[F]) lw(st *[nState]F, ac *[nAccel]F, q F, acc *[NComp]F) (fp F
 // coldSolve finds the retarded proper time of sample time tp from scratch:
 // bisection over the knots (f increases with tau), then safeguarded Newton on
 // the bracketing interval to convergence. It evaluates through fixed
-// intervals, not the walker's search, so every search mode starts alike. ok is
-// false when the observer sees the particle before its first or after its
+// intervals, not the walker's search, so every search mode starts alike; it
+// leaves the bracketing interval in the walker (registers on the GPU: no
+// second interval is needed), a valid cache entry and guess in every mode. ok
+// is false when the observer sees the particle before its first or after its
 // last knot.
 func (w *walker[F]) coldSolve(o *observer[F], tp F) (tau F, ok bool) {
-	var iv interval[F]
+	iv := &w.iv
 	var st [nState]F
 	k := w.k
+	w.valid = false
 	fAt := func(i, j int) F { // f at knot j through interval i
-		k.fetch(&iv, i)
+		k.fetch(iv, i)
 		iv.state(k.t[j], &st)
 		f, _ := o.lightCone(&st, tp)
 		return f
@@ -208,7 +212,8 @@ func (w *walker[F]) coldSolve(o *observer[F], tp F) (tau F, ok bool) {
 			hi = mid
 		}
 	}
-	k.fetch(&iv, lo)
+	k.fetch(iv, lo)
+	w.idx, w.valid = lo, w.reuse
 	a, b := k.t[lo], k.t[hi]
 	tau = a + (b-a)/2
 	tol := 4 * epsilon[F]() * (abs(a) + abs(b))

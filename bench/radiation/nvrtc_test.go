@@ -1,0 +1,86 @@
+package radbench
+
+import (
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/kernels/cuda"
+	"github.com/fieldgo/fieldgo/kernels/src"
+)
+
+// radiationBudget is the per-thread register budget of a radiation kernel,
+// measured with NVRTC 13.0 for sm_90 (docs/performance/radiation.md): one
+// interval's 35 state coefficients live in registers (coef_reuse keeps them
+// across samples; the cold solve reuses the same registers), plus the 8-value
+// state, 4-value acceleration and 10 accumulators. float64 needs twice the
+// registers per value. A kernel above its budget, or any spill, fails.
+func radiationBudget(kernel string) int {
+	if strings.HasSuffix(kernel, "_f32") {
+		return 128
+	}
+	return 176
+}
+
+// TestRadiationKernelCompiles compiles kernels/src/radiation.cu with NVRTC
+// (no GPU needed) and checks every entry point's registers and spills.
+func TestRadiationKernelCompiles(t *testing.T) {
+	arch := os.Getenv("FIELDGO_ARCH")
+	if arch == "" {
+		arch = "sm_90"
+	}
+	if _, _, _, err := cuda.NVRTCVersion(); err != nil {
+		t.Skipf("NVRTC not available, so the CUDA kernel cannot be compiled here: %v", err)
+	}
+	cubin, log, err := cuda.CompileCUBIN(src.RadiationCUDA, arch)
+	if err != nil {
+		if errs.Is(err, errs.Compile) {
+			t.Fatalf("radiation.cu does not compile:\n%v", err)
+		}
+		t.Skipf("NVRTC unusable: %v", err)
+	}
+	if len(cubin) == 0 {
+		t.Fatal("empty CUBIN")
+	}
+	res := cuda.ParsePtxasLog(log)
+	var names []string
+	for _, k := range src.RadiationKernels {
+		if _, ok := res[k]; !ok {
+			t.Errorf("ptxas log has no entry %s", k)
+		}
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var sb strings.Builder
+	for _, k := range names {
+		r := res[k]
+		sb.WriteString("\n  " + k + ": " + itoa(r.Registers) + " registers, spill " + itoa(r.SpillStores) + "/" + itoa(r.SpillLoads) + " B, stack " + itoa(r.StackFrame) + " B")
+		if r.SpillStores != 0 || r.SpillLoads != 0 {
+			t.Errorf("%s spills (%d B stores, %d B loads)", k, r.SpillStores, r.SpillLoads)
+		}
+		if r.Registers > radiationBudget(k) {
+			t.Errorf("%s uses %d registers, over its budget %d", k, r.Registers, radiationBudget(k))
+		}
+	}
+	t.Logf("%s, %s:%s", arch, cuda.NVRTCOptions(arch), sb.String())
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	if neg {
+		b = append([]byte{'-'}, b...)
+	}
+	return string(b)
+}

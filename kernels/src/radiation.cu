@@ -1,0 +1,326 @@
+// Retarded-time Liénard–Wiechert kernels: one thread per observer walking its
+// samples in order, for every particle. The same math as core/radiation's CPU
+// kernel (kernel.go), line for line: natural cubic splines evaluated with
+//   S = (z0 dt2^3 + z1 dt1^3) / (6 h) + c1 dt1 + c2 dt2,
+// the interval found by a cold binary search, a warm-started gallop + bisect,
+// or kept in registers while tau stays inside it (coef_reuse); the three share
+// fg_rad_cubic, so their cubes are bit-identical.
+//
+// Layout (column-major over all N knots, particle p owning off[p]..off[p+1]-1):
+//   t[N], h[N]; z, c1, c2: 8 columns (t, x, y, z, ut, ux, uy, uz);
+//   az, ac1, ac2: 4 columns (at, ax, ay, az).
+// Observers: ox, oy, oz, r0 = |x_obs| (O each); tp: shifted times
+// t_obs - |x_obs|/c, O x S observer-major. Output: 10 columns of O*S doubles
+// (Ex, Ey, Ez, Bx, By, Bz, phi, Ax, Ay, Az), accumulated over particles
+// (zero it first), and optionally the retarded lab time per particle.
+//
+// Entry points are extern "C" and named fg_rad_<method>_<search>_<f64|f32>,
+// method newton | rk4, search cold | warm | reuse: no run-time flags inside.
+
+#ifndef FG_RAD_CU
+#define FG_RAD_CU
+
+#define FG_RAD_NSTATE 8
+#define FG_RAD_NACCEL 4
+#define FG_RAD_NCOMP 10
+
+template <typename F> struct fg_rad_args {
+  const F* t; const F* h;
+  const F* z; const F* c1; const F* c2;
+  const F* az; const F* ac1; const F* ac2;
+  const int* off; int P; int n;
+  const F* charge;
+  const F* ox; const F* oy; const F* oz; const F* r0; int O;
+  const F* tp; int S;
+  F c; int n_iters; int n_substeps;
+  double* out;   // FG_RAD_NCOMP * O * S
+  double* tret;  // P * O * S, or NULL
+};
+
+enum { FG_RAD_COLD = 0, FG_RAD_WARM = 1, FG_RAD_REUSE = 2 };
+enum { FG_RAD_NEWTON = 0, FG_RAD_RK4 = 1 };
+
+// One interval's state coefficients: what coef_reuse keeps in registers.
+template <typename F> struct fg_rad_interval {
+  F t0, t1, h;
+  F z0[FG_RAD_NSTATE], z1[FG_RAD_NSTATE], c1[FG_RAD_NSTATE], c2[FG_RAD_NSTATE];
+};
+
+// The acceleration's, fetched once per sample for the field.
+template <typename F> struct fg_rad_accel_interval {
+  F z0[FG_RAD_NACCEL], z1[FG_RAD_NACCEL], c1[FG_RAD_NACCEL], c2[FG_RAD_NACCEL];
+};
+
+template <typename F> static __device__ __forceinline__ F fg_rad_sqrt(F x) { return sqrt(x); }
+
+template <typename F>
+static __device__ __forceinline__ F fg_rad_cubic(F z0, F z1, F c1, F c2, F dt1, F dt2, F h) {
+  return (z0 * dt2 * dt2 * dt2 + z1 * dt1 * dt1 * dt1) / (6 * h) + c1 * dt1 + c2 * dt2;
+}
+
+// Cold search: the largest i in [a, b-2] with t[i] <= tau, or a.
+template <typename F> static __device__ __forceinline__ int fg_rad_search(const F* t, int a, int b, F tau) {
+  int lo = a, hi = b - 1;
+  while (hi - lo > 1) {
+    int mid = (int)((unsigned)(lo + hi) >> 1);
+    if (t[mid] <= tau) lo = mid; else hi = mid;
+  }
+  return lo;
+}
+
+template <typename F> static __device__ __forceinline__ bool fg_rad_in(const F* t, int a, int b, int i, F tau) {
+  return (i == a || t[i] <= tau) && (i == b - 2 || !(t[i + 1] <= tau));
+}
+
+// Warm search: check the guess, gallop towards tau, bisect the bracket.
+template <typename F> static __device__ __forceinline__ int fg_rad_search_from(const F* t, int a, int b, int guess, F tau) {
+  if (guess < a) guess = a; else if (guess > b - 2) guess = b - 2;
+  if (fg_rad_in(t, a, b, guess, tau)) return guess;
+  int lo, hi;
+  if (t[guess] <= tau) {
+    lo = guess + 1;
+    int step = 1;
+    for (;;) {
+      int next = lo + step;
+      if (next >= b - 1) { hi = b - 1; break; }
+      if (t[next] <= tau) { lo = next; step <<= 1; } else { hi = next; break; }
+    }
+  } else {
+    hi = guess;
+    int step = 1;
+    for (;;) {
+      int next = hi - step;
+      if (next <= a) { lo = a; break; }
+      if (t[next] <= tau) { lo = next; break; }
+      hi = next; step <<= 1;
+    }
+  }
+  while (hi - lo > 1) {
+    int mid = (int)((unsigned)(lo + hi) >> 1);
+    if (t[mid] <= tau) lo = mid; else hi = mid;
+  }
+  return lo;
+}
+
+template <typename F> static __device__ __forceinline__ void fg_rad_fetch(const fg_rad_args<F>& A, fg_rad_interval<F>& iv, int i) {
+  iv.t0 = A.t[i]; iv.t1 = A.t[i + 1]; iv.h = A.h[i + 1];
+#pragma unroll
+  for (int d = 0; d < FG_RAD_NSTATE; d++) {
+    int j = d * A.n + i;
+    iv.z0[d] = A.z[j]; iv.z1[d] = A.z[j + 1]; iv.c1[d] = A.c1[j]; iv.c2[d] = A.c2[j];
+  }
+}
+
+template <typename F> static __device__ __forceinline__ void fg_rad_fetch_accel(const fg_rad_args<F>& A, fg_rad_accel_interval<F>& ia, int i) {
+#pragma unroll
+  for (int d = 0; d < FG_RAD_NACCEL; d++) {
+    int j = d * A.n + i;
+    ia.z0[d] = A.az[j]; ia.z1[d] = A.az[j + 1]; ia.c1[d] = A.ac1[j]; ia.c2[d] = A.ac2[j];
+  }
+}
+
+template <typename F> static __device__ __forceinline__ void fg_rad_state(const fg_rad_interval<F>& iv, F tau, F* st) {
+  F dt1 = tau - iv.t0, dt2 = iv.t1 - tau;
+#pragma unroll
+  for (int d = 0; d < FG_RAD_NSTATE; d++) st[d] = fg_rad_cubic(iv.z0[d], iv.z1[d], iv.c1[d], iv.c2[d], dt1, dt2, iv.h);
+}
+
+template <typename F>
+static __device__ __forceinline__ void fg_rad_accel(const fg_rad_interval<F>& iv, const fg_rad_accel_interval<F>& ia, F tau, F* ac) {
+  F dt1 = tau - iv.t0, dt2 = iv.t1 - tau;
+#pragma unroll
+  for (int d = 0; d < FG_RAD_NACCEL; d++) ac[d] = fg_rad_cubic(ia.z0[d], ia.z1[d], ia.c1[d], ia.c2[d], dt1, dt2, iv.h);
+}
+
+// One particle seen by one observer.
+template <typename F, int SEARCH> struct fg_rad_walker {
+  const fg_rad_args<F>& A;
+  int a, b, idx;
+  bool valid;
+  fg_rad_interval<F> iv;
+  __device__ fg_rad_walker(const fg_rad_args<F>& A_, int a_, int b_) : A(A_), a(a_), b(b_), idx(a_), valid(false) {}
+
+  __device__ __forceinline__ void locate(F tau) {
+    if (SEARCH == FG_RAD_COLD) {
+      idx = fg_rad_search(A.t, a, b, tau);
+    } else if (SEARCH == FG_RAD_REUSE && valid && fg_rad_in(A.t, a, b, idx, tau)) {
+      return;
+    } else {
+      idx = fg_rad_search_from(A.t, a, b, idx, tau);
+    }
+    fg_rad_fetch(A, iv, idx);
+    valid = SEARCH == FG_RAD_REUSE;
+  }
+  __device__ __forceinline__ void state(F tau, F* st) { locate(tau); fg_rad_state(iv, tau, st); }
+  __device__ __forceinline__ void state_accel(F tau, F* st, F* ac) {
+    fg_rad_accel_interval<F> ia;
+    locate(tau);
+    fg_rad_fetch_accel(A, ia, idx);
+    fg_rad_state(iv, tau, st);
+    fg_rad_accel(iv, ia, tau, ac);
+  }
+};
+
+template <typename F> struct fg_rad_observer { F x, y, z, r0, c; };
+
+// f = t(tau) + (R - |x_obs|)/c - t', fp = ut - n.u_s/c, without cancellation.
+template <typename F>
+static __device__ __forceinline__ void fg_rad_light_cone(const fg_rad_observer<F>& o, const F* st, F tp, F* f, F* fp) {
+  F rx = o.x - st[1], ry = o.y - st[2], rz = o.z - st[3];
+  F R = fg_rad_sqrt(rx * rx + ry * ry + rz * rz);
+  F d = (st[1] * st[1] + st[2] * st[2] + st[3] * st[3] - 2 * (o.x * st[1] + o.y * st[2] + o.z * st[3])) / (R + o.r0);
+  *f = st[0] + d / o.c - tp;
+  *fp = st[4] - (rx * st[5] + ry * st[6] + rz * st[7]) / (R * o.c);
+}
+
+template <typename F>
+static __device__ __forceinline__ F fg_rad_lw(const fg_rad_observer<F>& o, const F* st, const F* ac, F q, F* acc) {
+  F rx = o.x - st[1], ry = o.y - st[2], rz = o.z - st[3];
+  F R = fg_rad_sqrt(rx * rx + ry * ry + rz * rz);
+  F nx = rx / R, ny = ry / R, nz = rz / R;
+  F ut = st[4];
+  F cut = o.c * ut;
+  F bx = st[5] / cut, by = st[6] / cut, bz = st[7] / cut;
+  F cut3 = cut * ut * ut;
+  F dbx = (ac[1] * ut - st[5] * ac[0]) / cut3;
+  F dby = (ac[2] * ut - st[6] * ac[0]) / cut3;
+  F dbz = (ac[3] * ut - st[7] * ac[0]) / cut3;
+  F kappa = 1 - (nx * bx + ny * by + nz * bz);
+  F k3 = kappa * kappa * kappa;
+  F mx = nx - bx, my = ny - by, mz = nz - bz;
+  F cv = q / (ut * ut * k3 * R * R);
+  F ndb = nx * dbx + ny * dby + nz * dbz;
+  F nm = nx * mx + ny * my + nz * mz;
+  F cr = q / (o.c * k3 * R);
+  F ex = cv * mx + cr * (mx * ndb - dbx * nm);
+  F ey = cv * my + cr * (my * ndb - dby * nm);
+  F ez = cv * mz + cr * (mz * ndb - dbz * nm);
+  acc[0] += ex; acc[1] += ey; acc[2] += ez;
+  acc[3] += ny * ez - nz * ey;
+  acc[4] += nz * ex - nx * ez;
+  acc[5] += nx * ey - ny * ex;
+  F phi = q / (kappa * R);
+  acc[6] += phi; acc[7] += phi * bx; acc[8] += phi * by; acc[9] += phi * bz;
+  return ut * kappa;
+}
+
+template <typename F> static __device__ __forceinline__ F fg_rad_abs(F x) { return x < 0 ? -x : x; }
+template <typename F> static __device__ __forceinline__ F fg_rad_eps();
+template <> __device__ __forceinline__ double fg_rad_eps<double>() { return 0x1p-52; }
+template <> __device__ __forceinline__ float fg_rad_eps<float>() { return 0x1p-23f; }
+
+// From scratch: bisection over knots, then safeguarded Newton to convergence,
+// through fixed intervals (the same in every search mode), in the walker's own
+// interval registers; it leaves the bracketing interval as guess and cache.
+template <typename F, int SEARCH>
+static __device__ bool fg_rad_cold_solve(fg_rad_walker<F, SEARCH>& w, const fg_rad_observer<F>& o, F tp, F* tau_out) {
+  const fg_rad_args<F>& A = w.A;
+  fg_rad_interval<F>& iv = w.iv;
+  F st[FG_RAD_NSTATE];
+  F f, fp;
+  w.valid = false;
+  int lo = w.a, hi = w.b - 1;
+  fg_rad_fetch(A, iv, lo); fg_rad_state(iv, A.t[lo], st); fg_rad_light_cone(o, st, tp, &f, &fp);
+  if (!(f <= 0)) return false;
+  fg_rad_fetch(A, iv, hi - 1); fg_rad_state(iv, A.t[hi], st); fg_rad_light_cone(o, st, tp, &f, &fp);
+  if (!(f >= 0)) return false;
+  while (hi - lo > 1) {
+    int mid = (int)((unsigned)(lo + hi) >> 1);
+    fg_rad_fetch(A, iv, mid); fg_rad_state(iv, A.t[mid], st); fg_rad_light_cone(o, st, tp, &f, &fp);
+    if (f <= 0) lo = mid; else hi = mid;
+  }
+  fg_rad_fetch(A, iv, lo);
+  w.idx = lo; w.valid = SEARCH == FG_RAD_REUSE;
+  F ta = A.t[lo], tb = A.t[hi];
+  F tau = ta + (tb - ta) / 2;
+  F tol = 4 * fg_rad_eps<F>() * (fg_rad_abs(ta) + fg_rad_abs(tb));
+  for (int it = 0; it < 100; it++) {
+    fg_rad_state(iv, tau, st);
+    fg_rad_light_cone(o, st, tp, &f, &fp);
+    if (f == 0) break;
+    if (f < 0) ta = tau; else tb = tau;
+    F next = tau - f / fp;
+    if (!(next > ta && next < tb)) next = ta + (tb - ta) / 2;
+    if (fg_rad_abs(next - tau) <= tol || tb - ta <= tol) { tau = next; break; }
+    tau = next;
+  }
+  *tau_out = tau;
+  return true;
+}
+
+template <typename F, int METHOD, int SEARCH>
+static __device__ void fg_rad_observer_walk(const fg_rad_args<F>& A, int o) {
+  fg_rad_observer<F> ob = {A.ox[o], A.oy[o], A.oz[o], A.r0[o], A.c};
+  const F* tps = A.tp + (size_t)o * A.S;
+  size_t os = (size_t)A.O * A.S;
+  F st[FG_RAD_NSTATE], ac[FG_RAD_NACCEL], acc[FG_RAD_NCOMP];
+  for (int p = 0; p < A.P; p++) {
+    int a = A.off[p], b = A.off[p + 1];
+    fg_rad_walker<F, SEARCH> w(A, a, b);
+    F lo = A.t[a], hi = A.t[b - 1];
+    F q = A.charge[p];
+    F tau = 0, fp = 1;
+    bool have = false;
+    for (int s = 0; s < A.S; s++) {
+      F tp = tps[s];
+      if (have) {
+        F dt = tp - tps[s - 1];
+        if (METHOD == FG_RAD_NEWTON) {
+          tau += dt / fp;
+          for (int it = 0; it < A.n_iters; it++) {
+            F f, d;
+            w.state(tau, st);
+            fg_rad_light_cone(ob, st, tp, &f, &d);
+            tau -= f / d;
+          }
+        } else {
+          F h = dt / (F)A.n_substeps;
+          for (int it = 0; it < A.n_substeps; it++) {
+            F f, d, k1, k2, k3, k4;
+            w.state(tau, st); fg_rad_light_cone(ob, st, tp, &f, &d); k1 = 1 / d;
+            w.state(tau + h / 2 * k1, st); fg_rad_light_cone(ob, st, tp, &f, &d); k2 = 1 / d;
+            w.state(tau + h / 2 * k2, st); fg_rad_light_cone(ob, st, tp, &f, &d); k3 = 1 / d;
+            w.state(tau + h * k3, st); fg_rad_light_cone(ob, st, tp, &f, &d); k4 = 1 / d;
+            tau += h / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
+          }
+        }
+        have = tau >= lo && tau <= hi;
+      }
+      if (!have) have = fg_rad_cold_solve(w, ob, tp, &tau);
+      size_t j = (size_t)o * A.S + s;
+      if (!have) {
+        for (int c = 0; c < FG_RAD_NCOMP; c++) A.out[c * os + j] = __longlong_as_double(0x7ff8000000000000LL);
+        if (A.tret) A.tret[p * os + j] = __longlong_as_double(0x7ff8000000000000LL);
+        continue;
+      }
+#pragma unroll
+      for (int c = 0; c < FG_RAD_NCOMP; c++) acc[c] = 0;
+      w.state_accel(tau, st, ac);
+      fp = fg_rad_lw(ob, st, ac, q, acc);
+#pragma unroll
+      for (int c = 0; c < FG_RAD_NCOMP; c++) A.out[c * os + j] += (double)acc[c];
+      if (A.tret) A.tret[p * os + j] = (double)st[0];
+    }
+  }
+}
+
+#define FG_RAD_ENTRY(NAME, F, METHOD, SEARCH)                                         \
+  extern "C" __global__ void NAME(const fg_rad_args<F> A) {                           \
+    int o = blockIdx.x * blockDim.x + threadIdx.x;                                    \
+    if (o < A.O) fg_rad_observer_walk<F, METHOD, SEARCH>(A, o);                       \
+  }
+
+FG_RAD_ENTRY(fg_rad_newton_cold_f64, double, FG_RAD_NEWTON, FG_RAD_COLD)
+FG_RAD_ENTRY(fg_rad_newton_warm_f64, double, FG_RAD_NEWTON, FG_RAD_WARM)
+FG_RAD_ENTRY(fg_rad_newton_reuse_f64, double, FG_RAD_NEWTON, FG_RAD_REUSE)
+FG_RAD_ENTRY(fg_rad_rk4_cold_f64, double, FG_RAD_RK4, FG_RAD_COLD)
+FG_RAD_ENTRY(fg_rad_rk4_warm_f64, double, FG_RAD_RK4, FG_RAD_WARM)
+FG_RAD_ENTRY(fg_rad_rk4_reuse_f64, double, FG_RAD_RK4, FG_RAD_REUSE)
+FG_RAD_ENTRY(fg_rad_newton_cold_f32, float, FG_RAD_NEWTON, FG_RAD_COLD)
+FG_RAD_ENTRY(fg_rad_newton_warm_f32, float, FG_RAD_NEWTON, FG_RAD_WARM)
+FG_RAD_ENTRY(fg_rad_newton_reuse_f32, float, FG_RAD_NEWTON, FG_RAD_REUSE)
+FG_RAD_ENTRY(fg_rad_rk4_cold_f32, float, FG_RAD_RK4, FG_RAD_COLD)
+FG_RAD_ENTRY(fg_rad_rk4_warm_f32, float, FG_RAD_RK4, FG_RAD_WARM)
+FG_RAD_ENTRY(fg_rad_rk4_reuse_f32, float, FG_RAD_RK4, FG_RAD_REUSE)
+
+#endif
