@@ -9,8 +9,12 @@ package spline
 // the same index by construction; In is the test a cached interval passes
 // exactly when Search would return it again.
 
+// Float is the element type of knots: float64, or float32 for kernels that
+// run in single precision.
+type Float interface{ ~float32 | ~float64 }
+
 // Search is the cold binary search for the interval of tau in t[a:b].
-func Search(t []float64, a, b int, tau float64) int {
+func Search[F Float](t []F, a, b int, tau F) int {
 	lo, hi := a, b-1 // answer in [lo, hi-1]
 	for hi-lo > 1 {
 		mid := int(uint(lo+hi) >> 1)
@@ -25,14 +29,14 @@ func Search(t []float64, a, b int, tau float64) int {
 
 // In reports whether i is the interval of tau in t[a:b], that is whether
 // Search(t, a, b, tau) == i.
-func In(t []float64, a, b, i int, tau float64) bool {
+func In[F Float](t []F, a, b, i int, tau F) bool {
 	return (i == a || t[i] <= tau) && (i == b-2 || !(t[i+1] <= tau))
 }
 
 // SearchFrom is the warm-started search: it checks the guessed interval,
 // otherwise gallops from it towards tau (steps 1, 2, 4, ...) until a bracket
 // holds tau and bisects the bracket like Search. guess is clamped to [a, b-2].
-func SearchFrom(t []float64, a, b, guess int, tau float64) int {
+func SearchFrom[F Float](t []F, a, b, guess int, tau F) int {
 	if guess < a {
 		guess = a
 	} else if guess > b-2 {

@@ -61,21 +61,17 @@ func alloc(n, d int, withKnots bool) (*memory.Buffer, []float64) {
 }
 
 // New builds the splines of P particles. t holds all knot times (particle p
-// owns t[off[p]:off[p+1]]), values the state column-major: component d of knot
-// k at values[d*len(t) + k]. Each particle needs at least MinKnots strictly
+// owns t[off[p]:off[p+1]]), values one column per component (component d of
+// knot k at values[d][k], as in an Arrow table). Each particle needs at least MinKnots strictly
 // increasing finite knots and finite values; a violation is errs.Trajectory.
-func New(t []float64, off []int, values []float64, d int) (*Spline, error) {
+func New(t []float64, off []int, values [][]float64) (*Spline, error) {
 	if err := checkKnots(t, off); err != nil {
 		return nil, err
 	}
 	n := len(t)
-	if d < 1 || len(values) != n*d {
-		return nil, errs.New(errs.Shape, "spline values: %d numbers for %d knots x %d components", len(values), n, d)
-	}
-	for i, v := range values {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, errs.New(errs.Trajectory, "component %d at knot %d is %v: spline values must be finite", i/n, i%n, v)
-		}
+	d := len(values)
+	if err := checkValues(values, n); err != nil {
+		return nil, err
 	}
 	buf, all := alloc(n, d, true)
 	s := &Spline{P: len(off) - 1, D: d, N: n, Off: append([]int(nil), off...), buf: buf, knots: buf}
@@ -100,7 +96,7 @@ func New(t []float64, off []int, values []float64, d int) (*Spline, error) {
 // times exactly and off its offsets: a spline on other knots is refused with
 // errs.Trajectory, since kernels evaluate it on the interval base's search found.
 // The new spline shares base's T and H memory.
-func NewOnKnots(base *Spline, t []float64, off []int, values []float64, d int) (*Spline, error) {
+func NewOnKnots(base *Spline, t []float64, off []int, values [][]float64) (*Spline, error) {
 	if err := base.check(); err != nil {
 		return nil, err
 	}
@@ -119,13 +115,9 @@ func NewOnKnots(base *Spline, t []float64, off []int, values []float64, d int) (
 		}
 	}
 	n := base.N
-	if d < 1 || len(values) != n*d {
-		return nil, errs.New(errs.Shape, "spline values: %d numbers for %d knots x %d components", len(values), n, d)
-	}
-	for i, v := range values {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, errs.New(errs.Trajectory, "component %d at knot %d is %v: spline values must be finite", i/n, i%n, v)
-		}
+	d := len(values)
+	if err := checkValues(values, n); err != nil {
+		return nil, err
 	}
 	buf, all := alloc(n, d, false)
 	base.knots.Retain()
@@ -135,6 +127,23 @@ func NewOnKnots(base *Spline, t []float64, off []int, values []float64, d int) (
 	s.C2 = all[:n*d]
 	s.solve(values)
 	return s, nil
+}
+
+func checkValues(values [][]float64, n int) error {
+	if len(values) < 1 {
+		return errs.New(errs.Shape, "a spline needs at least one component")
+	}
+	for c, col := range values {
+		if len(col) != n {
+			return errs.New(errs.Shape, "spline component %d has %d values for %d knots", c, len(col), n)
+		}
+		for k, v := range col {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return errs.New(errs.Trajectory, "component %d at knot %d is %v: spline values must be finite", c, k, v)
+			}
+		}
+	}
+	return nil
 }
 
 func checkKnots(t []float64, off []int) error {
@@ -162,7 +171,7 @@ func checkKnots(t []float64, off []int) error {
 }
 
 // solve fills Z, C1 and C2 from the knot values (Thomas algorithm, natural ends).
-func (s *Spline) solve(values []float64) {
+func (s *Spline) solve(values [][]float64) {
 	n, d := s.N, s.D
 	diag := make([]float64, n) // modified diagonal of the elimination
 	for p := 0; p < s.P; p++ {
@@ -176,7 +185,7 @@ func (s *Spline) solve(values []float64) {
 			}
 		}
 		for c := 0; c < d; c++ {
-			u := values[c*n : (c+1)*n]
+			u := values[c]
 			z := s.Z[c*n : (c+1)*n]
 			z[a], z[b-1] = 0, 0
 			for k := a + 1; k < b-1; k++ {
@@ -252,10 +261,13 @@ func DerivAt(t, h, z, c1, c2 []float64, n, i, c int, tau float64) float64 {
 }
 
 // KnotDerivatives returns the derivative of every component at every knot,
-// column-major like the values (the right-hand interval's derivative, the left
+// one column per component (the right-hand interval's derivative, the left
 // one's at a particle's last knot; both agree: the spline is C2).
-func (s *Spline) KnotDerivatives() []float64 {
-	out := make([]float64, s.N*s.D)
+func (s *Spline) KnotDerivatives() [][]float64 {
+	out := make([][]float64, s.D)
+	for c := range out {
+		out[c] = make([]float64, s.N)
+	}
 	for p := 0; p < s.P; p++ {
 		a, b := s.Off[p], s.Off[p+1]
 		for c := 0; c < s.D; c++ {
@@ -264,7 +276,7 @@ func (s *Spline) KnotDerivatives() []float64 {
 				if i == b-1 {
 					i = b - 2
 				}
-				out[c*s.N+k] = DerivAt(s.T, s.H, s.Z, s.C1, s.C2, s.N, i, c, s.T[k])
+				out[c][k] = DerivAt(s.T, s.H, s.Z, s.C1, s.C2, s.N, i, c, s.T[k])
 			}
 		}
 	}

@@ -98,11 +98,11 @@ func twoParticles() (tk []float64, off []int) {
 func TestLinearIsExact(t *testing.T) {
 	tk, off := twoParticles()
 	n := len(tk)
-	vals := make([]float64, 3*n)
+	vals := [][]float64{make([]float64, n), make([]float64, n), make([]float64, n)}
 	for k, x := range tk {
-		vals[k], vals[n+k], vals[2*n+k] = 1+2*x, -3*x, 0.5
+		vals[0][k], vals[1][k], vals[2][k] = 1+2*x, -3*x, 0.5
 	}
-	s, err := New(tk, off, vals, 3)
+	s, err := New(tk, off, vals)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestSmoothConvergence(t *testing.T) {
 			tk[k] = 4 * float64(k) / float64(m-1)
 			v[k] = math.Sin(tk[k])
 		}
-		s, err := New(tk, []int{0, m}, v, 1)
+		s, err := New(tk, []int{0, m}, [][]float64{v})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,10 +156,10 @@ func TestSmoothConvergence(t *testing.T) {
 func TestValidation(t *testing.T) {
 	tk, off := twoParticles()
 	n := len(tk)
-	vals := make([]float64, n)
-	bad := func(name string, tk []float64, off []int, vals []float64, kind errs.Kind) {
+	vals := [][]float64{make([]float64, n)}
+	bad := func(name string, tk []float64, off []int, vals [][]float64, kind errs.Kind) {
 		t.Helper()
-		_, err := New(tk, off, vals, 1)
+		_, err := New(tk, off, vals)
 		if !errs.Is(err, kind) {
 			t.Fatalf("%s: got %v, want %s", name, err, kind)
 		}
@@ -174,23 +174,24 @@ func TestValidation(t *testing.T) {
 	bad("NaN knot", nan, off, vals, errs.Trajectory)
 	nv := make([]float64, n)
 	nv[4] = math.Inf(1)
-	bad("Inf value", tk, off, nv, errs.Trajectory)
+	bad("Inf value", tk, off, [][]float64{nv}, errs.Trajectory)
+	bad("short column", tk, off, [][]float64{nv[:5]}, errs.Shape)
 	bad("offsets", tk, []int{0, 7, 16}, vals, errs.Shape)
 
-	s, err := New(tk, off, vals, 1)
+	s, err := New(tk, off, vals)
 	if err != nil {
 		t.Fatal(err)
 	}
-	acc, err := NewOnKnots(s, tk, off, make([]float64, 2*n), 2)
+	acc, err := NewOnKnots(s, tk, off, [][]float64{make([]float64, n), make([]float64, n)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	other := append([]float64(nil), tk...)
 	other[5] += 1e-9
-	if _, err := NewOnKnots(s, other, off, make([]float64, n), 1); !errs.Is(err, errs.Trajectory) {
+	if _, err := NewOnKnots(s, other, off, [][]float64{make([]float64, n)}); !errs.Is(err, errs.Trajectory) {
 		t.Fatalf("spline on other knots: %v", err)
 	}
-	if _, err := NewOnKnots(s, tk[:10], []int{0, 4, 10}, make([]float64, 10), 1); !errs.Is(err, errs.Trajectory) {
+	if _, err := NewOnKnots(s, tk[:10], []int{0, 4, 10}, [][]float64{make([]float64, 10)}); !errs.Is(err, errs.Trajectory) {
 		t.Fatalf("spline on fewer knots: %v", err)
 	}
 	if err := s.Release(); err != nil {
@@ -219,15 +220,15 @@ func TestKnotDerivatives(t *testing.T) {
 		tk[k] = 6 * float64(k) / float64(m-1)
 		v[k] = math.Cos(tk[k])
 	}
-	s, err := New(tk, []int{0, m}, v, 1)
+	s, err := New(tk, []int{0, m}, [][]float64{v})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Release()
 	d := s.KnotDerivatives()
 	for k := 20; k < m-20; k++ {
-		if e := math.Abs(d[k] + math.Sin(tk[k])); e > 1e-6 {
-			t.Fatalf("knot %d: derivative %v, want %v", k, d[k], -math.Sin(tk[k]))
+		if e := math.Abs(d[0][k] + math.Sin(tk[k])); e > 1e-6 {
+			t.Fatalf("knot %d: derivative %v, want %v", k, d[0][k], -math.Sin(tk[k]))
 		}
 	}
 }
