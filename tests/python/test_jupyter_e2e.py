@@ -1,0 +1,136 @@
+"""End to end: a real JupyterLab server, the quickstart opened in headless Chromium
+(Debian's chromium, driven by Playwright), all cells run, and the rendered page holds
+the figures and the simulation card."""
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("FIELDGO_CHROMIUM", "/usr/bin/chromium")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+TOKEN = "fieldgo-e2e"
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def lab(tmp_path):
+    pytest.importorskip("jupyterlab", reason="jupyterlab is not installed (pip install -e .[test])")
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.skip(f"no Chromium at {CHROMIUM}: apt-get install -y chromium (.ci/run does)")
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copy(ROOT / "notebooks" / "01_quickstart.ipynb", work)
+    # every cell in the DOM (no virtual scrolling), so the checks below see all outputs
+    tracker = tmp_path / "settings" / "@jupyterlab" / "notebook-extension"
+    tracker.mkdir(parents=True)
+    (tracker / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
+    port = _free_port()
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"),
+               JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "settings"),
+               JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "workspaces"),
+               JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
+    log = open(tmp_path / "lab.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+         f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={work}", "--ServerApp.open_browser=False",
+         "--ServerApp.allow_root=True"],
+        cwd=str(work), env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=2).read()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.flush()
+                    raise AssertionError("jupyter lab did not start:\n" + (tmp_path / "lab.log").read_text()[-3000:])
+                time.sleep(0.3)
+        yield base, work
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def test_quickstart_in_jupyterlab(lab):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    base, work = lab
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{base}/lab/tree/01_quickstart.ipynb?token={TOKEN}", timeout=60_000)
+            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+            # the kernel is up when the toolbar's indicator says idle
+            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+            import json
+
+            ncode = sum(c["cell_type"] == "code" for c in
+                        json.loads((work / "01_quickstart.ipynb").read_text())["cells"])
+            page.wait_for_function(f"() => document.querySelectorAll('.jp-CodeCell').length >= {ncode}",
+                                   timeout=60_000)
+
+            def run_all():
+                page.locator(".jp-Notebook .jp-Cell").first.click()
+                page.get_by_role("menuitem", name="Run", exact=True).click()
+                page.get_by_role("menuitem", name=re.compile(r"^Run All Cells")).click()
+
+            def output_text():
+                return page.evaluate("() => Array.from(document.querySelectorAll('.jp-OutputArea-output'))"
+                                     ".map(e => e.textContent).join('\\n')")
+
+            run_all()
+            started = time.monotonic()
+            deadline = started + 150
+            while "Q = " not in output_text() or not page.locator(
+                    ".jp-Notebook-ExecutionIndicator[data-status='idle']").count():
+                text = output_text()
+                assert "Traceback" not in text, text[-3000:]
+                prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_text_contents()
+                if time.monotonic() - started > 15 and all(t.strip() in ("[ ]:", "") for t in prompts):
+                    run_all()           # the click landed before the notebook took focus
+                    started = time.monotonic()
+                assert time.monotonic() < deadline, f"cells did not finish: {prompts}"
+                time.sleep(0.5)
+
+            outputs = page.locator(".jp-OutputArea-output")
+            text = output_text()
+            assert "Traceback" not in text and "Error" not in text.replace("max_grad", ""), text[-2000:]
+            # the simulation card, rendered as HTML
+            cards = page.locator(".jp-OutputArea-output .fieldgo-card")
+            assert cards.count() >= 2, "no simulation card"
+            card = cards.first.text_content()
+            assert "96 × 96" in card and "backend" in card and "∫ charge" in card
+            # figures: fg.plot, the field, the history (PNG images)
+            images = page.locator(".jp-OutputArea-output img")
+            assert images.count() >= 4, f"{images.count()} images"
+            widths = [images.nth(k).evaluate("e => e.naturalWidth") for k in range(images.count())]
+            assert all(w > 100 for w in widths), widths
+            # the theory's LaTeX was typeset (MathJax)
+            assert page.locator(".jp-OutputArea-output mjx-container, .jp-OutputArea-output .MathJax").count() >= 1
+            # the last cell's checks printed their summary
+            assert "Q = " in text and "steps" in text
+            page.screenshot(path=str(work / "quickstart.png"), full_page=True)
+        finally:
+            browser.close()
