@@ -28,4 +28,5 @@ from .plotting import plot, plot_history  # noqa: E402
 from .jupyter import load_ipython_extension, unload_ipython_extension  # noqa: E402
 
 # --- trajectories ---
+from . import radiation  # noqa: E402
 from . import nbody  # noqa: E402

@@ -1,0 +1,309 @@
+package pybind
+
+/*
+#include <stdlib.h>
+#include "arrow_c_abi.h"
+typedef struct { struct ArrowSchema schema; struct ArrowArray array; } fg_arrow_pair_r;
+*/
+import "C"
+
+import (
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/cdata"
+
+	"github.com/fieldgo/fieldgo/core/radiation"
+	"github.com/fieldgo/fieldgo/core/trajectory"
+	"github.com/fieldgo/fieldgo/errs"
+)
+
+// radiationJob is a cancel flag Python holds while a RadiationFields call
+// runs in a worker thread (Go cannot see Python's Ctrl-C).
+type radiationJob struct{ cancel atomic.Bool }
+
+// RadiationNewJob makes a cancel flag for RadiationFields.
+func RadiationNewJob() int64 { return register(&radiationJob{}) }
+
+// RadiationCancel asks the RadiationFields call holding job to stop; it then
+// fails with CancelledError.
+func RadiationCancel(job int64) (err error) {
+	defer recoverInto(&err)
+	j, err := lookup[*radiationJob](job)
+	if err != nil {
+		return bridge(err)
+	}
+	j.cancel.Store(true)
+	return nil
+}
+
+// RadiationReleaseJob drops a cancel flag.
+func RadiationReleaseJob(job int64) (err error) {
+	defer recoverInto(&err)
+	obj, err := unregister(job)
+	if err != nil {
+		return bridge(err)
+	}
+	if _, ok := obj.(*radiationJob); !ok {
+		return bridge(errs.New(errs.Handle, "handle %d is a %T, not a radiation job", job, obj))
+	}
+	return nil
+}
+
+// importPair moves the RecordBatch exported into pair block p into Go (no
+// copy of the data). Free the block afterwards.
+func importPair(p uintptr, what string) (arrow.RecordBatch, error) {
+	if p == 0 {
+		return nil, errs.New(errs.Format, "%s: null Arrow C Data address", what)
+	}
+	pair := (*C.fg_arrow_pair_r)(cAddr(p))
+	if pair.array.release == nil || pair.schema.release == nil {
+		return nil, errs.New(errs.Format, "%s: the Arrow C Data structs are empty or already released", what)
+	}
+	rec, err := cdata.ImportCRecordBatch(
+		(*cdata.CArrowArray)(unsafe.Pointer(&pair.array)),
+		(*cdata.CArrowSchema)(unsafe.Pointer(&pair.schema)))
+	if err != nil {
+		return nil, errs.Wrap(errs.Format, err, "%s: cannot import Arrow C Data", what)
+	}
+	return rec, nil
+}
+
+func float64Column(rec arrow.RecordBatch, name, what string) ([]float64, error) {
+	idx := rec.Schema().FieldIndices(name)
+	if len(idx) == 0 {
+		return nil, errs.New(errs.Format, "%s: no column %q", what, name)
+	}
+	col, ok := rec.Column(idx[0]).(*array.Float64)
+	if !ok {
+		return nil, errs.New(errs.Layout, "%s: column %q has type %s, want float64", what, name, rec.Column(idx[0]).DataType())
+	}
+	if col.NullN() != 0 {
+		return nil, errs.New(errs.Layout, "%s: column %q has nulls", what, name)
+	}
+	return col.Float64Values(), nil
+}
+
+// radiationOptions is the JSON options object of RadiationFields.
+type radiationOptions struct {
+	Method    string  `json:"method"`     // "newton" | "rk4"
+	NIters    *int    `json:"n_iters"`    // default 2
+	NSubsteps *int    `json:"n_substeps"` // default 4
+	Search    string  `json:"search"`     // "warm" | "cold"
+	CoefReuse *bool   `json:"coef_reuse"` // default true
+	Precision string  `json:"precision"`  // "float64" | "float32"
+	Retarded  bool    `json:"retarded"`
+	Threads   int     `json:"threads"`
+	Tolerance float64 `json:"tolerance"` // of u.u = c^2
+}
+
+func (ro radiationOptions) options() (radiation.Options, error) {
+	o := radiation.DefaultOptions()
+	switch strings.ToLower(ro.Method) {
+	case "", "newton":
+	case "rk4":
+		o.Method = radiation.RK4
+	default:
+		return o, errs.New(errs.Parameter, "method=%q: use \"newton\" or \"rk4\"", ro.Method)
+	}
+	switch strings.ToLower(ro.Search) {
+	case "", "warm":
+	case "cold":
+		o.Search = radiation.Cold
+	default:
+		return o, errs.New(errs.Parameter, "search=%q: use \"warm\" or \"cold\"", ro.Search)
+	}
+	switch strings.ToLower(ro.Precision) {
+	case "", "float64":
+	case "float32":
+		o.Precision = radiation.Float32
+	default:
+		return o, errs.New(errs.Parameter, "precision=%q: use \"float64\" or \"float32\"", ro.Precision)
+	}
+	if ro.NIters != nil {
+		o.NIters = *ro.NIters
+	}
+	if ro.NSubsteps != nil {
+		o.NSubsteps = *ro.NSubsteps
+	}
+	if ro.CoefReuse != nil {
+		o.CoefReuse = *ro.CoefReuse
+	}
+	o.Retarded, o.Threads = ro.Retarded, ro.Threads
+	return o, nil
+}
+
+// RadiationFields computes the Liénard–Wiechert cube. traj, obs and times are
+// pair blocks holding a trajectory table, the observers (columns x, y, z) and
+// the observation times (column t: nsamples values shared by all observers,
+// or observers x nsamples, observer-major); options is a JSON object (see
+// radiationOptions). It returns a new pair block holding the cube as a
+// RecordBatch (one float64 column per component, observers x samples rows).
+// The input blocks' structs are moved; free all blocks afterwards.
+func RadiationFields(job int64, traj, obs, times uintptr, nsamples int, options string) (p uintptr, err error) {
+	defer recoverInto(&err)
+	var ro radiationOptions
+	if options != "" {
+		if e := json.Unmarshal([]byte(options), &ro); e != nil {
+			return 0, bridge(errs.New(errs.Parameter, "radiation options are not a JSON object: %v", e))
+		}
+	}
+	opt, err := ro.options()
+	if err != nil {
+		return 0, bridge(err)
+	}
+	if job != 0 {
+		j, err := lookup[*radiationJob](job)
+		if err != nil {
+			return 0, bridge(err)
+		}
+		opt.Cancel = &j.cancel
+	}
+	recs := make([]arrow.RecordBatch, 3)
+	defer func() {
+		for _, r := range recs {
+			if r != nil {
+				r.Release()
+			}
+		}
+	}()
+	for i, a := range []uintptr{traj, obs, times} {
+		if recs[i], err = importPair(a, []string{"trajectories", "observers", "times"}[i]); err != nil {
+			return 0, bridge(err)
+		}
+	}
+	tr, err := trajectory.FromRecord(recs[0], trajectory.Options{Tolerance: ro.Tolerance})
+	if err != nil {
+		return 0, bridge(err)
+	}
+	defer tr.Release()
+	var ob radiation.Observers
+	for i, name := range []string{"x", "y", "z"} {
+		col, err := float64Column(recs[1], name, "observers")
+		if err != nil {
+			return 0, bridge(err)
+		}
+		*[]*[]float64{&ob.X, &ob.Y, &ob.Z}[i] = col
+	}
+	ts, err := float64Column(recs[2], "t", "times")
+	if err != nil {
+		return 0, bridge(err)
+	}
+	state, accel, err := tr.Splines()
+	if err != nil {
+		return 0, bridge(err)
+	}
+	defer state.Release()
+	defer accel.Release()
+	cube, err := radiation.Fields(radiation.Source{State: state, Accel: accel, Charge: tr.Charge, C: tr.C}, ob, ts, nsamples, opt)
+	if err != nil {
+		return 0, bridge(err)
+	}
+	rec := cube.Record()
+	cube.Release() // the record holds its own reference
+	defer rec.Release()
+	return exportBatch(rec), nil
+}
+
+// TrajectoryInfo validates the trajectory table in pair block p (moving its
+// structs) and describes it as JSON: particles, ids, rows, charge, mass, c,
+// units, tau range per particle.
+func TrajectoryInfo(p uintptr, tolerance float64) (info string, err error) {
+	defer recoverInto(&err)
+	rec, err := importPair(p, "trajectories")
+	if err != nil {
+		return "", bridge(err)
+	}
+	defer rec.Release()
+	tr, err := trajectory.FromRecord(rec, trajectory.Options{Tolerance: tolerance})
+	if err != nil {
+		return "", bridge(err)
+	}
+	defer tr.Release()
+	ranges := make([][2]float64, tr.P)
+	for q := range ranges {
+		ranges[q] = [2]float64{tr.Tau[tr.Off[q]], tr.Tau[tr.Off[q+1]-1]}
+	}
+	b, _ := json.Marshal(map[string]any{
+		"particles": tr.P, "ids": tr.IDs, "rows": rec.NumRows(), "charge": tr.Charge, "mass": tr.Mass,
+		"c": tr.C, "units": tr.Units, "tau_range": ranges, "acceleration": tr.Accel != nil,
+	})
+	return string(b), nil
+}
+
+// TrajectoryFromLabTime converts the lab-time samples in pair block p
+// (columns particle, t, x, y, z, vx, vy, vz; rows grouped by particle, t
+// increasing) into a trajectory table, returned in a new pair block. charge
+// and mass are JSON numbers or lists (one per particle).
+func TrajectoryFromLabTime(p uintptr, units string, c float64, charge, mass string) (out uintptr, err error) {
+	defer recoverInto(&err)
+	rec, err := importPair(p, "lab samples")
+	if err != nil {
+		return 0, bridge(err)
+	}
+	defer rec.Release()
+	parse := func(s, what string) ([]float64, error) {
+		var one float64
+		if json.Unmarshal([]byte(s), &one) == nil {
+			return []float64{one}, nil
+		}
+		var list []float64
+		if json.Unmarshal([]byte(s), &list) != nil || len(list) == 0 {
+			return nil, errs.New(errs.Parameter, "%s=%q: a number or a list of numbers", what, s)
+		}
+		return list, nil
+	}
+	ls := trajectory.LabSamples{C: c, Units: units}
+	if ls.Charge, err = parse(charge, "charge"); err != nil {
+		return 0, bridge(err)
+	}
+	if ls.Mass, err = parse(mass, "mass"); err != nil {
+		return 0, bridge(err)
+	}
+	for i, name := range []string{"t", "x", "y", "z", "vx", "vy", "vz"} {
+		col, err := float64Column(rec, name, "lab samples")
+		if err != nil {
+			return 0, bridge(err)
+		}
+		*[]*[]float64{&ls.T, &ls.X, &ls.Y, &ls.Z, &ls.Vx, &ls.Vy, &ls.Vz}[i] = col
+	}
+	idx := rec.Schema().FieldIndices("particle")
+	if len(idx) == 0 {
+		return 0, bridge(errs.New(errs.Format, "lab samples: no column \"particle\""))
+	}
+	var pid func(int) int64
+	switch col := rec.Column(idx[0]).(type) {
+	case *array.Int64:
+		pid = col.Value
+	case *array.Int32:
+		pid = func(i int) int64 { return int64(col.Value(i)) }
+	default:
+		return 0, bridge(errs.New(errs.Layout, "lab samples: column \"particle\" has type %s: use int32 or int64", col.DataType()))
+	}
+	n := int(rec.NumRows())
+	seen := map[int64]bool{}
+	for i := 0; i < n; i++ {
+		if i == 0 || pid(i) != pid(i-1) {
+			if seen[pid(i)] {
+				return 0, bridge(errs.New(errs.Trajectory, "lab samples: particle %d's rows are not contiguous (again at row %d)", pid(i), i))
+			}
+			seen[pid(i)] = true
+			ls.Off = append(ls.Off, i)
+			ls.IDs = append(ls.IDs, pid(i))
+		}
+	}
+	ls.Off = append(ls.Off, n)
+	if len(ls.IDs) == 0 {
+		return 0, bridge(errs.New(errs.Trajectory, "lab samples: the table is empty"))
+	}
+	tab, err := trajectory.FromLabTime(ls)
+	if err != nil {
+		return 0, bridge(err)
+	}
+	defer tab.Release()
+	return exportBatch(tab), nil
+}

@@ -1,0 +1,175 @@
+"""fg.radiation: trajectory tables in, Liénard–Wiechert cubes out (CPU)."""
+
+import gc
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import fieldgo as fg
+from fieldgo import radiation as rad
+
+
+def uniform_table(v=(0.6, 0.3, -0.2), x0=(0.5, -1.0, 2.0), c=1.0, q=1.7, n=41):
+    v = np.asarray(v) * c
+    g = 1 / np.sqrt(1 - v @ v / c**2)
+    tau = np.linspace(-80, 80, n)
+    t = g * tau
+    return rad.trajectory_table(tau, t, x0[0] + v[0] * t, x0[1] + v[1] * t, x0[2] + v[2] * t,
+                                np.full(n, g), np.full(n, g * v[0]), np.full(n, g * v[1]), np.full(n, g * v[2]),
+                                charge=q, c=c)
+
+
+def circle_table(beta=0.5, periods=8, per=1024):
+    w = beta
+    T = 2 * np.pi / w
+    t = np.linspace(-periods / 2 * T, periods / 2 * T, periods * per + 1)
+    return rad.from_lab_time(t, np.cos(w * t), np.sin(w * t), 0 * t, -beta * np.sin(w * t),
+                             beta * np.cos(w * t), 0 * t, charge=1.0), T
+
+
+def test_uniform_motion_exact():
+    c, q = 2.0, 1.7
+    v = np.array([0.6, 0.3, -0.2]) * c
+    x0 = np.array([0.5, -1.0, 2.0])
+    tab = uniform_table(c=c, q=q)
+    obs = np.array([[5, 1, -2], [-3, 7, 0.5], [40, -25, 10.0]])
+    times = np.linspace(-10, 10, 40)
+    cube = rad.fields(tab, obs, times, n_iters=4)
+    beta = v / c
+    for o, xo in enumerate(obs):
+        rp = xo[None, :] - x0[None, :] - v[None, :] * times[:, None]
+        bxr = np.cross(beta, rp)
+        den = (rp * rp).sum(1) - (bxr * bxr).sum(1)
+        E = q * (1 - beta @ beta) * rp / den[:, None] ** 1.5
+        B = np.cross(beta, E)
+        phi = q / np.sqrt(den)
+        np.testing.assert_allclose(cube.E[o], E, rtol=1e-12, atol=1e-12 * np.abs(E).max())
+        np.testing.assert_allclose(cube.B[o], B, rtol=1e-12, atol=1e-12 * np.abs(B).max())
+        np.testing.assert_allclose(cube["phi"][o], phi, rtol=1e-12)
+        np.testing.assert_allclose(cube.numpy(("Ax", "Ay", "Az"))[o], phi[:, None] * beta, rtol=1e-12)
+
+
+def test_cube_is_zero_copy_and_outlives_its_owner():
+    cube = rad.fields(uniform_table(), [[5, 1, -2], [0, 3, 3]], np.linspace(-5, 5, 16))
+    batch = cube.to_arrow()
+    assert batch.num_rows == 2 * 16 and batch.schema.names[:10] == list(rad.COMPONENTS)
+    view = cube.numpy()
+    assert view.shape == (2, 16, 10)
+    assert view.ctypes.data == batch.column(0).buffers()[1].address
+    ex = cube["Ex"]
+    np.testing.assert_array_equal(ex.ravel(), batch.column("Ex").to_numpy())
+    keep = view.copy()
+    del cube, batch
+    gc.collect()
+    np.testing.assert_array_equal(view, keep)  # the view holds the memory
+    md = rad.fields(uniform_table(), [[5, 1, -2]], [0.0, 1.0]).metadata
+    assert md["method"] == "newton" and md["n_iters"] == "2" and md["observers"] == "1"
+
+
+def test_circular_on_axis_and_schott():
+    beta = 0.5
+    tab, T = circle_table(beta)
+    info = rad.validate(tab)
+    assert info["particles"] == 1 and info["rows"] == 8 * 1024 + 1
+    # On axis: retarded lab time t - sqrt(Z^2 + 1) (the lab-time samples go through
+    # the proper-time integration and a spline in tau: exact to ~1e-9 here).
+    times = 2 + np.arange(256) * T / 64
+    cube = rad.fields(tab, [[0, 0, 3.0]], times, retarded=True)
+    np.testing.assert_allclose(cube.retarded_time(0)[0], times - np.sqrt(10), rtol=0, atol=1e-9 * T)
+    p = rad.harmonic_powers(cube, T, range(1, 8))[0]
+    assert np.all(p[1:] < 1e-12 * p[0]), p / p[0]
+
+
+def test_schott_harmonic_map():
+    beta = 0.5
+    tab, T = circle_table(beta)
+    R = 1e7
+    thetas = np.array([0.6, np.pi / 3, 1.3])
+    obs = R * np.stack([np.sin(thetas), 0 * thetas, np.cos(thetas)], axis=1)
+    times = R + np.arange(4 * 64) * T / 64 - 2 * T
+    cube = rad.fields(tab, obs, times)
+    for n in (1, 2, 3):
+        got = rad.harmonic_map(cube, T, n, distance=R)
+        x = n * beta * np.sin(thetas)
+        jn = _jn(n, x)
+        jp = (_jn(n - 1, x) - _jn(n + 1, x)) / 2
+        want = n**2 * beta**2 / (2 * np.pi) * (jn**2 / np.tan(thetas) ** 2 + beta**2 * jp**2)
+        np.testing.assert_allclose(got, want, rtol=1e-3)
+
+
+def _jn(n, x):
+    # Bessel J_n by its integral (1/pi) int_0^pi cos(n s - x sin s) ds, trapezoid on a
+    # periodic integrand (spectrally accurate).
+    s = np.linspace(0, np.pi, 2001)
+    f = np.cos(n * s[:, None] - np.asarray(x)[None, :] * np.sin(s)[:, None])
+    return (f[0] / 2 + f[1:-1].sum(0) + f[-1] / 2) * (s[1] - s[0]) / np.pi
+
+
+def test_paths_bit_identical_and_methods():
+    tab, T = circle_table(0.7, periods=4, per=256)
+    obs = [[6, -2, 3], [0, 10, 1]]
+    times = np.linspace(0, T, 100)
+    for method in ("newton", "rk4"):
+        for precision in ("float64", "float32"):
+            cubes = [rad.fields(tab, obs, times, method=method, precision=precision, search=s, coef_reuse=r)
+                     for s, r in (("cold", False), ("warm", False), ("warm", True))]
+            a = cubes[0].numpy()
+            assert np.isfinite(a).all()
+            for c in cubes[1:]:
+                assert np.array_equal(a.view(np.uint64), c.numpy().view(np.uint64))
+    ref = rad.fields(tab, obs, times, n_iters=6).numpy()
+    rk = rad.fields(tab, obs, times, method="rk4", n_substeps=16).numpy()
+    assert np.abs(rk - ref).max() < 1e-6 * np.abs(ref).max()
+    f32 = rad.fields(tab, obs, times, precision="float32").numpy()
+    err = np.abs(f32 - ref).max() / np.abs(ref).max()
+    assert 0 < err < 1e-4
+
+
+def test_per_observer_times_and_polars():
+    tab = uniform_table()
+    obs = np.array([[5, 1, -2], [0, 3, 3]])
+    t2 = np.stack([np.linspace(-5, 5, 8), np.linspace(0, 3, 8)])
+    cube = rad.fields(tab, obs, t2)
+    one = rad.fields(tab, obs[1:], t2[1])
+    np.testing.assert_array_equal(cube.numpy()[1], one.numpy()[0])
+    pl = pytest.importorskip("polars")
+    df = pl.from_arrow(tab)  # polars keeps the columns, drops the metadata
+    np.testing.assert_array_equal(rad.fields(df, obs, t2, charge=1.7).numpy(), cube.numpy())
+
+
+def test_errors():
+    tab = uniform_table()
+    with pytest.raises(fg.TrajectoryError, match="increase"):
+        bad = tab.set_column(1, "tau", pa.array(tab.column("tau").to_numpy()[::-1].copy()))
+        rad.fields(bad, [[1, 2, 3]], [0.0])
+    with pytest.raises(fg.TrajectoryError, match="at least 4"):
+        rad.fields(tab.slice(0, 3), [[1, 2, 3]], [0.0])
+    with pytest.raises(fg.TrajectoryError, match="mass shell"):
+        ux = tab.column("ux").to_numpy().copy()
+        ux[3] *= 1.01
+        rad.fields(tab.set_column(7, "ux", pa.array(ux)), [[1, 2, 3]], [0.0])
+    with pytest.raises(fg.TrajectoryError):
+        rad.from_lab_time([0, 1, 2, 3], [0] * 4, [0] * 4, [0] * 4, [0, 1.5, 0, 0], [0] * 4, [0] * 4)
+    with pytest.raises(ValueError):  # TrajectoryError is a ValueError
+        rad.trajectory_table([0, 1, 2, 3], [0, 1, 2, 3], *([[0] * 4] * 3), [1] * 4, [0.5] * 4, [0] * 4, [0] * 4)
+    with pytest.raises(fg.ParameterError):
+        rad.fields(tab, [[1, 2, 3]], [0.0], method="euler")
+    with pytest.raises(fg.ParameterError):
+        rad.fields(tab, [[1, 2, 3]], [0.0], n_iters=-1)
+    with pytest.raises(fg.ShapeError):
+        rad.fields(tab, [[1, 2, 3]], np.zeros((2, 5)))
+    with pytest.raises(fg.BackendError):
+        rad.fields(tab, [[1, 2, 3]], [0.0], backend="opencl")
+    with pytest.raises(fg.FormatError):
+        rad.fields(tab.drop_columns(["uz"]), [[1, 2, 3]], [0.0])
+
+
+def test_spectrum_parseval():
+    tab, T = circle_table(0.6, periods=6, per=256)
+    times = -T + np.arange(128) * T / 32
+    cube = rad.fields(tab, [[4, 1, 2]], times)
+    f, p = rad.spectrum(cube, "Ey")
+    x = cube["Ey"][0]
+    assert f[4] == pytest.approx(1 / T)
+    assert p.sum() == pytest.approx(np.mean(x**2), rel=1e-12)
