@@ -1,7 +1,9 @@
 """Built-in initial configurations.
 
 Each function returns a callable ``f(x, y) -> components`` (arrays broadcast over
-the lattice) for :meth:`fieldgo.Simulation.set_field`.
+the lattice) for :meth:`fieldgo.Simulation.set_field`. The callables are small
+objects of module-level classes (not closures), so they pickle: ``fg.sweep`` ships
+them to Dask workers, and their ``repr`` names them exactly (a sweep point's id).
 """
 
 from __future__ import annotations
@@ -14,6 +16,27 @@ import numpy as np
 from .errors import ParameterError
 
 _ANSATZ = ("bloch", "neel", "anti")
+
+
+class _Configuration:
+    """An initial configuration: called as ``f(x, y)``; equal, hashed and printed by
+    its arguments (``_args``, set by each subclass)."""
+
+    __slots__ = ()
+    _args: tuple = ()
+
+    def _values(self):
+        return tuple(getattr(self, a) for a in self._args)
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other._values() == self._values()
+
+    def __hash__(self):
+        return hash((type(self).__name__,) + self._values())
+
+    def __repr__(self):
+        args = ", ".join(f"{a}={getattr(self, a)!r}" for a in self._args)
+        return f"fg.initial.{type(self).__name__.lower()}({args})"
 
 
 def _real(name, v, positive=False):
@@ -46,14 +69,25 @@ def skyrmion(charge: int = 1, size: float = 1.0, centre=(0.0, 0.0), ansatz: str 
     cx, cy = _centre(centre)
     if ansatz not in _ANSATZ:
         raise ParameterError(f"unknown ansatz {ansatz!r}: use one of {_ANSATZ}")
+    return Skyrmion(int(charge), size, (cx, cy), ansatz)
 
-    def field(x, y):
+
+class Skyrmion(_Configuration):
+    """The field of :func:`skyrmion` (validated arguments)."""
+
+    __slots__ = ("charge", "size", "centre", "ansatz")
+    _args = __slots__
+
+    def __init__(self, charge, size, centre, ansatz):
+        self.charge, self.size, self.centre, self.ansatz = charge, size, centre, ansatz
+
+    def __call__(self, x, y):
+        charge, size, ansatz = self.charge, self.size, self.ansatz
+        cx, cy = self.centre
         r, th = np.hypot(x - cx, y - cy), np.arctan2(y - cy, x - cx)
         f = np.pi * np.exp(-r / size)
         phase = {"bloch": charge * th + np.pi / 2, "neel": charge * th, "anti": -charge * th}[ansatz]
         return np.sin(f) * np.cos(phase), np.sin(f) * np.sin(phase), np.cos(f)
-
-    return field
 
 
 def vortex(winding: int = 1, centre=(0.0, 0.0), size: float = 1.0, q: float = 1.0, u: float = 1.0):
@@ -66,9 +100,21 @@ def vortex(winding: int = 1, centre=(0.0, 0.0), size: float = 1.0, q: float = 1.
         raise ParameterError(f"winding must be an integer, got {winding!r}")
     size, q, u = _real("size", size, True), _real("q", q, True), _real("u", u)
     cx, cy = _centre(centre)
-    n = int(winding)
+    return Vortex(int(winding), (cx, cy), size, q, u)
 
-    def field(x, y):
+
+class Vortex(_Configuration):
+    """The field of :func:`vortex` (validated arguments)."""
+
+    __slots__ = ("winding", "centre", "size", "q", "u")
+    _args = __slots__
+
+    def __init__(self, winding, centre, size, q, u):
+        self.winding, self.centre, self.size, self.q, self.u = winding, centre, size, q, u
+
+    def __call__(self, x, y):
+        n, size, q, u = self.winding, self.size, self.q, self.u
+        cx, cy = self.centre
         r, th = np.hypot(x - cx, y - cy), np.arctan2(y - cy, x - cx)
         amp = u * np.tanh(r / size) ** abs(n)
         s = r / size
@@ -77,5 +123,3 @@ def vortex(winding: int = 1, centre=(0.0, 0.0), size: float = 1.0, q: float = 1.
             a_over_r = np.where(r > 1e-12, np.tanh(s) ** 2 / np.where(r > 0, r, 1.0), 0.0)
         a_theta = n / q * a_over_r
         return (amp * np.cos(n * th), amp * np.sin(n * th), -np.sin(th) * a_theta, np.cos(th) * a_theta)
-
-    return field
