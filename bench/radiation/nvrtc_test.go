@@ -31,7 +31,8 @@ func TestRadiationKernelCompiles(t *testing.T) {
 	if arch == "" {
 		arch = "sm_90"
 	}
-	if _, _, _, err := cuda.NVRTCVersion(); err != nil {
+	path, major, minor, err := cuda.NVRTCVersion()
+	if err != nil {
 		t.Skipf("NVRTC not available, so the CUDA kernel cannot be compiled here: %v", err)
 	}
 	cubin, log, err := cuda.CompileCUBIN(src.RadiationCUDA, arch)
@@ -56,7 +57,8 @@ func TestRadiationKernelCompiles(t *testing.T) {
 	var sb strings.Builder
 	for _, k := range names {
 		r := res[k]
-		sb.WriteString("\n  " + k + ": " + itoa(r.Registers) + " registers, spill " + itoa(r.SpillStores) + "/" + itoa(r.SpillLoads) + " B, stack " + itoa(r.StackFrame) + " B")
+		sb.WriteString("\n  " + k + ": " + itoa(r.Registers) + " registers, spill " + itoa(r.SpillStores) + "/" + itoa(r.SpillLoads) +
+			" B, stack " + itoa(r.StackFrame) + " B, theoretical occupancy " + itoa(occupancyPercent(r.Registers, 128)) + "% at 128 threads/block")
 		if r.SpillStores != 0 || r.SpillLoads != 0 {
 			t.Errorf("%s spills (%d B stores, %d B loads)", k, r.SpillStores, r.SpillLoads)
 		}
@@ -64,7 +66,7 @@ func TestRadiationKernelCompiles(t *testing.T) {
 			t.Errorf("%s uses %d registers, over its budget %d", k, r.Registers, radiationBudget(k))
 		}
 	}
-	t.Logf("%s, %s:%s", arch, cuda.NVRTCOptions(arch), sb.String())
+	t.Logf("NVRTC %d.%d (%s), %s, %s:%s", major, minor, path, arch, cuda.NVRTCOptions(arch), sb.String())
 }
 
 func itoa(n int) string {
@@ -83,4 +85,15 @@ func itoa(n int) string {
 		b = append([]byte{'-'}, b...)
 	}
 	return string(b)
+}
+
+// occupancyPercent is the register-limited theoretical occupancy on sm_90
+// (65536 registers and 64 warps per SM, registers allocated per warp in units
+// of 256, whole blocks of block threads).
+func occupancyPercent(regs, block int) int {
+	perWarp := (regs*32 + 255) / 256 * 256
+	warpsPerBlock := (block + 31) / 32
+	blocks := 65536 / (perWarp * warpsPerBlock)
+	warps := min(blocks*warpsPerBlock, 64)
+	return warps * 100 / 64
 }
