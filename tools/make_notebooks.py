@@ -240,7 +240,7 @@ max |grad|, the integral of each declared density, arrests) with polars and SQL.
 """),
     code("""
 higgs = fg.theories.abelian_higgs()
-sim = fg.Simulation(higgs, grid=(96, 96), spacing=0.2, boundary="fixed")
+sim = fg.Simulation(higgs, grid=(64, 64), spacing=0.25, boundary="fixed")
 sim.set_field(fg.initial.vortex(winding=1))
 hist = sim.minimize(tol=1e-6, max_steps=20_000, check_every=25)
 hist
