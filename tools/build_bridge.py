@@ -36,7 +36,7 @@ def build(python: str = sys.executable, out: pathlib.Path | None = None) -> path
     )
     env["PATH"] = str(tools) + os.pathsep + env.get("PATH", "")
     # gopy needs the output folder inside the module and named with a leading "_".
-    tmp = ROOT / "_bridge_build"
+    tmp = ROOT / f"_bridge_build_{os.getpid()}"  # one per build: concurrent builds must not collide
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         subprocess.run(

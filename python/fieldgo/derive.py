@@ -29,11 +29,24 @@ class Partials:
     de_ddy: list
 
 
+def _d(f, v):
+    """df/dv as code can compute it: the distributions SymPy returns at the kinks of
+    abs, min, max and where (DiracDelta, Heaviside) become their values away from
+    the kink, as for any piecewise-smooth energy evaluated pointwise."""
+    d = sympy.diff(f, v)
+    if d.has(sympy.DiracDelta):
+        d = d.replace(lambda e: isinstance(e, sympy.DiracDelta), lambda e: sympy.S.Zero)
+    if d.has(sympy.Heaviside):
+        d = d.replace(lambda e: isinstance(e, sympy.Heaviside),
+                      lambda e: sympy.Piecewise((sympy.S.One, e.args[0] > 0), (sympy.S.Zero, True)))
+    return d
+
+
 def partials(energy, sym: Symbols) -> Partials:
     return Partials(
-        [sympy.diff(energy, v) for v in sym.phi],
-        [sympy.diff(energy, v) for v in sym.dx],
-        [sympy.diff(energy, v) for v in sym.dy],
+        [_d(energy, v) for v in sym.phi],
+        [_d(energy, v) for v in sym.dx],
+        [_d(energy, v) for v in sym.dy],
     )
 
 
@@ -47,11 +60,11 @@ def _total(f, sym: Symbols, direction: str):
     free = f.free_symbols
     terms = []
     if coord in free:
-        terms.append(sympy.diff(f, coord))
+        terms.append(_d(f, coord))
     for b in range(len(sym.fields)):
         for var, factor in ((s["phi"][b], d_phi[b]), (s["dx"][b], d_dx[b]), (s["dy"][b], d_dy[b])):
             if var in free:
-                terms.append(sympy.diff(f, var) * factor)
+                terms.append(_d(f, var) * factor)
     return sympy.Add(*terms)
 
 
