@@ -155,13 +155,28 @@ func (s *Simulation) Advance(maxSteps int, budget time.Duration) (Progress, erro
 		return Progress{}, errs.New(errs.Parameter, "no flow to advance: call Start or Minimize first")
 	}
 	t0 := time.Now()
-	for taken := 0; !fl.done; taken++ {
+	for taken := 0; !fl.done; {
 		if (maxSteps > 0 && taken >= maxSteps) || (budget > 0 && taken > 0 && time.Since(t0) >= budget) {
 			break
+		}
+		// Steps between checks run on the device when the Program can
+		// (kernels.Stepper); a check step (history row, checkpoint) and the
+		// last step run here. Which steps run where depends on the step
+		// number alone, so chunking never changes the bits.
+		if n := s.deviceSteps(fl, maxSteps-taken, maxSteps > 0); n > 0 {
+			if df := s.deviceFlow(fl); df != nil {
+				k, err := s.runDevice(fl, df, n)
+				taken += k
+				if err != nil {
+					return fl.last, err
+				}
+				continue
+			}
 		}
 		if err := s.step(fl); err != nil {
 			return fl.last, err
 		}
+		taken++
 	}
 	if !fl.done {
 		// Report the state reached, not the one the last step started from.
@@ -367,3 +382,117 @@ func (s *Simulation) diverged(fl *flowState, stage int, g kernels.Buffer) error 
 }
 
 func itoa(i int) string { return fmtFloat(float64(i)) }
+
+// UseStepper lets flows run on the device when the backend's Program
+// implements kernels.Stepper (the default). Tests and benchmarks turn it off
+// to compare with the host loop on the same backend.
+var UseStepper = true
+
+// stepperPoll is how many device steps run between host polls.
+const stepperPoll = 50
+
+// devFlow is a device flow prepared for one flow configuration.
+type devFlow struct {
+	flow   kernels.Flow
+	key    string
+	failed bool // the Program declined this configuration: step on the host
+}
+
+// deviceSteps is how many steps from fl.step the device may take now: none
+// for a check step (step % CheckEvery == 0, which records and checkpoints)
+// and from MaxSteps on, else up to the next check step, MaxSteps and the
+// caller's limit.
+func (s *Simulation) deviceSteps(fl *flowState, left int, limited bool) int {
+	cfg := fl.cfg
+	if !UseStepper || cfg.Method != ArrestedNewtonFlow || fl.step >= cfg.MaxSteps {
+		return 0
+	}
+	if _, ok := s.prog.(kernels.Stepper); !ok {
+		return 0
+	}
+	n := cfg.MaxSteps - fl.step
+	if cfg.CheckEvery > 0 {
+		r := fl.step % cfg.CheckEvery
+		if r == 0 {
+			return 0
+		}
+		n = min(n, cfg.CheckEvery-r)
+	}
+	if limited {
+		n = min(n, left)
+	}
+	return max(n, 0)
+}
+
+// deviceFlow returns the device flow for fl's settings and the current
+// parameters, preparing it if needed; nil when the Program declines.
+func (s *Simulation) deviceFlow(fl *flowState) kernels.Flow {
+	st, _ := s.prog.(kernels.Stepper)
+	cfg := fl.cfg
+	key := fmtFloat(cfg.Dt) + "|" + fmtFloat(cfg.Tol) + "|" + cfg.Arrest + "|" + s.form.String() + "|" + fmtFloat(s.penalty)
+	for _, p := range s.params {
+		key += "|" + fmtFloat(p)
+	}
+	if d := s.dev; d != nil && d.key == key {
+		if d.failed {
+			return nil
+		}
+		return d.flow
+	}
+	s.closeDeviceFlow()
+	spec := kernels.FlowSpec{Grid: s.grid, Form: s.form, Penalty: s.penalty, Params: s.params,
+		UnitVector: s.theory.UnitVector(), Dt: cfg.Dt, Tol: cfg.Tol, EnergyArrest: cfg.Arrest == ArrestEnergy,
+		Phi: s.phiB, Vel: s.velB, G: s.g}
+	f, err := st.NewFlow(spec)
+	s.dev = &devFlow{flow: f, key: key, failed: err != nil}
+	if err != nil {
+		return nil
+	}
+	return f
+}
+
+func (s *Simulation) closeDeviceFlow() {
+	if s.dev != nil && s.dev.flow != nil {
+		s.dev.flow.Close()
+	}
+	s.dev = nil
+}
+
+// DeviceFlow describes how the current flow's steps run on the device, or
+// "" when they run on the host.
+func (s *Simulation) DeviceFlow() string {
+	if err := s.lock(); err != nil {
+		return ""
+	}
+	defer s.mu.Unlock()
+	if s.dev == nil || s.dev.flow == nil {
+		return ""
+	}
+	return s.dev.flow.Describe()
+}
+
+// runDevice runs n steps on the device and brings fl up to date: the same
+// state, records and outcomes step() would give.
+func (s *Simulation) runDevice(fl *flowState, df kernels.Flow, n int) (int, error) {
+	res, err := df.Run(kernels.FlowState{Step: fl.step, Resets: fl.resets, PrevEnergy: fl.prevEnergy}, n, stepperPoll, &s.cancel)
+	if err != nil {
+		return 0, err
+	}
+	fl.step, fl.resets, fl.prevEnergy = res.State.Step, res.State.Resets, res.State.PrevEnergy
+	if k := len(res.Records); k > 0 {
+		r := res.Records[k-1]
+		fl.last = Progress{Step: r.Step, Energy: r.Energy, MaxGrad: r.MaxGrad, Resets: r.Resets}
+	}
+	switch res.Stop {
+	case kernels.FlowConverged:
+		fl.done, fl.converged = true, true
+		fl.last.Done, fl.last.Converged = true, true
+		return res.Taken, s.record(fl)
+	case kernels.FlowNonFinite:
+		return res.Taken, s.diverged(fl, res.Stage, s.g[res.Stage-1])
+	}
+	if res.Cancelled {
+		return res.Taken, errCancelled
+	}
+	return res.Taken, nil
+}

@@ -71,6 +71,7 @@ type Simulation struct {
 	ckptVel    kernels.Buffer
 
 	flow   *flowState
+	dev    *devFlow // the device flow (kernels.Stepper), if prepared
 	cancel atomic.Bool
 	closed bool
 }
@@ -400,6 +401,7 @@ func (s *Simulation) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.closeDeviceFlow()
 	for _, b := range []kernels.Buffer{s.phiB, s.velB, s.g[0], s.g[1], s.g[2], s.g[3], s.trial, s.ckptPhi, s.ckptVel} {
 		if b != nil {
 			b.Release()

@@ -32,6 +32,24 @@ static struct {
     CUresult (*cuOccupancyMaxPotentialBlockSize)(int*, int*, CUfunction, CUoccupancyB2DSize, size_t, int);
     CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int*, CUfunction, int, size_t);
     CUresult (*cuGetErrorString)(CUresult, const char**);
+    CUresult (*cuStreamCreate)(CUstream*, unsigned);
+    CUresult (*cuStreamDestroy_v2)(CUstream);
+    CUresult (*cuStreamSynchronize)(CUstream);
+    CUresult (*cuEventCreate)(CUevent*, unsigned);
+    CUresult (*cuEventDestroy_v2)(CUevent);
+    CUresult (*cuEventRecord)(CUevent, CUstream);
+    CUresult (*cuEventSynchronize)(CUevent);
+    CUresult (*cuEventQuery)(CUevent);
+    CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
+    CUresult (*cuMemcpyHtoDAsync_v2)(CUdeviceptr, const void*, size_t, CUstream);
+    CUresult (*cuMemcpyDtoHAsync_v2)(void*, CUdeviceptr, size_t, CUstream);
+    /* optional */
+    CUresult (*cuStreamBeginCapture_v2)(CUstream, int);
+    CUresult (*cuStreamEndCapture)(CUstream, CUgraph*);
+    CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec*, CUgraph, unsigned long long);
+    CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+    CUresult (*cuGraphExecDestroy)(CUgraphExec);
+    CUresult (*cuGraphDestroy)(CUgraph);
 } cu;
 
 static struct {
@@ -52,6 +70,8 @@ static struct {
         *(void**)(&table.name) = dlsym(lib, #name);                                      \
         if (!table.name) { snprintf(err, n, "symbol %s missing from %s", #name, path); return 1; } \
     } while (0)
+
+#define OPT(lib, table, name) (*(void**)(&table.name) = dlsym(lib, #name))
 
 int fg_cuda_load(const char* path, char* err, int n) {
     void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -83,6 +103,25 @@ int fg_cuda_load(const char* path, char* err, int n) {
     SYM(h, cu, cuOccupancyMaxPotentialBlockSize);
     SYM(h, cu, cuOccupancyMaxActiveBlocksPerMultiprocessor);
     SYM(h, cu, cuGetErrorString);
+    SYM(h, cu, cuStreamCreate);
+    SYM(h, cu, cuStreamDestroy_v2);
+    SYM(h, cu, cuStreamSynchronize);
+    SYM(h, cu, cuEventCreate);
+    SYM(h, cu, cuEventDestroy_v2);
+    SYM(h, cu, cuEventRecord);
+    SYM(h, cu, cuEventSynchronize);
+    SYM(h, cu, cuEventQuery);
+    /* CUDA 12.8 added cuEventElapsedTime_v2 (same signature); 13 keeps both. */
+    *(void**)(&cu.cuEventElapsedTime) = dlsym(h, "cuEventElapsedTime_v2");
+    if (!cu.cuEventElapsedTime) SYM(h, cu, cuEventElapsedTime);
+    SYM(h, cu, cuMemcpyHtoDAsync_v2);
+    SYM(h, cu, cuMemcpyDtoHAsync_v2);
+    OPT(h, cu, cuStreamBeginCapture_v2);
+    OPT(h, cu, cuStreamEndCapture);
+    OPT(h, cu, cuGraphInstantiateWithFlags);
+    OPT(h, cu, cuGraphLaunch);
+    OPT(h, cu, cuGraphExecDestroy);
+    OPT(h, cu, cuGraphDestroy);
     return 0;
 }
 
@@ -154,3 +193,31 @@ nvrtcResult fg_nvrtcGetCUBINSize(nvrtcProgram p, size_t* n) { return nv.nvrtcGet
 nvrtcResult fg_nvrtcGetCUBIN(nvrtcProgram p, char* c) { return nv.nvrtcGetCUBIN(p, c); }
 nvrtcResult fg_nvrtcDestroyProgram(nvrtcProgram* p) { return nv.nvrtcDestroyProgram(p); }
 const char* fg_nvrtcErrorString(nvrtcResult r) { return nv.nvrtcGetErrorString ? nv.nvrtcGetErrorString(r) : "NVRTC error"; }
+
+CUresult fg_cuStreamCreate(CUstream* s, unsigned f) { return cu.cuStreamCreate(s, f); }
+CUresult fg_cuStreamDestroy(CUstream s) { return cu.cuStreamDestroy_v2(s); }
+CUresult fg_cuStreamSynchronize(CUstream s) { return cu.cuStreamSynchronize(s); }
+CUresult fg_cuEventCreate(CUevent* e, unsigned f) { return cu.cuEventCreate(e, f); }
+CUresult fg_cuEventDestroy(CUevent e) { return cu.cuEventDestroy_v2(e); }
+CUresult fg_cuEventRecord(CUevent e, CUstream s) { return cu.cuEventRecord(e, s); }
+CUresult fg_cuEventSynchronize(CUevent e) { return cu.cuEventSynchronize(e); }
+CUresult fg_cuEventQuery(CUevent e) { return cu.cuEventQuery(e); }
+CUresult fg_cuEventElapsedTime(float* ms, CUevent a, CUevent b) { return cu.cuEventElapsedTime(ms, a, b); }
+CUresult fg_cuMemcpyHtoDAsync(CUdeviceptr d, const void* s, size_t n, CUstream st) { return cu.cuMemcpyHtoDAsync_v2(d, s, n, st); }
+CUresult fg_cuMemcpyDtoHAsync(void* d, CUdeviceptr s, size_t n, CUstream st) { return cu.cuMemcpyDtoHAsync_v2(d, s, n, st); }
+CUresult fg_cuLaunch(CUfunction f, unsigned gx, unsigned bx, unsigned by, unsigned smem, CUstream s, void* args) {
+    void* params[1] = {args};
+    return cu.cuLaunchKernel(f, gx, 1, 1, bx, by, 1, smem, s, params, NULL);
+}
+int fg_cuGraphsAvailable(void) {
+    return cu.cuStreamBeginCapture_v2 && cu.cuStreamEndCapture && cu.cuGraphInstantiateWithFlags && cu.cuGraphLaunch &&
+           cu.cuGraphExecDestroy && cu.cuGraphDestroy;
+}
+/* Mode 2 = CU_STREAM_CAPTURE_MODE_RELAXED: other threads' driver calls (the
+ * Go runtime may run them) do not invalidate the capture. */
+CUresult fg_cuStreamBeginCapture(CUstream s) { return cu.cuStreamBeginCapture_v2(s, 2); }
+CUresult fg_cuStreamEndCapture(CUstream s, CUgraph* g) { return cu.cuStreamEndCapture(s, g); }
+CUresult fg_cuGraphInstantiate(CUgraphExec* e, CUgraph g) { return cu.cuGraphInstantiateWithFlags(e, g, 0); }
+CUresult fg_cuGraphLaunch(CUgraphExec e, CUstream s) { return cu.cuGraphLaunch(e, s); }
+CUresult fg_cuGraphExecDestroy(CUgraphExec e) { return cu.cuGraphExecDestroy(e); }
+CUresult fg_cuGraphDestroy(CUgraph g) { return cu.cuGraphDestroy(g); }

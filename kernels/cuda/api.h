@@ -13,6 +13,9 @@ typedef struct CUmod_st* CUmodule;
 typedef struct CUfunc_st* CUfunction;
 typedef struct CUstream_st* CUstream;
 typedef unsigned long long CUdeviceptr;
+typedef struct CUevent_st* CUevent;
+typedef struct CUgraph_st* CUgraph;
+typedef struct CUgraphExec_st* CUgraphExec;
 typedef size_t (*CUoccupancyB2DSize)(int blockSize);
 
 #define CUDA_SUCCESS 0
@@ -63,6 +66,33 @@ CUresult fg_cuLaunchKernel(CUfunction f, unsigned gx, unsigned bx, unsigned smem
 CUresult fg_cuOccupancyMaxPotentialBlockSize(int* minGrid, int* block, CUfunction f, size_t smem, int limit);
 CUresult fg_cuOccupancyMaxActiveBlocksPerMultiprocessor(int* nb, CUfunction f, int block, size_t smem);
 const char* fg_cuErrorString(CUresult r);
+
+/* Streams, events, asynchronous copies and CUDA graphs (the device flow).
+ * The graph calls are optional: fg_cuGraphsAvailable says whether the driver
+ * has them; without them the flow launches its kernels one by one. */
+CUresult fg_cuStreamCreate(CUstream* s, unsigned flags);
+CUresult fg_cuStreamDestroy(CUstream s);
+CUresult fg_cuStreamSynchronize(CUstream s);
+CUresult fg_cuEventCreate(CUevent* e, unsigned flags);
+CUresult fg_cuEventDestroy(CUevent e);
+CUresult fg_cuEventRecord(CUevent e, CUstream s);
+CUresult fg_cuEventSynchronize(CUevent e);
+CUresult fg_cuEventQuery(CUevent e);
+CUresult fg_cuEventElapsedTime(float* ms, CUevent a, CUevent b);
+CUresult fg_cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, size_t n, CUstream s);
+CUresult fg_cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, size_t n, CUstream s);
+/* A launch with a (bx, by) block and smem bytes of dynamic shared memory on
+ * stream s. */
+CUresult fg_cuLaunch(CUfunction f, unsigned gx, unsigned bx, unsigned by, unsigned smem, CUstream s, void* args);
+int fg_cuGraphsAvailable(void);
+CUresult fg_cuStreamBeginCapture(CUstream s);
+CUresult fg_cuStreamEndCapture(CUstream s, CUgraph* g);
+CUresult fg_cuGraphInstantiate(CUgraphExec* e, CUgraph g);
+CUresult fg_cuGraphLaunch(CUgraphExec e, CUstream s);
+CUresult fg_cuGraphExecDestroy(CUgraphExec e);
+CUresult fg_cuGraphDestroy(CUgraph g);
+#define CU_EVENT_DISABLE_TIMING 2
+#define CUDA_ERROR_NOT_READY 600
 
 /* NVRTC calls. */
 nvrtcResult fg_nvrtcVersion(int* major, int* minor);

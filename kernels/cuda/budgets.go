@@ -26,6 +26,14 @@ var Budgets = map[string]int{
 	"fg_k_combine":    32,
 	"fg_k_constrain":  40,
 	"fg_k_nonfinite":  16,
+	// The shared-memory tiled continuum gradient (phase 2): the site struct
+	// as fg_k_continuum plus the tile's row/column bookkeeping and the
+	// three-term trial loader. NVRTC 13.5: 77-93, no spill; 104 keeps 512
+	// threads per SM resident at every tuned shape.
+	"fg_k_tile":   104,
+	"fg_k_decide": 32,
+	// Two vectors (phi', v') of FG_NCOMP plus six input streams: 36-40.
+	"fg_k_update": 48,
 }
 
 // BudgetOverride is a measured budget for one theory's kernel, with why the

@@ -253,6 +253,8 @@ func (b *Backend) CompileProgram(u kernels.Unit) (*Program, error) {
 	}
 	p.unit = u
 	p.cached = cached
+	p.key = b.cacheKey(source)
+	p.dir, _ = b.cacheDir()
 	return p, nil
 }
 

@@ -30,6 +30,12 @@ type KernelInfo struct {
 	BlocksPerSM int     // resident blocks per multiprocessor at BlockSize
 	Occupancy   float64 // resident threads / max threads per multiprocessor
 	Budget      int     // register budget (Budget), 0 if none
+	// fg_k_tile only: the block is BlockSize/BlockY x BlockY threads, each
+	// taking TileRows rows; DynShared bytes of dynamic shared memory (the
+	// tile with its halo). Chosen per size class by the autotune.
+	BlockY    int
+	TileRows  int
+	DynShared int
 }
 
 type kernel struct {
@@ -48,6 +54,12 @@ type Program struct {
 	unit   kernels.Unit
 	cached bool // the CUBIN came from the disk cache
 	log    string
+	key    string // the CUBIN's cache key
+	dir    string // the cache directory ("" if none)
+
+	tiles      map[string]tileShape // tuned tile shape per size class
+	tilesRead  bool
+	tuneReport []string
 
 	mu         sync.Mutex
 	params     devScratch // FG_NPARAMS doubles
@@ -109,7 +121,7 @@ func (b *Backend) load(image []byte, log string) (*Program, error) {
 		in := KernelInfo{Name: name, Registers: attr(C.CU_FUNC_ATTRIBUTE_NUM_REGS),
 			LocalBytes: attr(C.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES), SharedBytes: attr(C.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
 			SpillStores: ptx[name].SpillStores, SpillLoads: ptx[name].SpillLoads, Budget: Budget(name)}
-		if name == "fg_k_final" {
+		if name == "fg_k_final" || name == "fg_k_decide" {
 			in.BlockSize = C.FG_FINAL_THREADS // part of the reduction order
 		} else {
 			var minGrid, block C.int
@@ -123,8 +135,15 @@ func (b *Backend) load(image []byte, log string) (*Program, error) {
 				in.BlockSize = 32
 			}
 		}
+		smem := 0
+		if name == "fg_k_tile" {
+			// Until tuned: the default shape (the occupancy API's block size
+			// is one of the autotune's candidates, tune.go).
+			sh := defaultTile
+			in.BlockSize, in.BlockY, in.TileRows = 32*sh.BY, sh.BY, sh.RPT
+		}
 		var nb C.int
-		C.fg_cuOccupancyMaxActiveBlocksPerMultiprocessor(&nb, fn, C.int(in.BlockSize), 0)
+		C.fg_cuOccupancyMaxActiveBlocksPerMultiprocessor(&nb, fn, C.int(in.BlockSize), C.size_t(smem))
 		in.BlocksPerSM = int(nb)
 		if b.maxTPM > 0 {
 			in.Occupancy = float64(int(nb)*in.BlockSize) / float64(b.maxTPM)
@@ -455,15 +474,26 @@ func (p *Program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 		var name string
 		switch ga.Form {
 		case kernels.Continuum:
-			name = "fg_k_continuum"
+			// The tiled kernel: the same site arithmetic and chunk partials
+			// as fg_k_continuum, its stencil read from shared memory.
+			a.nterms, a.coef[0], a.terms[0] = 1, 1, a.phi
+			sh, err := p.tileFor(a, ga.Grid)
+			if err != nil {
+				return err
+			}
+			if err := p.launchTile(a, sh, nil); err != nil {
+				return err
+			}
 		case kernels.Consistent:
 			name = "fg_k_consistent"
 			a.penalty = C.double(ga.Penalty)
 		default:
 			return errs.New(errs.Parameter, "unknown gradient form %d", ga.Form)
 		}
-		if err := p.launch(name, p.siteGrid(name, a), a); err != nil {
-			return err
+		if name != "" {
+			if err := p.launch(name, p.siteGrid(name, a), a); err != nil {
+				return err
+			}
 		}
 		e, m, pw, err := p.reduce(a)
 		if err != nil {

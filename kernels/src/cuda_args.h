@@ -34,6 +34,43 @@ typedef struct {
     long long len;        /* elements, for combine and non-finite scan */
     double coef[FG_CUDA_MAX_TERMS];
     fg_dptr terms[FG_CUDA_MAX_TERMS];
+    /* Phase 2: the tiled stencil kernel and the fused flow on the device. */
+    fg_dptr ctl;          /* fg_flowctl of a device flow; 0 outside one */
+    fg_dptr ring;         /* fg_flowrec[ringcap]: one record per step evaluated */
+    long long ringcap;
+    int stage;            /* in a flow: 1 stage-1 gradient and its reduction, 2..4 RK4 stages, 5 update */
+    int rpt;              /* fg_k_tile: rows per thread (tile height = blockDim.y * rpt) */
+    int energy_arrest;    /* arrest when the energy rose (else when v.g > 0) */
+    int pad2_;
+    double tol;           /* convergence: max|grad| < tol */
+    double dt;
 } fg_cargs;
+
+/* Why a device flow stopped (fg_flowctl.stop). */
+#define FG_STOP_CONVERGED 1
+#define FG_STOP_NONFINITE 2   /* stage-1 energy or gradient not finite */
+
+/* The state of a device flow, in device memory: written by fg_k_decide (the
+ * stage-1 reduction's last level) and fg_k_update, read by every flow kernel,
+ * so the arrest decision and the stop test never need the host. */
+typedef struct {
+    long long step;       /* the flow's step number */
+    long long resets;     /* velocity resets by the arrest test */
+    long long taken;      /* steps taken since the host last set the block */
+    long long nrec;       /* records written to the ring */
+    int stop;             /* FG_STOP_*, 0 while running */
+    int nonfinite;        /* RK4 stage 2..4 whose gradient was not finite, 0 if none */
+    int arrest;           /* this step's arrest decision */
+    int pad_;
+    double kv;            /* 0 when arrested, else 1: multiplies the velocity */
+    double prev_energy;   /* stage-1 energy of the previous step (energy arrest) */
+    double energy1;       /* stage-1 energy of this step */
+} fg_flowctl;
+
+/* One step's stage-1 reductions, as the host history sees them. */
+typedef struct {
+    long long step, resets;
+    double energy, max_grad;
+} fg_flowrec;
 
 #endif

@@ -285,7 +285,10 @@ extern "C" __global__ void fg_k_density(fg_cargs a) {
 
 /* Level 2: one warp per row combines the row's chunk partials. part: chunk
  * partials (3 planes of ny*nchunk); out: row partials (3 planes of ny). */
+static __device__ __forceinline__ bool fg_halted(const fg_cargs& a);
+
 extern "C" __global__ void fg_k_rows(fg_cargs a) {
+    if (fg_halted(a)) return;
     const long long j = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int lane = threadIdx.x & 31;
     if (j >= a.ny) return;   /* whole warps: block sizes are multiples of 32 */
@@ -398,5 +401,255 @@ extern "C" __global__ void fg_k_nonfinite(fg_cargs a) {
             atomicMin((unsigned long long*)a.out, (unsigned long long)e);
             return;
         }
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * Phase 2: a shared-memory tiled stencil and the arrested Newton flow fused on
+ * the device.
+ *
+ * fg_k_tile is the continuum gradient over a tile of 32 x TY sites (blockDim
+ * (32, BY), TY = BY * rpt rows, each thread one site per BY-th row): the block
+ * loads the tile and a 2-site halo of every component once, with coalesced
+ * reads, into shared memory, then every site takes its 25-point stencil from
+ * there. What it loads is the linear combination sum_t coef[t] * terms[t]
+ * (up to 3 terms, left to right like fg_k_combine): the RK4 trial fields are
+ * never written to global memory. A warp is still one 32-site chunk of one
+ * row, so its chunk partials are those of fg_k_continuum, bit for bit, and
+ * the same reduction kernels finish them.
+ *
+ * In a flow (a.ctl != 0), each step is: fg_k_tile stage 1 (gradient at phi,
+ * energy, max, power), fg_k_rows, fg_k_decide (the last reduction level, then
+ * the arrest and the stop test, written to the control block), fg_k_tile
+ * stages 2..4 (trials from phi, v and the earlier gradients; the velocity
+ * coefficient is multiplied by the device's arrest decision), fg_k_update
+ * (the RK4 combination of phi and v and the unit-vector constraint). Every
+ * kernel first reads the control block and returns at once once the flow has
+ * stopped, so the host can launch many steps ahead without reading anything.
+ * ------------------------------------------------------------------------- */
+
+#define FG_HALO 2
+#define FG_TW (FG_CHUNK + 2 * FG_HALO)
+
+/* Whether the flow has stopped before this kernel: a stop from fg_k_decide,
+ * or a non-finite gradient in an earlier stage of this step (a stage never
+ * halts on its own flag, so what it writes does not depend on timing). */
+static __device__ __forceinline__ bool fg_halted(const fg_cargs& a) {
+    if (!a.ctl) return false;
+    const volatile fg_flowctl* c = (const volatile fg_flowctl*)a.ctl;
+    const int nf = c->nonfinite;
+    return c->stop != 0 || (nf != 0 && (a.stage <= 1 || nf < a.stage));
+}
+
+extern "C" __global__ void fg_k_tile(fg_cargs a) {
+    extern __shared__ double fg_tile[];
+    if (fg_halted(a)) return;
+    const int TY = (int)blockDim.y * a.rpt;
+    const int plane = (TY + 2 * FG_HALO) * FG_TW;
+    const int nchunk = (int)a.nchunk;
+    const int cx = (int)blockIdx.x % nchunk, cy = (int)blockIdx.x / nchunk;
+    const int x0 = cx * FG_CHUNK, y0 = cy * TY;
+    const fg_geo g = fg_geo_of(a);
+    const int nx = (int)g.nx, ny = (int)g.ny, n = (int)g.n;
+    double kv = 1.0;
+    if (a.ctl) kv = ((const volatile fg_flowctl*)a.ctl)->kv;
+    const double c0 = a.coef[0], c1 = a.coef[1] * kv, c2 = a.coef[2];
+    const double* __restrict__ T0 = (const double*)a.terms[0];
+    const double* __restrict__ T1 = (const double*)a.terms[1];
+    const double* __restrict__ T2 = (const double*)a.terms[2];
+    const int nterms = a.nterms;
+    const int tid = (int)threadIdx.y * FG_CHUNK + (int)threadIdx.x, nth = FG_CHUNK * (int)blockDim.y;
+    for (int t = tid; t < plane; t += nth) {
+        const int ly = t / FG_TW, lx = t - ly * FG_TW;
+        int gi = x0 - FG_HALO + lx, gj = y0 - FG_HALO + ly;
+        bool ok = true;
+        if (g.periodic) {
+            gi = ((gi % nx) + nx) % nx;
+            gj = ((gj % ny) + ny) % ny;
+        } else {
+            ok = gi >= 0 && gi < nx && gj >= 0 && gj < ny;
+        }
+        const int idx = gj * nx + gi;
+#pragma unroll
+        for (int k = 0; k < FG_NCOMP; k++) {
+            double v = 0.0;
+            if (ok) {
+                const int e = k * n + idx;
+                v = c0 * __ldg(T0 + e);
+                if (nterms > 1) v += c1 * __ldg(T1 + e);
+                if (nterms > 2) v += c2 * __ldg(T2 + e);
+            }
+            fg_tile[k * plane + t] = v;
+        }
+    }
+    __syncthreads();
+    const int i = x0 + (int)threadIdx.x, lx = (int)threadIdx.x + FG_HALO;
+    const fg_params* p = (const fg_params*)a.params;
+    double* out = (double*)a.out;
+    const double* vel = (const double*)a.vel;
+#pragma unroll 1
+    for (int r = 0; r < a.rpt; r++) {
+        const int ty = (int)threadIdx.y + r * (int)blockDim.y;
+        const int j = y0 + ty;
+        if (j >= ny) break;   /* whole warps: a warp is one row */
+        double e = 0.0, m = 0.0, pw = 0.0;
+        if (i < nx) {
+            const int idx = j * nx + i;
+            if (!fg_in_s(g, i, j)) {
+                fg_zero_site(a, n, idx);
+            } else {
+                fg_site s;
+                const int ly = ty + FG_HALO;
+#pragma unroll
+                for (int k = 0; k < FG_NCOMP; k++) {
+                    const double* P = fg_tile + k * plane + ly * FG_TW + lx;
+                    const double f0 = P[0];
+                    const double xm2 = P[-2], xm1 = P[-1], xp1 = P[1], xp2 = P[2];
+                    const double ym2 = P[-2 * FG_TW], ym1 = P[-FG_TW], yp1 = P[FG_TW], yp2 = P[2 * FG_TW];
+                    s.phi[k] = f0;
+                    s.dx[k] = FG_D1(xm2, xm1, xp1, xp2) * g.ix;
+                    s.dy[k] = FG_D1(ym2, ym1, yp1, yp2) * g.iy;
+                    s.dxx[k] = FG_D2(xm2, xm1, f0, xp1, xp2) * g.ixx;
+                    s.dyy[k] = FG_D2(ym2, ym1, f0, yp1, yp2) * g.iyy;
+                    const double* R2 = P - 2 * FG_TW; const double* R1 = P - FG_TW;
+                    const double* Q1 = P + FG_TW; const double* Q2 = P + 2 * FG_TW;
+                    const double dm2 = FG_D1(R2[-2], R2[-1], R2[1], R2[2]);
+                    const double dm1 = FG_D1(R1[-2], R1[-1], R1[1], R1[2]);
+                    const double dp1 = FG_D1(Q1[-2], Q1[-1], Q1[1], Q1[2]);
+                    const double dp2 = FG_D1(Q2[-2], Q2[-1], Q2[1], Q2[2]);
+                    s.dxy[k] = FG_D1(dm2, dm1, dp1, dp2) * g.ixy;
+                }
+                s.x = g.ox + (double)i * g.hx;
+                s.y = g.oy + (double)j * g.hy;
+                double gr[FG_NCOMP];
+                fg_gradient(&s, p, gr);
+                if (a.want_energy) e = fg_energy(&s, p) * (g.hx * g.hy);
+                if (a.project) {
+                    double gn = 0.0, nn = 0.0;
+#pragma unroll
+                    for (int k = 0; k < FG_NCOMP; k++) { gn += gr[k] * s.phi[k]; nn += s.phi[k] * s.phi[k]; }
+                    const double tt = gn / nn;
+#pragma unroll
+                    for (int k = 0; k < FG_NCOMP; k++) gr[k] -= tt * s.phi[k];
+                }
+                double mx = 0.0;
+#pragma unroll
+                for (int k = 0; k < FG_NCOMP; k++) {
+                    const double v = gr[k];
+                    out[k * n + idx] = v;
+                    mx = isfinite(v) ? fmax(mx, fabs(v)) : FG_NAN;
+                    if (vel) pw += __ldg(vel + k * n + idx) * v;
+                }
+                m = mx;
+            }
+        }
+        if (a.stage <= 1) {
+            fg_chunk_store(a.part, a.ny * a.nchunk, (long long)j * a.nchunk + cx, e, m, pw);
+        } else if (m != m) {
+            ((volatile fg_flowctl*)a.ctl)->nonfinite = a.stage;
+        }
+    }
+}
+
+/* The last reduction level of a flow's stage 1 (fg_k_final's order exactly),
+ * then the decisions the host loop made: stop on a non-finite energy or
+ * gradient, record the step, stop when converged, else the arrest. */
+extern "C" __global__ void fg_k_decide(fg_cargs a) {
+    __shared__ double se[FG_FINAL_THREADS], sm[FG_FINAL_THREADS], sp[FG_FINAL_THREADS];
+    if (fg_halted(a)) return;   /* uniform over the block */
+    const int t = threadIdx.x;
+    if (blockDim.x != FG_FINAL_THREADS) __trap();
+    const double* R = (const double*)a.part;
+    double e = 0.0, m = 0.0, pw = 0.0;
+    for (long long j = t; j < a.ny; j += FG_FINAL_THREADS) {
+        e += R[j];
+        m = fg_maxnan(m, R[a.ny + j]);
+        pw += R[2 * a.ny + j];
+    }
+    se[t] = e; sm[t] = m; sp[t] = pw;
+    __syncthreads();
+    for (int s = FG_FINAL_THREADS / 2; s > 0; s >>= 1) {
+        if (t < s) {
+            se[t] += se[t + s];
+            sm[t] = fg_maxnan(sm[t], sm[t + s]);
+            sp[t] += sp[t + s];
+        }
+        __syncthreads();
+    }
+    if (t != 0) return;
+    volatile fg_flowctl* c = (volatile fg_flowctl*)a.ctl;
+    const double E = se[0], M = sm[0], P = sp[0];
+    if (M != M || E != E || isinf(E)) {
+        c->stop = FG_STOP_NONFINITE;
+        return;
+    }
+    const long long r = c->nrec;
+    fg_flowrec* ring = (fg_flowrec*)a.ring;
+    fg_flowrec rec;
+    rec.step = c->step; rec.resets = c->resets; rec.energy = E; rec.max_grad = M;
+    ring[r % a.ringcap] = rec;
+    c->nrec = r + 1;
+    c->energy1 = E;
+    if (M < a.tol) {
+        c->stop = FG_STOP_CONVERGED;
+        return;
+    }
+    const int arrest = a.energy_arrest ? (E > c->prev_energy) : (P > 0.0);
+    c->arrest = arrest;
+    c->kv = arrest ? 0.0 : 1.0;
+}
+
+/* The end of an RK4 step, one thread per site: phi and v from the four stage
+ * gradients (terms[0..3]) with fg_k_combine's arithmetic (left to right from
+ * 0), then the unit-vector constraint (a.project) like fg_k_constrain.
+ * coef[0] = -dt^2/6, coef[1] = -dt/6, coef[2] = -dt/3, as the host computes
+ * them. Thread 0 advances the step counters. */
+extern "C" __global__ void fg_k_update(fg_cargs a) {
+    if (fg_halted(a)) return;
+    volatile fg_flowctl* c = (volatile fg_flowctl*)a.ctl;
+    const double kv = c->kv;
+    const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx == 0) {
+        c->step = c->step + 1;
+        c->taken = c->taken + 1;
+        if (c->arrest) c->resets = c->resets + 1;
+        c->prev_energy = c->energy1;
+    }
+    if (idx >= a.n) return;
+    double* phi = (double*)a.phi;
+    double* vel = (double*)a.vel;
+    const double* g0 = (const double*)a.terms[0];
+    const double* g1 = (const double*)a.terms[1];
+    const double* g2 = (const double*)a.terms[2];
+    const double* g3 = (const double*)a.terms[3];
+    const double cv = kv * a.dt, h = a.coef[0], q6 = a.coef[1], q3 = a.coef[2];
+    double u[FG_NCOMP], w[FG_NCOMP];
+#pragma unroll
+    for (int k = 0; k < FG_NCOMP; k++) {
+        const long long e = (long long)k * a.n + idx;
+        const double f = phi[e], v = vel[e], a0 = g0[e], a1 = g1[e], a2 = g2[e], a3 = g3[e];
+        double x = 0.0;
+        x += 1.0 * f; x += cv * v; x += h * a0; x += h * a1; x += h * a2;
+        double y = 0.0;
+        y += kv * v; y += q6 * a0; y += q3 * a1; y += q3 * a2; y += q6 * a3;
+        u[k] = x; w[k] = y;
+    }
+    const long long j = idx / a.nx, i = idx - j * a.nx;
+    if (a.project && (a.periodic || (i >= 2 && i < a.nx - 2 && j >= 2 && j < a.ny - 2))) {
+        double nn = 0.0;
+#pragma unroll
+        for (int k = 0; k < FG_NCOMP; k++) nn += u[k] * u[k];
+        const double inv = 1.0 / sqrt(nn);
+        double vp = 0.0;
+#pragma unroll
+        for (int k = 0; k < FG_NCOMP; k++) { u[k] *= inv; vp += w[k] * u[k]; }
+#pragma unroll
+        for (int k = 0; k < FG_NCOMP; k++) w[k] -= vp * u[k];
+    }
+#pragma unroll
+    for (int k = 0; k < FG_NCOMP; k++) {
+        const long long e = (long long)k * a.n + idx;
+        phi[e] = u[k];
+        vel[e] = w[k];
     }
 }

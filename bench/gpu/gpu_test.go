@@ -1,0 +1,360 @@
+package gpubench
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/fieldgo/fieldgo/core"
+	"github.com/fieldgo/fieldgo/kernels"
+	"github.com/fieldgo/fieldgo/kernels/cpu"
+	"github.com/fieldgo/fieldgo/kernels/cuda"
+)
+
+var processStart = time.Now()
+
+const (
+	babySkyrmeSpec   = `{"name": "baby_skyrme", "fields": ["n1", "n2", "n3"], "params": ["kappa", "mass"], "densities": ["charge", "skyrme", "potential"], "constraint": "unit_vector", "gradient": "derived"}`
+	abelianHiggsSpec = `{"name": "abelian_higgs", "fields": ["psi1", "psi2", "a1", "a2"], "params": ["lambda"], "densities": ["flux"], "constraint": "", "gradient": "derived"}`
+)
+
+// source finds a point source in core/testdata (from the package directory)
+// or in ./testdata (beside the test binary on the GPU machine).
+func source(tb testing.TB, file string) string {
+	for _, d := range []string{"../../core/testdata", "testdata"} {
+		if b, err := os.ReadFile(filepath.Join(d, file)); err == nil {
+			return string(b)
+		}
+	}
+	tb.Fatalf("point source %s not found", file)
+	return ""
+}
+
+type model struct {
+	name   string
+	spec   string
+	file   string
+	params []float64
+	fill   func(x, y float64, out []float64)
+	box    float64
+}
+
+var models = []model{
+	{"baby_skyrme", babySkyrmeSpec, "baby_skyrme.c", []float64{1, 1}, hedgehog, 20},
+	{"abelian_higgs", abelianHiggsSpec, "abelian_higgs.c", []float64{1}, vortex, 40},
+}
+
+func hedgehog(x, y float64, out []float64) {
+	r, t := math.Hypot(x, y), math.Atan2(y, x)
+	f := math.Pi * math.Exp(-r)
+	out[0], out[1], out[2] = math.Sin(f)*math.Cos(t), math.Sin(f)*math.Sin(t), math.Cos(f)
+}
+
+func vortex(x, y float64, out []float64) {
+	r, t := math.Hypot(x, y), math.Atan2(y, x)
+	f := math.Tanh(r)
+	out[0], out[1] = f*math.Cos(t), f*math.Sin(t)
+	a := 0.5
+	if r > 1e-6 {
+		a = (1 - 1/math.Cosh(r)) / (r * r)
+	}
+	out[2], out[3] = -a*y, a*x
+}
+
+var gpuBackend *cuda.Backend
+
+func gpu(tb testing.TB) *cuda.Backend {
+	tb.Helper()
+	if gpuBackend == nil {
+		b, err := cuda.New(cuda.Options{})
+		if err != nil {
+			tb.Skipf("no usable GPU: %v", err)
+		}
+		gpuBackend = b
+		tb.Logf("device: %s", b.Device())
+	}
+	return gpuBackend
+}
+
+func newSim(tb testing.TB, be kernels.Backend, m model, n int, box float64, periodic bool) *core.Simulation {
+	tb.Helper()
+	th, err := core.ParseTheory(m.spec, source(tb, m.file))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	bd := core.Fixed
+	if periodic {
+		bd = core.Periodic
+	}
+	h := box / float64(n-1)
+	lat, err := core.CenteredLattice(n, n, h, h, bd)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := core.NewSimulation(be, th, lat, m.params, core.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	if err := s.Fill(m.fill); err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+func field(tb testing.TB, s *core.Simulation) []float64 {
+	f, err := s.Field()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []float64
+	for c := 0; c < f.NComp(); c++ {
+		out = append(out, f.Comp(c)...)
+	}
+	return out
+}
+
+func maxDiff(a, b []float64) float64 {
+	d := 0.0
+	for i := range a {
+		d = math.Max(d, math.Abs(a[i]-b[i]))
+	}
+	return d
+}
+
+// TestDeviceFlow: the device flow (kernels.Stepper) against itself run again
+// and chunked differently (bit-identical), against the host loop on the same
+// GPU and against the CPU backend (within a float64 rounding bound).
+func TestDeviceFlow(t *testing.T) {
+	b := gpu(t)
+	defer func() { core.UseStepper = true }()
+	const steps = 200
+	for _, m := range models {
+		for _, periodic := range []bool{false, true} {
+			n, box := 96, 12.0
+			cfg := core.FlowConfig{Dt: 0.02, Tol: 1e-300, MaxSteps: 100000, CheckEvery: 25}
+			run := func(be kernels.Backend, stepper bool, chunk int) ([]float64, *core.Simulation, core.Progress) {
+				core.UseStepper = stepper
+				s := newSim(t, be, m, n, box, periodic)
+				if err := s.Start(cfg); err != nil {
+					t.Fatal(err)
+				}
+				var p core.Progress
+				var err error
+				for done := 0; done < steps; done += chunk {
+					if p, err = s.Advance(min(chunk, steps-done), 0); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if got := s.DeviceFlow(); stepper && be == kernels.Backend(b) && got == "" {
+					t.Errorf("%s: the device flow was not used", m.name)
+				} else if got != "" {
+					t.Logf("%s: %s", m.name, got)
+				}
+				return field(t, s), s, p
+			}
+			a, sa, pa := run(b, true, steps)
+			a2, _, pa2 := run(b, true, steps)
+			c7, _, p7 := run(b, true, 7)
+			h, sh, ph := run(b, false, steps)
+			cp, _, pc := run(cpu.New(cpu.Options{}), true, steps)
+			if d := maxDiff(a, a2); d != 0 || pa != pa2 {
+				t.Errorf("%s periodic=%v: repeated device flows differ by %g (%+v vs %+v)", m.name, periodic, d, pa, pa2)
+			}
+			if d := maxDiff(a, c7); d != 0 || pa != p7 {
+				t.Errorf("%s periodic=%v: Advance(7) chunks differ from one Advance by %g (%+v vs %+v)", m.name, periodic, d, pa, p7)
+			}
+			dh, dc := maxDiff(a, h), maxDiff(a, cp)
+			// Each step moves phi by dt^2 times gradients whose rounding is
+			// bounded by 256 u times the largest stencil term (kernels/cuda
+			// tests); the relaxing flow does not amplify it over 200 steps
+			// by more than the step count.
+			hh := box / float64(n-1)
+			term := 5.4 * 1.5 / (hh * hh) * (1 + math.Pow(1.5*1.5/hh, 2))
+			bound := steps * (cfg.Dt + cfg.Dt*cfg.Dt) * 256 * 0x1p-53 * term
+			t.Logf("%s periodic=%v after %d steps: E=%.15g resets=%d; max|device-host loop (GPU)| = %.3g, max|device-CPU| = %.3g (bound %.3g); E host %.15g CPU %.15g",
+				m.name, periodic, steps, pa.Energy, pa.Resets, dh, dc, bound, ph.Energy, pc.Energy)
+			if !(dh <= bound) || !(dc <= bound) {
+				t.Errorf("%s periodic=%v: device flow differs from the host loop by %g, from the CPU by %g (bound %g)", m.name, periodic, dh, dc, bound)
+			}
+			if pa.Resets != pc.Resets || pa.Step != pc.Step {
+				t.Errorf("%s periodic=%v: steps/resets %d/%d on the device, %d/%d on the CPU", m.name, periodic, pa.Step, pa.Resets, pc.Step, pc.Resets)
+			}
+			ha, _ := sa.History()
+			hb, _ := sh.History()
+			if ha.NumRows() != hb.NumRows() {
+				t.Errorf("%s: history rows %d (device) vs %d (host loop)", m.name, ha.NumRows(), hb.NumRows())
+			}
+			ha.Release()
+			hb.Release()
+		}
+	}
+}
+
+// TestDeviceFlowDiverges: a too-large dt diverges on the device; the error
+// names the step, stage and site like the host loop's, and the field kept is
+// finite.
+func TestDeviceFlowDiverges(t *testing.T) {
+	b := gpu(t)
+	for _, stepper := range []bool{true, false} {
+		core.UseStepper = stepper
+		s := newSim(t, b, models[1], 64, 12, false)
+		if err := s.Start(core.FlowConfig{Dt: 3, Tol: 1e-300, CheckEvery: 1000}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.Advance(500, 0)
+		t.Logf("stepper=%v: %v", stepper, err)
+		if err == nil {
+			t.Errorf("stepper=%v: dt=3 did not diverge", stepper)
+		}
+		for _, v := range field(t, s) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Errorf("stepper=%v: the field kept is not finite", stepper)
+				break
+			}
+		}
+	}
+	core.UseStepper = true
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+// TestStepTimes prints ms per ANF step (Advance, as a user runs it, with a
+// history row and checkpoint every 100 steps; and the device flow alone,
+// CheckEvery beyond the run) and the bandwidth: the bytes the fused step
+// moves at least (22 field-sized streams: stage 1 reads phi, v and writes
+// g1; stages 2..4 read phi, v (and g1 or g2) and write their gradient; the
+// update reads phi, v, g1..g4 and writes phi, v) over the time, against the
+// 4.2 TB/s copy ceiling. FIELDGO_BENCH_SECONDS sets the time per point
+// (default 0.3 s); FIELDGO_BENCH_HOST=1 adds the host loop on the GPU.
+func TestStepTimes(t *testing.T) {
+	if os.Getenv("FIELDGO_BENCH") == "" {
+		t.Skip("set FIELDGO_BENCH=1")
+	}
+	b := gpu(t)
+	secs := 0.3
+	if v, err := strconv.ParseFloat(os.Getenv("FIELDGO_BENCH_SECONDS"), 64); err == nil {
+		secs = v
+	}
+	modes := []string{"advance", "device"}
+	if os.Getenv("FIELDGO_BENCH_HOST") != "" {
+		modes = append(modes, "hostloop")
+	}
+	fmt.Println("| theory | grid | mode | steps | ms/step | GB/s | of 4.2 TB/s |")
+	fmt.Println("|---|---|---|---|---|---|---|")
+	for _, m := range models {
+		for _, n := range []int{256, 512, 1024, 2048} {
+			for _, mode := range modes {
+				core.UseStepper = mode != "hostloop"
+				s := newSim(t, b, m, n, m.box, false)
+				cfg := core.FlowConfig{Tol: 1e-300, MaxSteps: 1 << 40}
+				if mode == "device" {
+					cfg.CheckEvery = 1 << 40
+				}
+				if err := s.Start(cfg); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.Advance(101, 0); err != nil { // warm: tune, graph, first check
+					t.Fatal(err)
+				}
+				t0 := time.Now()
+				steps := 0
+				for time.Since(t0).Seconds() < secs {
+					k := 200
+					if _, err := s.Advance(k, 0); err != nil {
+						t.Fatal(err)
+					}
+					steps += k
+				}
+				sec := time.Since(t0).Seconds() / float64(steps)
+				nc := map[string]int{"baby_skyrme": 3, "abelian_higgs": 4}[m.name]
+				bytes := 22 * 8 * float64(nc) * float64(n*n)
+				fmt.Printf("| %s | %d | %s | %d | %.4f | %.0f | %.0f%% |\n", m.name, n, mode, steps, sec*1e3, bytes/sec/1e9, 100*bytes/sec/4.2e12)
+				if mode == "device" {
+					if p, ok := s.Program().(*cuda.Program); ok && n == 2048 {
+						for _, r := range p.TuneReport() {
+							fmt.Printf("|   | tune %s |\n", r)
+						}
+					}
+				}
+				s.Close()
+			}
+		}
+	}
+	core.UseStepper = true
+	if p := describe(t, b); p != "" {
+		fmt.Print(p)
+	}
+}
+
+func describe(t *testing.T, b *cuda.Backend) string {
+	out := ""
+	for _, m := range models {
+		s := newSim(t, b, m, 256, m.box, false)
+		if _, err := s.Energy(); err != nil {
+			t.Fatal(err)
+		}
+		p := s.Program().(*cuda.Program)
+		out += fmt.Sprintf("%s kernels:\n", m.name)
+		for _, k := range p.Describe() {
+			out += fmt.Sprintf("  %-16s regs %3d (budget %3d) spill %d smem %5d+%5d block %4d (y %d, rows %d) %d blocks/SM occupancy %.0f%%\n",
+				k.Name, k.Registers, k.Budget, k.SpillStores+k.SpillLoads, k.SharedBytes, k.DynShared, k.BlockSize, k.BlockY, k.TileRows, k.BlocksPerSM, 100*k.Occupancy)
+		}
+	}
+	return out
+}
+
+// TestFirstStep prints the time from process start to the first ANF step
+// done (Baby Skyrme 256^2): compile (or CUBIN cache), field, stiffness, tune
+// (or tune cache), graph, one step. Run it in a fresh process with an empty
+// FIELDGO_CACHE (cold) and again with the same one (cached).
+func TestFirstStep(t *testing.T) {
+	if os.Getenv("FIELDGO_FIRST") == "" {
+		t.Skip("set FIELDGO_FIRST=1")
+	}
+	b := gpu(t)
+	t1 := time.Now()
+	s := newSim(t, b, models[0], 256, 20, false)
+	t2 := time.Now()
+	if err := s.Start(core.FlowConfig{Tol: 1e-300}); err != nil {
+		t.Fatal(err)
+	}
+	t3 := time.Now()
+	if _, err := s.Advance(2, 0); err != nil { // step 0 on the host (a check step), step 1 on the device
+		t.Fatal(err)
+	}
+	t4 := time.Now()
+	cached := s.Program().(*cuda.Program).Cached()
+	fmt.Printf("FIRSTSTEP cached=%v process->backend %.3f s, compile+alloc+fill %.3f s, start (stiffness) %.3f s, first 2 steps (tune, graph) %.3f s, process start -> first device step done %.3f s\n",
+		cached, t1.Sub(processStart).Seconds(), t2.Sub(t1).Seconds(), t3.Sub(t2).Seconds(), t4.Sub(t3).Seconds(), t4.Sub(processStart).Seconds())
+}
+
+// TestConverge runs the Baby Skyrme charge-1 skyrmion (256^2, box 20,
+// kappa = mass = 1, hedgehog start) to max|grad| < 1e-6 on the GPU.
+func TestConverge(t *testing.T) {
+	if os.Getenv("FIELDGO_CONVERGE") == "" {
+		t.Skip("set FIELDGO_CONVERGE=1")
+	}
+	b := gpu(t)
+	s := newSim(t, b, models[0], 256, 20, false)
+	t0 := time.Now()
+	hist, err := s.Minimize(core.FlowConfig{Tol: 1e-6, MaxSteps: 100000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist.Release()
+	el := time.Since(t0)
+	p, _ := s.Progress()
+	q, _ := s.Integral("charge")
+	fmt.Printf("CONVERGE baby_skyrme 256^2 box 20: %d steps, converged=%v, max_grad %.3g, E=%.12f, charge %.8f, minimize %.3f s, process start -> converged %.3f s\n",
+		p.Step, p.Converged, p.MaxGrad, p.Energy, q, el.Seconds(), time.Since(processStart).Seconds())
+}
