@@ -39,7 +39,7 @@ func backend(threads int) *cpu.Backend {
 
 var testCache = func() string {
 	if d := os.Getenv("FIELDGO_CACHE"); d != "" {
-		return d
+		return d + "/cpu"
 	}
 	d, err := os.UserCacheDir()
 	if err != nil {

@@ -35,7 +35,8 @@ func (b *Backend) cacheDir() (string, error) {
 		return b.opt.CacheDir, nil
 	}
 	if d := os.Getenv("FIELDGO_CACHE"); d != "" {
-		return d, nil
+		// One root for every cache: point/ (Python), cpu/ (here), cuda/.
+		return filepath.Join(d, "cpu"), nil
 	}
 	d, err := os.UserCacheDir()
 	if err != nil {

@@ -32,7 +32,7 @@ import (
 type Options struct {
 	Threads  int    // goroutines running row blocks; 0: GOMAXPROCS
 	CC       string // compiler; "": $CC, else "cc"
-	CacheDir string // "": $FIELDGO_CACHE, else os.UserCacheDir()/fieldgo/cpu
+	CacheDir string // "": $FIELDGO_CACHE/cpu, else os.UserCacheDir()/fieldgo/cpu
 }
 
 // Backend compiles and runs kernels on the CPU.

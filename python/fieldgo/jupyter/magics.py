@@ -117,18 +117,12 @@ def cuda_probe() -> dict:
 
 
 def _bridge_backends():
-    """The Go runtime's own backend probe, when this build has one (a later bridge
-    exports ``Backends()`` as JSON); None otherwise."""
-    from .._go import go
-
-    probe = getattr(go, "Backends", None)
-    if probe is None:
-        return None
-    import json
+    """The Go runtime's own probe (fg.devices()): what simulations will run on."""
+    from ..devices import devices as runtime_devices
 
     try:
-        return json.loads(probe())
-    except Exception:  # noqa: BLE001
+        return runtime_devices()
+    except Exception:  # noqa: BLE001  (a broken bridge must not break the magic)
         return None
 
 
@@ -148,7 +142,11 @@ def devices() -> Report:
         rows.append(["cuda", "no", probe["detail"], ""])
     bridge = _bridge_backends()
     if bridge is not None:
-        notes.append(f"fieldgo runtime: {bridge}")
+        cuda = bridge.get("cuda", {})
+        if cuda.get("available"):
+            notes.append(f"fieldgo runtime: backend='auto' runs on CUDA ({cuda.get('device')}, {cuda.get('arch')})")
+        else:
+            notes.append(f"fieldgo runtime: backend='auto' runs on the CPU; CUDA: {cuda.get('reason', 'unavailable')}")
     else:
         notes.append("Whether this build's Go runtime uses CUDA is decided per simulation: "
                      "sim.describe()['backend'] and ['backend_note'] say which backend ran and why.")
@@ -164,18 +162,10 @@ def cache_root() -> str:
     return os.path.dirname(native.cache_dir())
 
 
-# The Go CPU backend writes straight into $FIELDGO_CACHE when that is set (and into
-# ~/.cache/fieldgo/cpu otherwise): its entries there are <sha256>.so (+ .sha256).
-_CPU_ENTRY = re.compile(r"^[0-9a-f]{64}\.so(\.sha256|\.tmp.*)?$")
-
-
 def _dirs(sub):
-    """(directory, name filter) pairs where entries of one kind live."""
-    root = cache_root()
-    out = [(os.path.join(root, sub), None)]
-    if sub == "cpu" and os.environ.get("FIELDGO_CACHE"):
-        out.append((root, _CPU_ENTRY.match))
-    return out
+    """(directory, name filter) pairs where entries of one kind live: every cache is
+    a folder of the one root ($FIELDGO_CACHE or ~/.cache/fieldgo)."""
+    return [(os.path.join(cache_root(), sub), None)]
 
 
 def _listing(sub):
