@@ -1,0 +1,184 @@
+"""The catalogue of bad input (issue 10): every mistake a user can make across the API
+raises a typed fieldgo.Error subclass whose message names the problem, and never takes
+the process down. Traced-code mistakes also name the user's file and line (their own
+catalogue is tests/python/test_tracer_errors.py); here one of them stands for all.
+"""
+
+import math
+import pathlib
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import fieldgo as fg
+
+HERE = pathlib.Path(__file__).name
+
+
+def lattice():
+    return fg.Lattice((8, 8), 0.5)
+
+
+def skyrme_sim(**kw):
+    return fg.Simulation(fg.theories.baby_skyrme(), grid=(16, 16), spacing=0.5, **kw)
+
+
+def circle_table(n=32, bad=None):
+    """A charge on a circle (radius 0.5, speed 0.5 c), sampled in proper time."""
+    gamma = 1 / math.sqrt(1 - 0.25)
+    tau = np.linspace(0, 20, n)
+    w = 1.0 * gamma  # dphi/dtau for omega = 1
+    cols = dict(tau=tau, t=gamma * tau, x=0.5 * np.cos(w * tau), y=0.5 * np.sin(w * tau), z=0 * tau,
+                ut=gamma + 0 * tau, ux=-0.5 * w * np.sin(w * tau), uy=0.5 * w * np.cos(w * tau), uz=0 * tau)
+    if bad:
+        bad(cols)
+    return fg.radiation.trajectory_table(**cols, validate_=False)
+
+
+def _unsorted(c):
+    c["tau"][[3, 4]] = c["tau"][[4, 3]]
+
+
+def _nan_state(c):
+    c["x"][5] = np.nan
+
+
+def _unnormalised(c):
+    c["ut"][7] *= 1.5
+
+
+def _released_field():
+    f = fg.Field(lattice(), ["a"])
+    f.release()
+    return f
+
+
+def _closed_sim():
+    s = skyrme_sim()
+    s.close()
+    return s
+
+
+def _garbage_file(tmp):
+    p = tmp / "garbage.arrow"
+    p.write_bytes(b"this is not an arrow file")
+    return p
+
+
+def _truncated_save(tmp):
+    s = skyrme_sim()
+    s.set_field(fg.initial.skyrmion())
+    p = tmp / "run.arrow"
+    s.save(p)
+    data = p.read_bytes()
+    p.write_bytes(data[: len(data) // 2])
+    return p
+
+
+def _trace_branch():
+    th = fg.Theory("t", fields=["u"], params={"k": 1.0})
+
+    @th.energy_density
+    def energy(s, p):
+        if s.phi.u > 0:  # branching on a traced value
+            return s.phi.u
+        return -s.phi.u
+
+    return th.source
+
+
+CATALOGUE = [
+    # --- lattices ---
+    ("lattice: zero size", lambda t: fg.Lattice((0, 8)), fg.LatticeError, "positive"),
+    ("lattice: negative spacing", lambda t: fg.Lattice((8, 8), -0.1), fg.LatticeError, "spacing"),
+    ("lattice: NaN spacing", lambda t: fg.Lattice((8, 8), math.nan), fg.LatticeError, "spacing"),
+    ("lattice: zero spacing", lambda t: fg.Lattice((8, 8), 0.0), fg.LatticeError, "spacing"),
+    ("lattice: unknown boundary", lambda t: fg.Lattice((8, 8), boundary="open"), fg.LatticeError, "boundary"),
+    ("lattice: non-integer size", lambda t: fg.Lattice((8.5, 8)), fg.LatticeError, "integer"),
+    # --- fields ---
+    ("field: wrong dtype", lambda t: fg.Field.from_numpy(np.zeros((1, 8, 8), np.float32), lattice()),
+     fg.LayoutError, "float64"),
+    ("field: not contiguous", lambda t: fg.Field.from_numpy(np.zeros((1, 8, 16))[:, :, ::2], lattice()),
+     fg.LayoutError, "contiguous"),
+    ("field: shape does not fit", lambda t: fg.Field.from_numpy(np.zeros((1, 8, 9)), lattice()),
+     fg.ShapeError, "does not fit"),
+    ("field: Arrow length does not fit", lambda t: fg.Field.from_arrow(pa.table({"a": np.zeros(63)}), lattice()),
+     fg.ShapeError, "do not fit"),
+    ("field: Arrow nulls", lambda t: fg.Field.from_arrow(pa.table({"a": pa.array([None] * 64, pa.float64())}),
+                                                          lattice()), fg.LayoutError, "nulls"),
+    ("field: Arrow without lattice", lambda t: fg.Field.from_arrow(pa.table({"a": np.zeros(64)})),
+     fg.FormatError, "lattice"),
+    ("field: use after release", lambda t: _released_field().numpy(), fg.ReleasedError, "released"),
+    ("field: release twice", lambda t: _released_field().release(), fg.ReleasedError, "already"),
+    ("field: duplicate component names", lambda t: fg.Field(lattice(), ["a", "a"]), fg.ShapeError, "twice"),
+    ("field: unknown component", lambda t: fg.Field(lattice(), ["a"]).sum("b"), fg.ShapeError, "no component"),
+    # --- theories and traced code ---
+    ("theory: duplicate fields", lambda t: fg.Theory("t", fields=["u", "u"]), fg.SpecError, "duplicate"),
+    ("theory: bad field name", lambda t: fg.Theory("t", fields=["1u"]), fg.SpecError, "identifier"),
+    ("theory: NaN parameter", lambda t: fg.Theory("t", fields=["u"], params={"k": math.nan}),
+     fg.ParameterError, "finite"),
+    ("theory: no energy density", lambda t: fg.Theory("t", fields=["u"]).source, fg.SpecError, "energy_density"),
+    ("traced: branch on a traced value", lambda t: _trace_branch(), fg.TraceError, HERE),
+    ("theory.at: wrong number of components", lambda t: fg.theories.baby_skyrme().at(phi=[0, 0]),
+     fg.ShapeError, "3 components"),
+    ("theory.at: unknown parameter", lambda t: fg.theories.baby_skyrme().at(phi=[0, 0, 1], lam=1.0),
+     fg.ParameterError, "unknown parameter"),
+    # --- simulations ---
+    ("simulation: unknown backend", lambda t: skyrme_sim(backend="tpu"), fg.BackendError, "backend"),
+    ("simulation: lattice too small for the stencils", lambda t: fg.Simulation(
+        fg.theories.baby_skyrme(), grid=(4, 16)), fg.LatticeError, "5 x 5"),
+    ("simulation: unknown gradient form", lambda t: skyrme_sim(gradient="upwind"), fg.ParameterError, "gradient"),
+    ("simulation: not a theory", lambda t: fg.Simulation("baby_skyrme", grid=(16, 16)), fg.SpecError, "Theory"),
+    ("simulation: NaN in the initial field", lambda t: skyrme_sim().set_field(np.full((3, 16, 16), np.nan)),
+     fg.ParameterError, "not finite|NaN"),
+    ("simulation: initial field of the wrong shape", lambda t: skyrme_sim().set_field(np.zeros((2, 16, 16))),
+     fg.ShapeError, "does not fit"),
+    ("simulation: unknown parameter", lambda t: skyrme_sim().set_params(lam=1.0), fg.ParameterError, "unknown"),
+    ("simulation: NaN parameter", lambda t: skyrme_sim().set_params(kappa=math.nan), fg.ParameterError, "finite"),
+    ("simulation: negative tolerance", lambda t: skyrme_sim().minimize(tol=-1.0), fg.ParameterError, "tol"),
+    ("simulation: unknown flow", lambda t: skyrme_sim().minimize(method="newton"), fg.ParameterError, "method"),
+    ("simulation: unknown density", lambda t: skyrme_sim().integral("baryon"), fg.ParameterError, "density"),
+    ("simulation: resume without a flow", lambda t: skyrme_sim().resume(), fg.ParameterError, "no flow"),
+    ("simulation: use after close", lambda t: _closed_sim().energy(), fg.ReleasedError, "closed"),
+    ("simulation: float16 precision", lambda t: skyrme_sim(precision="float16"), fg.ParameterError, "precision"),
+    # --- files ---
+    ("load: missing file", lambda t: fg.load(t / "nope.arrow"), fg.FormatError, "nope.arrow"),
+    ("load: not an Arrow file", lambda t: fg.load(_garbage_file(t)), fg.FormatError, "Arrow"),
+    ("load: truncated file", lambda t: fg.load(_truncated_save(t)), fg.FormatError, ""),
+    ("save: directory does not exist", lambda t: skyrme_sim().save(t / "no" / "dir" / "x.arrow"),
+     fg.Error, "no/dir|no such file|directory"),
+    # --- trajectories ---
+    ("trajectory: unsorted proper times", lambda t: fg.radiation.validate(circle_table(bad=_unsorted)),
+     fg.TrajectoryError, "does not increase"),
+    ("trajectory: NaN state", lambda t: fg.radiation.validate(circle_table(bad=_nan_state)),
+     fg.TrajectoryError, "finite|NaN"),
+    ("trajectory: too few knots", lambda t: fg.radiation.validate(circle_table(n=3)), fg.TrajectoryError, "4"),
+    ("trajectory: 4-velocity not normalised", lambda t: fg.radiation.validate(circle_table(bad=_unnormalised)),
+     fg.TrajectoryError, "normalis|u\\.u|c\\^2"),
+    # --- N-body ---
+    ("nbody: positions of the wrong shape", lambda t: fg.nbody.accelerations(np.zeros((5, 2)), np.ones(5)),
+     fg.ShapeError, "3"),
+    ("nbody: negative mass", lambda t: fg.nbody.accelerations(np.zeros((2, 3)) + [[0, 0, 0], [1, 0, 0]],
+                                                              np.array([1.0, -1.0])), fg.ParameterError, "mass"),
+    ("nbody: NaN position", lambda t: fg.nbody.accelerations(np.array([[0, 0, np.nan], [1, 0, 0.0]]), np.ones(2)),
+     fg.ParameterError, "finite|NaN"),
+    ("nbody: non-positive time step", lambda t: fg.nbody.integrate(*fg.nbody.plummer(16), dt=0.0, steps=1),
+     fg.ParameterError, "dt"),
+]
+
+
+@pytest.mark.parametrize("what, call, error, match", CATALOGUE, ids=[c[0] for c in CATALOGUE])
+def test_bad_input_raises_a_typed_error(what, call, error, match, tmp_path):
+    with pytest.raises(error) as info:
+        call(tmp_path)
+    assert isinstance(info.value, fg.Error)
+    if match:
+        import re
+
+        assert re.search(match, str(info.value)), f"{what}: message {str(info.value)!r} does not name {match!r}"
+
+
+def test_the_catalogue_is_large_enough():
+    assert len(CATALOGUE) >= 30
+    assert len({c[2] for c in CATALOGUE}) >= 10  # many kinds of error, not one catch-all
