@@ -30,3 +30,6 @@ from .jupyter import load_ipython_extension, unload_ipython_extension  # noqa: E
 # --- trajectories ---
 from . import radiation  # noqa: E402
 from . import nbody  # noqa: E402
+
+# --- sweeps ---
+from .sweep import sweep  # noqa: E402
