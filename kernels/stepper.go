@@ -9,7 +9,7 @@ import "sync/atomic"
 // constraint) all stay on the device, and the host reads where the flow
 // stands only every few steps. core uses it when the Program offers one and
 // keeps its own step loop otherwise; the math is the same (classic RK4 on
-// phi'' = -dE/dphi, velocity zeroed by the arrest test).
+// phi” = -dE/dphi, velocity zeroed by the arrest test).
 type Stepper interface {
 	// NewFlow prepares a flow over spec's buffers. A Program that cannot run
 	// spec (a form or setting it does not fuse) returns an error and the

@@ -42,7 +42,7 @@ type Flow struct {
 	why    string // why there is no graph, "" if there is one
 
 	params, part, rows devScratch
-	ctl                C.CUdeviceptr // fg_flowctl followed by the ring
+	ctl                C.CUdeviceptr  // fg_flowctl followed by the ring
 	snap               unsafe.Pointer // pinned: 2 snapshots of ctl+ring, then one upload slot
 	ev                 [2]C.CUevent
 
