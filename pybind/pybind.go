@@ -9,6 +9,8 @@
 package pybind
 
 import (
+	"runtime"
+
 	"github.com/fieldgo/fieldgo/core"
 )
 
@@ -18,3 +20,7 @@ func Version() string { return "0.1.0" }
 // AllocatedBytes is the number of bytes of C memory held by fields and their
 // exports: 0 once all are released.
 func AllocatedBytes() int64 { return core.AllocatedBytes() }
+
+// Goroutines is the number of goroutines alive in the Go runtime (leak tests
+// check it returns to its starting value).
+func Goroutines() int { return runtime.NumGoroutine() }
