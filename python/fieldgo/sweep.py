@@ -623,7 +623,7 @@ def _submit_all(client, todo, resources, retries, progress) -> dict:
                             pure=False, retries=retries, resources=resources)
         futures[fut] = point
     rows = {}
-    bar = _progress(list(futures), progress)
+    bar = _progress(client, list(futures), progress)
     try:
         for fut in as_completed(list(futures), loop=client.loop):
             point = futures[fut]
@@ -656,7 +656,7 @@ def _nonce():
     return f"{os.getpid()}-{time.time_ns()}-{next(_counter)}"
 
 
-def _progress(futures, progress):
+def _progress(client, futures, progress):
     """A Dask progress widget in Jupyter (nothing to close), else a tqdm bar."""
     from .jupyter.progress import in_notebook
 
@@ -665,7 +665,11 @@ def _progress(futures, progress):
     if in_notebook():
         from distributed import progress as dask_progress
 
-        dask_progress(futures, notebook=True, multi=False)
+        from IPython.display import display
+
+        # Dask's widget shows itself only as a cell's last value; the sweep shows it
+        # now, and it keeps updating from the client's thread while the cell waits.
+        display(dask_progress(futures, notebook=True, multi=False, scheduler=client.scheduler.address))
         return None
     from tqdm.std import tqdm
 
