@@ -36,7 +36,7 @@ __all__ = ["accelerations", "integrate", "plummer", "error_bound_k", "unit_round
 
 _PRECISIONS = ("float64", "float32")
 _BACKENDS = ("auto", "cpu", "cuda", "gpu")
-_WAIT_MS = 100  # Go returns to Python at least this often (Ctrl-C)
+_WAIT_MS = 20  # Go returns to Python at least this often, so Ctrl-C lands within 100 ms
 
 
 def unit_roundoff(precision: str = "float64") -> float:
