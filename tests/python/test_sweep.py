@@ -293,3 +293,24 @@ def test_run_point_in_process_reports_errors(tmp_path):
     row = sweep_module._run_point(point)
     assert row["error_type"] == "LatticeError" and row["file"] is None
     assert json.loads((tmp_path / "points" / "p.json").read_text())["error_type"] == "LatticeError"
+
+
+def test_one_worker_per_gpu_cluster(tmp_path):
+    """local_cluster(gpus=...) starts one worker per device, each seeing only its own
+    device and offering the resource GPU=1 that tasks ask for (here without GPUs: the
+    backend falls back to the CPU and says so)."""
+    cluster = sweep_module.local_cluster(gpus=[0, 1])
+    client = distributed.Client(cluster, set_as_default=False)
+    try:
+        seen = client.run(lambda: os.environ.get("CUDA_VISIBLE_DEVICES"))
+        assert sorted(seen.values()) == ["0", "1"]
+        info = client.scheduler_info()["workers"]
+        assert all(w["resources"] == {"GPU": 1} for w in info.values())
+        table = fg.sweep(fg.theories.baby_skyrme(), {"kappa": [1.0, 2.0, 3.0]}, grid=GRID,
+                         spacing=SPACING, initial="skyrmion", minimize={"tol": TOL},
+                         client=client, resources={"GPU": 1}, out=tmp_path, progress=False)
+        assert table["error"].to_pylist() == [None] * 3
+        assert set(table["worker"].to_pylist()) <= set(seen)
+    finally:
+        client.close()
+        cluster.close()
