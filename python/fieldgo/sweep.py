@@ -617,7 +617,8 @@ def _submit_all(client, todo, resources, retries, progress) -> dict:
         arg = payload
         if isinstance(payload, np.ndarray):
             if key not in shipped:
-                shipped[key] = client.scatter(payload, hash=False)
+                # on every worker: losing one worker must not lose the initial field
+                shipped[key] = client.scatter(payload, hash=False, broadcast=True)
             arg = shipped[key]
         fut = client.submit(_run_point, point, arg, key=f"fieldgo-point-{point.point_id}-{_nonce()}",
                             pure=False, retries=retries, resources=resources)
