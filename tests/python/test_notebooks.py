@@ -18,7 +18,7 @@ BUDGET_S = 60          # each notebook, on a 2-core CI machine
 def test_there_are_notebooks():
     names = [p.name for p in NOTEBOOKS]
     for want in ("01_quickstart.ipynb", "02_your_own_theory.ipynb", "03_arrow_exchange.ipynb",
-                 "04_numba_to_fieldgo.ipynb"):
+                 "04_numba_to_fieldgo.ipynb", "05_sweep.ipynb"):
         assert want in names
 
 
