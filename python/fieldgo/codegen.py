@@ -51,12 +51,22 @@ class CPrinter(C99CodePrinter):
         if e.is_Integer and 1 <= abs(int(e)) <= 4:
             b = self.parenthesize(base, PRECEDENCE["Mul"], strict=True)
             prod = "*".join([b] * abs(int(e)))
-            return prod if e > 0 else f"1.0/({prod})"
+            if abs(int(e)) == 1:
+                return b if e > 0 else f"1.0/{b}"
+            # The product stands for one power, so it needs its own parentheses:
+            # x/y**2 must print as x/(y*y), never x/y*y.
+            return f"({prod})" if e > 0 else f"1.0/({prod})"
         if e == sympy.Rational(1, 2):
             return f"sqrt({self._print(base)})"
         if e == sympy.Rational(-1, 2):
             return f"1.0/sqrt({self._print(base)})"
         return f"pow({self._print(base)}, {self._print(sympy.Float(e) if e.is_Rational else e)})"
+
+    def _print_BooleanTrue(self, expr):
+        return "1"
+
+    def _print_BooleanFalse(self, expr):
+        return "0"
 
     def _print_Piecewise(self, expr):
         # One-line ternary chain; the last branch is the (cond=True) default.
@@ -121,6 +131,7 @@ class PointFunctions:
     names: dict                   # SymPy symbol -> C lvalue
     origins: dict = field(default_factory=dict)   # "energy"/"gradient"/"density:<n>" -> Origin
     header: str = ""
+    auxiliary: list = field(default_factory=list)   # names of auxiliary components
 
 
 def _function(signature: str, body: list, line: str | None) -> list:
@@ -130,6 +141,17 @@ def _function(signature: str, body: list, line: str | None) -> list:
         out.append(_RESET)
     out.append("}")
     return out
+
+
+def _aux_lines(pf: PointFunctions) -> list:
+    """FG_NAUX and FG_AUX(k) for a theory with auxiliary components (docs/abi.md);
+    nothing otherwise, so the source of every other theory is unchanged."""
+    idx = [pf.fields.index(a) for a in pf.auxiliary]
+    if not idx:
+        return []
+    test = " || ".join(f"(k) == {i}" for i in sorted(idx))
+    return [f"#define FG_NAUX    {len(idx)}",
+            f"#define FG_AUX(k)  ({test})   /* auxiliary: flowed upward (saddle form) */"]
 
 
 def emit(pf: PointFunctions) -> str:
@@ -149,6 +171,7 @@ def emit(pf: PointFunctions) -> str:
         f"#define FG_NCOMP   {n}",
         f"#define FG_NPARAMS {len(pf.params)}",
         f"#define FG_NDENS   {len(pf.densities)}",
+        *_aux_lines(pf),
         "",
         "typedef struct {",
         "    double phi[FG_NCOMP];",

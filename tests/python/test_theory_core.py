@@ -267,3 +267,20 @@ def test_broken_potential_static_power_changes_code():
     # V = (1 - n3) |1 - (n1 + i n2)^N|^2 with mass = 1; gradients zero
     assert th.at(phi=n).energy == pytest.approx(0.2 * (1 - 0.6 ** 4) ** 2, rel=1e-14)
     assert th.at(phi=n, N=2).energy == pytest.approx(0.2 * (1 - 0.6 ** 2) ** 2, rel=1e-14)
+
+
+def test_powers_in_denominators_and_nested_min_compile_correctly():
+    # Found by the tracer fuzzer (test_fuzz_tracer.py): x/y**2 printed as x/y*y, and
+    # nested min/max produced a C `true`.
+    th = fg.Theory("rational", fields=["u", "v"])
+
+    @th.energy_density
+    def energy(s, p):
+        a = s.phi.u
+        return a / (1 + a * a) + fg.min(a, fg.min(a, s.phi.v)) + 1 / (2 + a) ** 3
+
+    r = th.at(phi=[0.5, 0.2])
+    assert r.energy == pytest.approx(0.5 / 1.25 + 0.2 + 1 / 2.5 ** 3, rel=1e-14)
+    want = (1 - 0.25) / 1.25 ** 2 - 3 / 2.5 ** 4
+    assert r.de_dphi[0] == pytest.approx(want, rel=1e-14)
+    assert r.de_dphi[1] == pytest.approx(1.0, rel=1e-14)  # d min(u, v)/dv where v < u
