@@ -157,7 +157,8 @@ func AbsSums(x, y, z, m []float64, softening float64) (sx, sy, sz []float64) {
 type Solver struct {
 	Softening float64
 	Precision Precision
-	Threads   int // 0: GOMAXPROCS
+	Threads   int    // 0: GOMAXPROCS
+	Device    Device // nil: the CPU; else the sums run there (Threads unused)
 
 	x32, y32, z32, m32 []float32
 }
@@ -179,6 +180,9 @@ func (s *Solver) Accelerations(x, y, z, m []float64, ax, ay, az, pot []float64) 
 	n := len(m)
 	if len(ax) != n || len(ay) != n || len(az) != n || (pot != nil && len(pot) != n) {
 		return errs.New(errs.Shape, "acceleration outputs (%d, %d, %d) do not match %d bodies", len(ax), len(ay), len(az), n)
+	}
+	if s.Device != nil {
+		return s.Device.Accelerations(x, y, z, m, s.Softening, s.Precision, ax, ay, az, pot)
 	}
 	s.compute(x, y, z, m, ax, ay, az, pot)
 	return nil

@@ -16,7 +16,8 @@ type Config struct {
 	Dt        float64 // time step, > 0 (reverse time by negating velocities: Reverse)
 	Softening float64 // Plummer softening length, >= 0
 	Precision Precision
-	Threads   int // 0: GOMAXPROCS
+	Threads   int    // 0: GOMAXPROCS
+	Device    Device // nil: the CPU; else the steps run on the device (see DeviceLeapfrog)
 }
 
 // Integrator advances bodies with the kick-drift-kick leapfrog
@@ -38,6 +39,8 @@ type Integrator struct {
 	haveAcc bool // ax.. hold a(x) of the current positions
 	havePot bool // pot holds phi(x) of the current positions
 	emitted int64
+	dev     DeviceLeapfrog // nil on the CPU
+	dirty   bool           // the host state changed since the device's copy
 }
 
 // NewIntegrator copies b into C memory and validates the set-up.
@@ -78,6 +81,14 @@ func NewIntegrator(b *Bodies, cfg Config) (*Integrator, error) {
 	copy(it.state.VZ, b.VZ)
 	copy(it.state.M, b.M)
 	it.emitted = -1
+	if cfg.Device != nil {
+		dev, err := cfg.Device.Leapfrog(n, cfg.Softening, cfg.Precision)
+		if err != nil {
+			buf.Release()
+			return nil, err
+		}
+		it.dev, it.dirty = dev, true
+	}
 	return it, nil
 }
 
@@ -87,7 +98,7 @@ func NewIntegrator(b *Bodies, cfg Config) (*Integrator, error) {
 func (it *Integrator) Bodies() *Bodies { return &it.state }
 
 // Invalidate says the positions or masses were changed from outside.
-func (it *Integrator) Invalidate() { it.haveAcc, it.havePot = false, false }
+func (it *Integrator) Invalidate() { it.haveAcc, it.havePot, it.dirty = false, false, true }
 
 // Config is the integrator's set-up.
 func (it *Integrator) Config() Config { return it.cfg }
@@ -103,10 +114,14 @@ func (it *Integrator) Reverse() {
 	for i := range it.state.M {
 		it.state.VX[i], it.state.VY[i], it.state.VZ[i] = -it.state.VX[i], -it.state.VY[i], -it.state.VZ[i]
 	}
+	it.dirty = true
 }
 
 func (it *Integrator) forces(withPot bool) error {
 	s := &it.state
+	if it.dev != nil {
+		return it.deviceForces(withPot)
+	}
 	if withPot {
 		it.solver.compute(s.X, s.Y, s.Z, s.M, it.ax, it.ay, it.az, it.pot)
 	} else {
@@ -169,6 +184,9 @@ func (it *Integrator) Run(ctx context.Context, steps, every int, sinks ...Sink) 
 			return err
 		}
 	}
+	if it.dev != nil {
+		return it.runDevice(ctx, steps, every, emit)
+	}
 	if !it.haveAcc {
 		if err := it.forces(false); err != nil {
 			return err
@@ -215,10 +233,89 @@ func (it *Integrator) Run(ctx context.Context, steps, every int, sinks ...Sink) 
 // Release frees the integrator's C memory. Batches already emitted own their
 // memory and stay valid.
 func (it *Integrator) Release() {
+	if it.dev != nil {
+		it.dev.Close()
+		it.dev = nil
+	}
 	if it.buf != nil {
 		it.buf.Release()
 		it.buf = nil
 		it.state = Bodies{}
 		it.ax, it.ay, it.az, it.pot = nil, nil, nil, nil
 	}
+}
+
+// deviceForces evaluates a(x) on the device (uploading the host state if it
+// changed) and copies state and accelerations back.
+func (it *Integrator) deviceForces(withPot bool) error {
+	s := &it.state
+	if it.dirty {
+		if err := it.dev.Upload(s.X, s.Y, s.Z, s.VX, s.VY, s.VZ, s.M); err != nil {
+			return err
+		}
+		it.dirty = false
+	}
+	if err := it.dev.Forces(withPot); err != nil {
+		return err
+	}
+	return it.download(withPot)
+}
+
+func (it *Integrator) download(withPot bool) error {
+	s := &it.state
+	if err := it.dev.Download(s.X, s.Y, s.Z, s.VX, s.VY, s.VZ, it.ax, it.ay, it.az, it.pot); err != nil {
+		return err
+	}
+	it.haveAcc, it.havePot = true, withPot
+	for i := range it.ax {
+		if !finite(it.ax[i]) || !finite(it.ay[i]) || !finite(it.az[i]) {
+			return errs.New(errs.Divergence, "step %d: body %d has a non-finite acceleration (%v, %v, %v): "+
+				"two bodies coincide with no softening?", it.step, i, it.ax[i], it.ay[i], it.az[i])
+		}
+	}
+	return nil
+}
+
+// deviceChunk bounds the steps queued between cancellation checks.
+const deviceChunk = 256
+
+// runDevice is Run's loop on the device: the steps between two snapshots are
+// queued without a host round trip, the last force evaluation of each
+// stretch computes potentials, and the state comes back only at snapshots.
+func (it *Integrator) runDevice(ctx context.Context, steps, every int, emit func() error) error {
+	if it.dirty || !it.haveAcc {
+		if err := it.deviceForces(false); err != nil {
+			return err
+		}
+	}
+	done := 0
+	for done < steps {
+		// Steps to the next snapshot: when (step+1) % every == 0, or the last.
+		k := min(steps-done, every-int(it.step%int64(every)))
+		for k > 0 {
+			if ctx != nil {
+				if err := ctx.Err(); err != nil {
+					// The state of the last whole queued step is the device's.
+					if derr := it.download(false); derr != nil {
+						return derr
+					}
+					return errs.Wrap(errs.Cancelled, err, "integration stopped at step %d", it.step)
+				}
+			}
+			c := min(k, deviceChunk)
+			if err := it.dev.Steps(c, it.cfg.Dt, c == k); err != nil {
+				return err
+			}
+			it.step += int64(c)
+			done += c
+			k -= c
+		}
+		if err := it.download(true); err != nil {
+			return err
+		}
+		if err := emit(); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -209,6 +209,10 @@ CUresult fg_cuLaunch(CUfunction f, unsigned gx, unsigned bx, unsigned by, unsign
     void* params[1] = {args};
     return cu.cuLaunchKernel(f, gx, 1, 1, bx, by, 1, smem, s, params, NULL);
 }
+CUresult fg_cuLaunch3(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                      unsigned smem, CUstream s, void** params) {
+    return cu.cuLaunchKernel(f, gx, gy, gz, bx, by, bz, smem, s, params, NULL);
+}
 int fg_cuGraphsAvailable(void) {
     return cu.cuStreamBeginCapture_v2 && cu.cuStreamEndCapture && cu.cuGraphInstantiateWithFlags && cu.cuGraphLaunch &&
            cu.cuGraphExecDestroy && cu.cuGraphDestroy;

@@ -84,6 +84,10 @@ CUresult fg_cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, size_t n, CUstream s);
 /* A launch with a (bx, by) block and smem bytes of dynamic shared memory on
  * stream s. */
 CUresult fg_cuLaunch(CUfunction f, unsigned gx, unsigned bx, unsigned by, unsigned smem, CUstream s, void* args);
+/* A launch with a 3-D grid and block and the driver's own parameter array
+ * (one pointer per kernel parameter), for Module.Launch. */
+CUresult fg_cuLaunch3(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                      unsigned smem, CUstream s, void** params);
 int fg_cuGraphsAvailable(void);
 CUresult fg_cuStreamBeginCapture(CUstream s);
 CUresult fg_cuStreamEndCapture(CUstream s, CUgraph* g);
