@@ -404,7 +404,9 @@ type devFlow struct {
 // caller's limit.
 func (s *Simulation) deviceSteps(fl *flowState, left int, limited bool) int {
 	cfg := fl.cfg
-	if !UseStepper || cfg.Method != ArrestedNewtonFlow || fl.step >= cfg.MaxSteps {
+	// The device flows fuse the plain continuum step; a theory with auxiliary
+	// components (saddle form) steps on the host on every backend.
+	if !UseStepper || cfg.Method != ArrestedNewtonFlow || fl.step >= cfg.MaxSteps || s.theory.HasAuxiliary() {
 		return 0
 	}
 	if _, ok := s.prog.(kernels.Stepper); !ok {

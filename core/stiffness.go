@@ -75,13 +75,22 @@ func (s *Simulation) stiffness(iters int) (float64, error) {
 			return
 		}
 		sites, nc := s.lat.Sites(), s.phi.NComp()
+		// Auxiliary components are not constrained (s.theory.Auxiliary).
+		on := make([]bool, nc)
+		for c := range on {
+			on[c] = !s.theory.Auxiliary(c)
+		}
 		for i := 0; i < sites; i++ {
 			var d float64
 			for c := 0; c < nc; c++ {
-				d += x[c*sites+i] * phi[c*sites+i]
+				if on[c] {
+					d += x[c*sites+i] * phi[c*sites+i]
+				}
 			}
 			for c := 0; c < nc; c++ {
-				x[c*sites+i] -= d * phi[c*sites+i]
+				if on[c] {
+					x[c*sites+i] -= d * phi[c*sites+i]
+				}
 			}
 		}
 	}

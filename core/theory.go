@@ -17,6 +17,11 @@ type TheorySpec struct {
 	Densities  []string `json:"densities"`
 	Constraint string   `json:"constraint"` // "" or "unit_vector"
 	Gradient   string   `json:"gradient"`   // "derived" or "hand"
+	// Auxiliary names the components fixed by their own field equation
+	// dE/dpsi = 0 rather than minimised (absent in older specs: none). The
+	// point source marks them with FG_AUX(k); the flow moves them up their
+	// gradient (the saddle form) and the unit-vector constraint skips them.
+	Auxiliary []string `json:"auxiliary,omitempty"`
 }
 
 // Theory is a spec with its point source.
@@ -56,6 +61,19 @@ func ParseTheory(specJSON, source string) (*Theory, error) {
 	default:
 		return nil, errs.New(errs.Spec, "theory %q: unknown constraint %q (\"\" or \"unit_vector\")", sp.Name, sp.Constraint)
 	}
+	aux := map[string]bool{}
+	for _, a := range sp.Auxiliary {
+		if aux[a] || !contains(sp.Fields, a) {
+			return nil, errs.New(errs.Spec, "theory %q: auxiliary field %q is repeated or not one of the fields %v", sp.Name, a, sp.Fields)
+		}
+		aux[a] = true
+	}
+	if len(sp.Auxiliary) > 0 && len(sp.Auxiliary) == len(sp.Fields) {
+		return nil, errs.New(errs.Spec, "theory %q: every field is auxiliary; the flow needs one to minimise", sp.Name)
+	}
+	if len(sp.Auxiliary) > 0 && !strings.Contains(source, "FG_AUX") {
+		return nil, errs.New(errs.Spec, "theory %q declares auxiliary fields %v but its point source does not define FG_AUX(k) (docs/abi.md)", sp.Name, sp.Auxiliary)
+	}
 	if strings.TrimSpace(source) == "" {
 		return nil, errs.New(errs.Spec, "theory %q has an empty point source", sp.Name)
 	}
@@ -64,6 +82,23 @@ func ParseTheory(specJSON, source string) (*Theory, error) {
 
 // UnitVector reports whether the field is constrained to the unit sphere.
 func (t *Theory) UnitVector() bool { return t.Spec.Constraint == "unit_vector" }
+
+// Auxiliary reports whether component c is auxiliary.
+func (t *Theory) Auxiliary(c int) bool {
+	return c >= 0 && c < len(t.Spec.Fields) && contains(t.Spec.Auxiliary, t.Spec.Fields[c])
+}
+
+// HasAuxiliary reports whether the theory declares auxiliary components.
+func (t *Theory) HasAuxiliary() bool { return len(t.Spec.Auxiliary) > 0 }
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
 
 func (t *Theory) unit() kernels.Unit {
 	return kernels.Unit{Point: t.Source, NComp: len(t.Spec.Fields), NParams: len(t.Spec.Params), NDens: len(t.Spec.Densities)}

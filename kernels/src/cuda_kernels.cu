@@ -22,6 +22,12 @@
  * sites when periodic, 2 <= i < nx-2 and 2 <= j < ny-2 when fixed. The
  * gradient is zero on held sites. */
 
+/* Auxiliary components (docs/abi.md, cpu_kernels.c.tmpl): gradient stored with
+ * the sign flipped (saddle form), left out of the unit-vector constraint. */
+#ifndef FG_AUX
+#define FG_AUX(k) 0
+#endif
+
 #define FG_NAN __longlong_as_double(0x7ff8000000000000LL)
 #define FG_FULL 0xffffffffu
 
@@ -118,13 +124,18 @@ static __device__ __forceinline__ void fg_finish(const fg_cargs& a, const fg_geo
         double gn = 0.0, nn = 0.0;
 #pragma unroll
         for (int k = 0; k < FG_NCOMP; k++) {
+            if (FG_AUX(k)) continue;
             double p = __ldg(phi + k * (int)g.n + idx);
             gn += gr[k] * p; nn += p * p;
         }
         double t = gn / nn;
 #pragma unroll
-        for (int k = 0; k < FG_NCOMP; k++) gr[k] -= t * __ldg(phi + k * (int)g.n + idx);
+        for (int k = 0; k < FG_NCOMP; k++)
+            if (!FG_AUX(k)) gr[k] -= t * __ldg(phi + k * (int)g.n + idx);
     }
+#pragma unroll
+    for (int k = 0; k < FG_NCOMP; k++)
+        if (FG_AUX(k)) gr[k] = -gr[k];
     double* out = (double*)a.out;
     const double* vel = (const double*)a.vel;
     double p = 0.0, mx = 0.0;
@@ -376,18 +387,23 @@ extern "C" __global__ void fg_k_constrain(fg_cargs a) {
     double u[FG_NCOMP];
     double nn = 0.0;
 #pragma unroll
-    for (int k = 0; k < FG_NCOMP; k++) { u[k] = phi[(long long)k * a.n + idx]; nn += u[k] * u[k]; }
+    for (int k = 0; k < FG_NCOMP; k++) {
+        u[k] = phi[(long long)k * a.n + idx];
+        if (!FG_AUX(k)) nn += u[k] * u[k];
+    }
     const double inv = 1.0 / sqrt(nn);
     double vp = 0.0;
 #pragma unroll
     for (int k = 0; k < FG_NCOMP; k++) {
+        if (FG_AUX(k)) continue;
         u[k] *= inv;
         phi[(long long)k * a.n + idx] = u[k];
         if (vel) vp += vel[(long long)k * a.n + idx] * u[k];
     }
     if (vel) {
 #pragma unroll
-        for (int k = 0; k < FG_NCOMP; k++) vel[(long long)k * a.n + idx] -= vp * u[k];
+        for (int k = 0; k < FG_NCOMP; k++)
+            if (!FG_AUX(k)) vel[(long long)k * a.n + idx] -= vp * u[k];
     }
 }
 

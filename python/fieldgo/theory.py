@@ -102,7 +102,7 @@ def _check_ident(kind, name):
 class Theory:
     """A field theory: components, parameters, an energy density and densities."""
 
-    def __init__(self, name: str, fields, params=None, constraint=None):
+    def __init__(self, name: str, fields, params=None, constraint=None, auxiliary=None):
         if not isinstance(name, str) or not name:
             raise SpecError("a theory needs a non-empty name")
         fields = list(fields)
@@ -127,6 +127,19 @@ class Theory:
         if constraint is not None and not isinstance(constraint, UnitVector):
             raise SpecError(f"unknown constraint {constraint!r} (use fg.UnitVector() or None)")
         self.constraint = constraint
+        auxiliary = [auxiliary] if isinstance(auxiliary, str) else list(auxiliary or [])
+        for a in auxiliary:
+            if a not in fields:
+                raise SpecError(f"auxiliary field {a!r} is not one of the fields {fields}")
+        if len(set(auxiliary)) != len(auxiliary):
+            raise SpecError(f"duplicate auxiliary fields in {auxiliary}")
+        if auxiliary and len(auxiliary) == len(fields):
+            raise SpecError("every field is auxiliary: a theory needs at least one field the flow minimises")
+        # Auxiliary components are fixed by their own field equation dE/dpsi = 0, at
+        # which the energy is a maximum in psi (the saddle form): the flow moves them
+        # up their gradient while it moves the others down; the unit-vector
+        # constraint applies to the other components only.
+        self.auxiliary = [f for f in fields if f in auxiliary]
         self._energy_fn = None
         self._gradient_fn = None
         self._density_fns: dict = {}
@@ -240,7 +253,8 @@ class Theory:
         pf = codegen.PointFunctions(
             name=self.name, fields=self.fields, params=list(self._dynamic), energy=energy,
             partials=(parts.de_dphi, parts.de_ddx, parts.de_ddy), gradient=gradient,
-            densities=densities, names=sym.c_names(), origins=origins, header=header)
+            densities=densities, names=sym.c_names(), origins=origins, header=header,
+            auxiliary=list(self.auxiliary))
         result = (st, codegen.emit(pf))
         self._generated[key] = result
         return result
@@ -252,7 +266,7 @@ class Theory:
         return self._build(dict(self._static))[1]
 
     def _spec(self, kind):
-        return {
+        spec = {
             "name": self.name,
             "fields": list(self.fields),
             "params": list(self._dynamic),
@@ -260,6 +274,9 @@ class Theory:
             "constraint": self.constraint.spec_name if self.constraint else "",
             "gradient": kind,
         }
+        if self.auxiliary:       # absent otherwise: older specs stay byte-identical
+            spec["auxiliary"] = list(self.auxiliary)
+        return spec
 
     @property
     def spec(self) -> dict:
@@ -383,8 +400,9 @@ class Theory:
         return PointResult(energy, nan.copy(), nan.copy(), nan.copy(), grad, dens)
 
     def __repr__(self):
+        aux = f", auxiliary={self.auxiliary}" if self.auxiliary else ""
         return (f"Theory({self.name!r}, fields={self.fields}, params={self.params}, "
-                f"constraint={self.constraint!r})")
+                f"constraint={self.constraint!r}{aux})")
 
 
 def _finite(name, value) -> float:

@@ -1,9 +1,9 @@
 """Built-in theories, each a function returning a :class:`fieldgo.Theory`.
 
 Written only with fieldgo's public API; each docstring gives the energy functional.
-Theories whose soliton_solver versions solve an auxiliary Poisson equation (chiral
-magnet with demagnetisation, liquid crystal electrostatics, Chern–Simons) wait for
-engine support.
+The chiral magnet (demagnetisation), the liquid crystal (flexoelectric
+electrostatics) and Chern–Simons–Higgs (Gauss's law) carry an auxiliary field, fixed by
+its own elliptic equation (``fg.Theory(..., auxiliary=[...])``, docs/auxiliary.md).
 """
 
 from .baby_skyrme import baby_skyrme, POTENTIALS as BABY_SKYRME_POTENTIALS
@@ -12,10 +12,15 @@ from .bose_einstein_condensate import bose_einstein_condensate
 from .anisotropic_gl import anisotropic_gl
 from .spin_triplet import spin_triplet
 from .ferromagnetic_superconductor import ferromagnetic_superconductor
+from .chiral_magnet import chiral_magnet
+from .liquid_crystal import liquid_crystal
+from .chern_simons_higgs import chern_simons_higgs
 
 __all__ = ["baby_skyrme", "abelian_higgs", "bose_einstein_condensate", "anisotropic_gl",
-           "spin_triplet", "ferromagnetic_superconductor", "BABY_SKYRME_POTENTIALS", "ALL"]
+           "spin_triplet", "ferromagnetic_superconductor", "chiral_magnet", "liquid_crystal",
+           "chern_simons_higgs", "BABY_SKYRME_POTENTIALS", "ALL"]
 
 # name -> factory, for tests and tools that iterate over every built-in theory
 ALL = {f.__name__: f for f in (baby_skyrme, abelian_higgs, bose_einstein_condensate,
-                               anisotropic_gl, spin_triplet, ferromagnetic_superconductor)}
+                               anisotropic_gl, spin_triplet, ferromagnetic_superconductor,
+                               chiral_magnet, liquid_crystal, chern_simons_higgs)}
