@@ -76,7 +76,8 @@ type Options struct {
 	Precision Precision
 	Retarded  bool         // also return each particle's retarded lab time t(tau_ret)
 	Threads   int          // goroutines; 0: GOMAXPROCS
-	Cancel    *atomic.Bool // polled between observers
+	Cancel    *atomic.Bool // polled between observers (before and after the launch on a Device)
+	Device    Device       // nil: the CPU's goroutines; else the kernel runs there
 }
 
 // Observers are observer positions.
@@ -217,9 +218,14 @@ func Fields(src Source, obs Observers, times []float64, nsamples int, opt Option
 	cube := newCube(o, S, src.State.P, opt.Retarded)
 	cube.Options = opt
 	var err error
-	if opt.Precision == Float32 {
+	switch {
+	case opt.Device != nil && opt.Precision == Float32:
+		err = fieldsOnDevice(toKnots[float32](src), src, obs, times, cube, &opt)
+	case opt.Device != nil:
+		err = fieldsOnDevice(toKnots[float64](src), src, obs, times, cube, &opt)
+	case opt.Precision == Float32:
 		err = fields(toKnots[float32](src), src, obs, times, cube, &opt)
-	} else {
+	default:
 		err = fields(toKnots[float64](src), src, obs, times, cube, &opt)
 	}
 	if err != nil {
@@ -292,8 +298,9 @@ func narrow[F float](s *spline.Spline, z, c1, c2 []float64, h []F) (zf, c1f, c2f
 	return zf, c1f, c2f
 }
 
-func fields[F float](k *knots[F], src Source, obs Observers, times []float64, cube *Cube, opt *Options) error {
-	// Knots that collide once rounded (float32) would make empty intervals.
+// checkKnots refuses knots that collide once rounded (float32): they would
+// make empty intervals.
+func checkKnots[F float](k *knots[F]) error {
 	for p := 0; p+1 < len(k.off); p++ {
 		for i := k.off[p] + 1; i < k.off[p+1]; i++ {
 			if !(k.t[i] > k.t[i-1]) || k.h[i] == 0 {
@@ -301,6 +308,13 @@ func fields[F float](k *knots[F], src Source, obs Observers, times []float64, cu
 					p, i-1-k.off[p], i-k.off[p], float64(k.t[i]))
 			}
 		}
+	}
+	return nil
+}
+
+func fields[F float](k *knots[F], src Source, obs Observers, times []float64, cube *Cube, opt *Options) error {
+	if err := checkKnots(k); err != nil {
+		return err
 	}
 	charge := convert[F](src.Charge)
 	o, S := cube.O, cube.S

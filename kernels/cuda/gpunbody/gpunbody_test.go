@@ -283,7 +283,7 @@ func TestGPULeapfrog(t *testing.T) {
 type sinkFunc func(nbody.Snapshot) error
 
 func (f sinkFunc) Write(s nbody.Snapshot) error { return f(s) }
-func (sinkFunc) Close() error                    { return nil }
+func (sinkFunc) Close() error                   { return nil }
 
 // TestGPUKernelResources: every N-body kernel loaded on the device, with
 // registers (cuFuncGetAttribute), spills (ptxas) and occupancy logged; no

@@ -1,0 +1,128 @@
+package radiation
+
+import (
+	"math"
+	"unsafe"
+
+	"github.com/fieldgo/fieldgo/errs"
+)
+
+// Device runs the radiation kernel elsewhere (a GPU): core does not import
+// a backend; kernels/cuda/gpuradiation implements Device with
+// kernels/src/radiation.cu and the caller hands it in through
+// Options.Device.
+type Device interface {
+	String() string
+	// Run computes job.Out (and job.Tret) from the job's arrays.
+	Run(job *DeviceJob) error
+}
+
+// DeviceArrays are the kernel's inputs in its precision F, laid out as
+// kernels/src/radiation.cu reads them: knot times T and widths H (N
+// each); state coefficients Z, C1, C2 (8 columns of N); acceleration AZ,
+// AC1, AC2 (4 columns of N); Charge (P); observers OX, OY, OZ and R0 =
+// |x_obs| (O each); TP the shifted sample times t_obs - |x_obs|/c (O x S,
+// observer-major).
+type DeviceArrays[F float] struct {
+	T, H, Z, C1, C2, AZ, AC1, AC2 []F
+	Charge                        []F
+	OX, OY, OZ, R0                []F
+	TP                            []F
+}
+
+// DeviceJob is one Fields call for a Device. Exactly one of F64, F32 is set
+// (Options.Precision). Out is the cube's NComp columns of O*S (zeroed: the
+// kernel adds particle by particle), Tret its P retarded-time columns or
+// nil; both are float64 whatever the precision.
+type DeviceJob struct {
+	Options Options
+	N, P    int     // knots in all, particles
+	Off     []int32 // P+1 knot offsets
+	O, S    int
+	C       float64
+	F64     *DeviceArrays[float64]
+	F32     *DeviceArrays[float32]
+	Out     []float64
+	Tret    []float64
+}
+
+// Kernel is the entry point of kernels/src/radiation.cu for the options:
+// fg_rad_<newton|rk4>_<cold|warm|reuse>_<f64|f32>. Cold search ignores
+// CoefReuse (as on the CPU).
+func (o Options) Kernel() string {
+	s := "warm"
+	switch {
+	case o.Search == Cold:
+		s = "cold"
+	case o.CoefReuse:
+		s = "reuse"
+	}
+	p := "f64"
+	if o.Precision == Float32 {
+		p = "f32"
+	}
+	return "fg_rad_" + o.Method.String() + "_" + s + "_" + p
+}
+
+func deviceArrays[F float](k *knots[F], src Source, obs Observers, times []float64, S int) *DeviceArrays[F] {
+	a := &DeviceArrays[F]{T: k.t, H: k.h, Z: k.z, C1: k.c1, C2: k.c2, AZ: k.az, AC1: k.ac1, AC2: k.ac2,
+		Charge: convert[F](src.Charge)}
+	o := len(obs.X)
+	a.OX, a.OY, a.OZ, a.R0 = make([]F, o), make([]F, o), make([]F, o), make([]F, o)
+	a.TP = make([]F, o*S)
+	for i := 0; i < o; i++ {
+		x, y, z := obs.X[i], obs.Y[i], obs.Z[i]
+		r0 := math.Sqrt(x*x + y*y + z*z)
+		a.OX[i], a.OY[i], a.OZ[i], a.R0[i] = F(x), F(y), F(z), F(r0)
+		row := times
+		if len(times) != S {
+			row = times[i*S : (i+1)*S]
+		}
+		for s, t := range row {
+			a.TP[i*S+s] = F(t - r0/src.C) // as the CPU kernel: shifted in float64, then rounded
+		}
+	}
+	return a
+}
+
+// fieldsOnDevice is Fields' device path: the same knots (narrowed the same
+// way in float32) and shifted times as the CPU kernel, computed here and
+// handed to the device.
+func fieldsOnDevice[F float](k *knots[F], src Source, obs Observers, times []float64, cube *Cube, opt *Options) error {
+	if err := checkKnots(k); err != nil {
+		return err
+	}
+	if opt.Cancel != nil && opt.Cancel.Load() {
+		return errs.New(errs.Cancelled, "radiation fields cancelled")
+	}
+	o, S, P := cube.O, cube.S, cube.P
+	if o*S == 0 {
+		return nil
+	}
+	if int64(k.n) >= 1<<31 || int64(P)*int64(o)*int64(S) >= 1<<62 {
+		return errs.New(errs.Shape, "%d knots: the CUDA kernel indexes knots with 32-bit integers", k.n)
+	}
+	job := &DeviceJob{Options: *opt, N: k.n, P: P, O: o, S: S, C: src.C}
+	job.Off = make([]int32, len(k.off))
+	for i, v := range k.off {
+		job.Off[i] = int32(v)
+	}
+	switch a := any(deviceArrays(k, src, obs, times, S)).(type) {
+	case *DeviceArrays[float64]:
+		job.F64 = a
+	case *DeviceArrays[float32]:
+		job.F32 = a
+	}
+	base := unsafe.SliceData(cube.Data[0])
+	job.Out = unsafe.Slice(base, NComp*o*S)
+	if opt.Retarded {
+		job.Tret = unsafe.Slice(unsafe.SliceData(cube.Data[NComp]), P*o*S)
+	}
+	if err := opt.Device.Run(job); err != nil {
+		return err
+	}
+	if opt.Cancel != nil && opt.Cancel.Load() {
+		return errs.New(errs.Cancelled, "radiation fields cancelled")
+	}
+	return nil
+}
