@@ -24,8 +24,9 @@ def chern_simons_higgs(q: float = 1.0, lam: float = 0.5, kappa: float = 0.5,
     theory under A -> -A, kappa -> -kappa). All parameters are dynamic.
 
     Densities: ``vortex_number`` q B / (2 pi), ``magnetic_field`` B,
-    ``electric_charge`` -Delta a_0 (Gauss: its integral is -kappa times the flux
-    for a localised vortex), ``noether_charge`` q^2 a_0 |psi|^2,
+    ``electric_charge`` -Delta a_0 (soliton_solver's; the Higgs screens a_0, so its
+    integral vanishes for a localised vortex), ``noether_charge`` q^2 a_0 |psi|^2
+    (Gauss's law integrated: -kappa times the flux),
     ``physical_energy`` the static energy density (equal to e's integral at Gauss's law).
     """
     theory = fg.Theory("chern_simons_higgs", fields=["a_x", "a_y", "psi_re", "psi_im", "a_0"],
