@@ -46,10 +46,12 @@ def _settle(n0):
 def test_nbody_integrate_stops_within_100_ms():
     pos, vel, m = fg.nbody.plummer(2048, seed=1)
     n0 = go.Goroutines()
+    bytes0 = fg.allocated_bytes()
     latency = interrupted(lambda: fg.nbody.integrate(pos, vel, m, dt=1e-3, steps=100_000, every=1000,
                                                      softening=0.01))
     assert latency < LIMIT_S, f"integrate returned {latency * 1e3:.1f} ms after Ctrl-C"
     assert _settle(n0) <= n0  # the integrator's goroutines ended
+    assert fg.allocated_bytes() == bytes0  # and its C memory is freed
     table = fg.nbody.integrate(pos[:64], vel[:64], m[:64], dt=1e-3, steps=10, every=5, softening=0.01)
     assert table.num_rows == 3 * 64
 
@@ -62,9 +64,15 @@ def test_radiation_fields_stop_within_100_ms():
         tau, gamma * tau, 0.5 * np.cos(w * tau), 0.5 * np.sin(w * tau), 0 * tau,
         gamma + 0 * tau, -0.5 * w * np.sin(w * tau), 0.5 * w * np.cos(w * tau), 0 * tau)
     rng = np.random.default_rng(0)
-    observers = rng.normal(size=(4000, 3)) * 50
-    times = np.linspace(150, 300, 20000)
-    latency = interrupted(lambda: fg.radiation.fields(traj, observers, times))
+    observers = rng.normal(size=(400, 3)) * 50
+    times = np.linspace(150, 300, 4000)  # a 128 MB cube, slow through RK4 substeps
+    bytes0 = fg.allocated_bytes()
+    latency = interrupted(lambda: fg.radiation.fields(traj, observers, times, method="rk4", n_substeps=256))
     assert latency < LIMIT_S, f"fields returned {latency * 1e3:.1f} ms after Ctrl-C"
+    # the abandoned cube is freed once Go's workers have stopped
+    end = time.monotonic() + 5
+    while fg.allocated_bytes() != bytes0 and time.monotonic() < end:
+        time.sleep(0.01)
+    assert fg.allocated_bytes() == bytes0
     cube = fg.radiation.fields(traj, observers[:4], times[:16])
     assert np.isfinite(cube.numpy()).all()
