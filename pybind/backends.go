@@ -3,10 +3,14 @@ package pybind
 import (
 	"sync"
 
+	"github.com/fieldgo/fieldgo/core/nbody"
+	"github.com/fieldgo/fieldgo/core/radiation"
 	"github.com/fieldgo/fieldgo/errs"
 	"github.com/fieldgo/fieldgo/kernels"
 	"github.com/fieldgo/fieldgo/kernels/cpu"
 	"github.com/fieldgo/fieldgo/kernels/cuda"
+	"github.com/fieldgo/fieldgo/kernels/cuda/gpunbody"
+	"github.com/fieldgo/fieldgo/kernels/cuda/gpuradiation"
 )
 
 // backendOptions are the choices Python passes as JSON.
@@ -63,4 +67,65 @@ func selectBackend(o backendOptions) (b kernels.Backend, note string, err error)
 		return b, "", err
 	}
 	return nil, "", errs.New(errs.Backend, "unknown backend %q: use \"auto\", \"cpu\" or \"cuda\"", o.Backend)
+}
+
+// The trajectory workloads' GPU devices, made once per process on the CUDA
+// backend (their modules compile on first use and stay loaded).
+var trajectoryGPU struct {
+	nbodyOnce, radOnce sync.Once
+	nbody              *gpunbody.Device
+	rad                *gpuradiation.Device
+	nbodyErr, radErr   error
+}
+
+// nbodyDevice resolves a backend name for N-body: nil means the CPU.
+func nbodyDevice(backend string) (nbody.Device, error) {
+	switch backend {
+	case "", "auto", "cpu", "cuda", "gpu":
+	default:
+		return nil, errs.New(errs.Backend, "unknown backend %q: use \"auto\", \"cpu\" or \"cuda\"", backend)
+	}
+	if backend == "cpu" {
+		return nil, nil
+	}
+	trajectoryGPU.nbodyOnce.Do(func() {
+		if _, err := cudaBackend(); err != nil {
+			trajectoryGPU.nbodyErr = err
+			return
+		}
+		trajectoryGPU.nbody, trajectoryGPU.nbodyErr = gpunbody.New(gpu.b)
+	})
+	if trajectoryGPU.nbodyErr != nil {
+		if backend == "auto" || backend == "" {
+			return nil, nil
+		}
+		return nil, errs.Wrap(errs.Backend, trajectoryGPU.nbodyErr, "the N-body GPU path is unavailable")
+	}
+	return trajectoryGPU.nbody, nil
+}
+
+// radiationDevice resolves a backend name for radiation: nil means the CPU.
+func radiationDevice(backend string) (radiation.Device, error) {
+	switch backend {
+	case "", "auto", "cpu", "cuda", "gpu":
+	default:
+		return nil, errs.New(errs.Backend, "unknown backend %q: use \"auto\", \"cpu\" or \"cuda\"", backend)
+	}
+	if backend == "cpu" {
+		return nil, nil
+	}
+	trajectoryGPU.radOnce.Do(func() {
+		if _, err := cudaBackend(); err != nil {
+			trajectoryGPU.radErr = err
+			return
+		}
+		trajectoryGPU.rad, trajectoryGPU.radErr = gpuradiation.New(gpu.b)
+	})
+	if trajectoryGPU.radErr != nil {
+		if backend == "auto" || backend == "" {
+			return nil, nil
+		}
+		return nil, errs.Wrap(errs.Backend, trajectoryGPU.radErr, "the radiation GPU path is unavailable")
+	}
+	return trajectoryGPU.rad, nil
 }

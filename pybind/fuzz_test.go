@@ -3,7 +3,6 @@ package pybind
 import (
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/fieldgo/fieldgo/internal/cdatafuzz"
 )
@@ -40,7 +39,7 @@ func FuzzImportField(f *testing.F) {
 				NullCount: nulls, Offset: offset, NBuffers: nbuf, NullData: nullData})
 		}
 		pair := NewArrowPair()
-		p.Export(b, unsafe.Pointer(pair), unsafe.Pointer(ArrowPairArray(pair)))
+		p.Export(b, cAddr(pair), cAddr(ArrowPairArray(pair)))
 		h, err := ImportField(pair, lattice)
 		notInternal(t, err)
 		if err == nil {

@@ -91,9 +91,13 @@ func float64Batch(names []string, cols [][]float64, md map[string]string) arrow.
 // y, z, m). precision is "float64" or "float32"; threads 0 uses every core.
 // It returns a pair block with a batch of ax, ay, az (and phi when
 // potentials). The input block's structs are moved; free it afterwards.
-func NBodyAccelerations(p uintptr, softening float64, precision string, threads int, potentials bool) (out uintptr, err error) {
+func NBodyAccelerations(p uintptr, softening float64, precision string, threads int, potentials bool, backend string) (out uintptr, err error) {
 	defer recoverInto(&err)
 	prec, err := nbody.ParsePrecision(precision)
+	if err != nil {
+		return 0, bridge(err)
+	}
+	dev, err := nbodyDevice(backend)
 	if err != nil {
 		return 0, bridge(err)
 	}
@@ -107,7 +111,7 @@ func NBodyAccelerations(p uintptr, softening float64, precision string, threads 
 	if potentials {
 		pot = make([]float64, n)
 	}
-	s := nbody.Solver{Softening: softening, Precision: prec, Threads: threads}
+	s := nbody.Solver{Softening: softening, Precision: prec, Threads: threads, Device: dev}
 	if err := s.Accelerations(cols["x"], cols["y"], cols["z"], cols["m"], ax, ay, az, pot); err != nil {
 		return 0, bridge(err)
 	}
@@ -173,9 +177,13 @@ func nbodyOf(h int64) (*nbodyRun, error) {
 
 // NewNBody makes an N-body integrator from the RecordBatch in pair block p
 // (float64 columns x, y, z, vx, vy, vz, m), copied into C memory.
-func NewNBody(p uintptr, dt, softening float64, precision string, threads int) (h int64, err error) {
+func NewNBody(p uintptr, dt, softening float64, precision string, threads int, backend string) (h int64, err error) {
 	defer recoverInto(&err)
 	prec, err := nbody.ParsePrecision(precision)
+	if err != nil {
+		return 0, bridge(err)
+	}
+	dev, err := nbodyDevice(backend)
 	if err != nil {
 		return 0, bridge(err)
 	}
@@ -185,7 +193,7 @@ func NewNBody(p uintptr, dt, softening float64, precision string, threads int) (
 	}
 	defer release()
 	b := &nbody.Bodies{X: cols["x"], Y: cols["y"], Z: cols["z"], VX: cols["vx"], VY: cols["vy"], VZ: cols["vz"], M: cols["m"]}
-	it, err := nbody.NewIntegrator(b, nbody.Config{Dt: dt, Softening: softening, Precision: prec, Threads: threads})
+	it, err := nbody.NewIntegrator(b, nbody.Config{Dt: dt, Softening: softening, Precision: prec, Threads: threads, Device: dev})
 	if err != nil {
 		return 0, bridge(err)
 	}

@@ -99,6 +99,7 @@ type radiationOptions struct {
 	Retarded  bool    `json:"retarded"`
 	Threads   int     `json:"threads"`
 	Tolerance float64 `json:"tolerance"` // of u.u = c^2
+	Backend   string  `json:"backend"`   // "auto" | "cpu" | "cuda"
 }
 
 func (ro radiationOptions) options() (radiation.Options, error) {
@@ -154,6 +155,9 @@ func RadiationFields(job int64, traj, obs, times uintptr, nsamples int, options 
 	}
 	opt, err := ro.options()
 	if err != nil {
+		return 0, bridge(err)
+	}
+	if opt.Device, err = radiationDevice(ro.Backend); err != nil {
 		return 0, bridge(err)
 	}
 	if job != 0 {

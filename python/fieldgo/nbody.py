@@ -56,12 +56,12 @@ def _precision(p) -> str:
     return p
 
 
-def _backend(b: str) -> None:
+def _backend(b: str) -> str:
+    """'auto' runs on a usable NVIDIA GPU and otherwise on the CPU; 'cuda' insists
+    (BackendError, with the reason, when there is none)."""
     if b not in _BACKENDS:
-        raise ParameterError(f"backend {b!r}: use one of {_BACKENDS}")
-    if b in ("cuda", "gpu"):
-        raise BackendError("the N-body GPU kernels (kernels/src/nbody.cu) are not wired into the Go runtime yet: "
-                           "use backend='cpu' or 'auto' (bench/nbody_gpu.py runs them with cupy)")
+        raise BackendError(f"unknown backend {b!r}: use one of {_BACKENDS}")
+    return "cuda" if b == "gpu" else b
 
 
 def _vectors(a, name: str, n: int | None = None) -> np.ndarray:
@@ -155,13 +155,14 @@ def accelerations(positions, masses, softening: float = 0.0, precision: str = "f
     itself, so ``softening=0`` is fine unless two distinct bodies coincide.
     """
     prec = _precision(precision)
-    _backend(backend)
+    backend = _backend(backend)
     x = _vectors(positions, "positions")
     n = x.shape[0]
     m = _masses(masses, n)
     eps = _finite_number(softening, "softening")
     batch = _batch({"x": x[:, 0], "y": x[:, 1], "z": x[:, 2], "m": m})
-    out = _from_go(_to_go(batch, go.NBodyAccelerations, eps, prec, int(threads), bool(potentials)))
+    out = _from_go(_to_go(batch, go.NBodyAccelerations, eps, prec, int(threads), bool(potentials),
+                               backend))
     acc = np.column_stack([out.column(c).to_numpy() for c in ("ax", "ay", "az")]) if n else np.zeros((0, 3))
     if potentials:
         return acc, out.column("phi").to_numpy()
@@ -189,7 +190,7 @@ def plummer(n: int, seed: int = 0, *, exact: bool = True):
 class _Run:
     """One Go integrator handle; closing it stops the run and frees its memory."""
 
-    def __init__(self, positions, velocities, masses, dt, softening, precision, threads):
+    def __init__(self, positions, velocities, masses, dt, softening, precision, threads, backend):
         x = _vectors(positions, "positions")
         n = x.shape[0]
         v = _vectors(velocities, "velocities", n)
@@ -197,7 +198,7 @@ class _Run:
         batch = _batch({"x": x[:, 0], "y": x[:, 1], "z": x[:, 2], "vx": v[:, 0], "vy": v[:, 1], "vz": v[:, 2],
                         "m": m})
         self.h = _to_go(batch, go.NewNBody, _finite_number(dt, "dt"), _finite_number(softening, "softening"),
-                        _precision(precision), int(threads))
+                        _precision(precision), int(threads), backend)
 
     def start(self, steps, every, stream, out, energies_out, queue):
         go.NBodyStart(self.h, steps, every, stream, os.fspath(out) if out is not None else "",
@@ -261,7 +262,7 @@ def integrate(positions, velocities, masses, dt: float, steps: int, every: int =
     The energies table has one row per snapshot: step, t, kinetic, potential (the
     softened potential energy the forces derive from), energy, px, py, pz, lx, ly, lz.
     """
-    _backend(backend)
+    backend = _backend(backend)
     for name, v in (("steps", steps), ("every", every), ("queue", queue)):
         if isinstance(v, bool) or not isinstance(v, numbers.Integral):
             raise ParameterError(f"{name} must be an integer, got {v!r}")
@@ -269,7 +270,7 @@ def integrate(positions, velocities, masses, dt: float, steps: int, every: int =
         raise ParameterError(f"steps must be >= 0 and every >= 1, got steps={steps}, every={every}")
     if stream and out is not None:
         raise ParameterError("stream=True and out= are exclusive: stream the batches, or write them to a file")
-    run = _Run(positions, velocities, masses, dt, softening, precision, threads)
+    run = _Run(positions, velocities, masses, dt, softening, precision, threads, backend)
     try:
         if stream:
             run.start(int(steps), int(every), True, None, energies_out, queue)

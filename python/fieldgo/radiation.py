@@ -225,13 +225,13 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
     "float64" or "float32" (shifted time, error ~1e-4 of the peak at gamma = 5).
     ``coef_reuse`` keeps the current interval's coefficients while tau stays inside;
     ``search="cold"`` is the naive kernel (binary search every evaluation). Results
-    are bit-identical whatever the search or reuse. ``backend``: "auto" or "cpu"
-    (the GPU kernel is compiled and checked, its launch path is not wired yet).
+    are bit-identical whatever the search or reuse. ``backend``: "auto" (a usable
+    NVIDIA GPU, else the CPU), "cpu" or "cuda".
     ``charge`` (one or one per particle) and ``c`` override the table's metadata
     (polars drops schema metadata; without any, charge and c are 1).
     Ctrl-C cancels the computation."""
-    if backend not in ("auto", "cpu"):
-        raise BackendError(f"backend={backend!r}: the radiation kernels run on 'cpu' (or 'auto') for now")
+    if backend not in ("auto", "cpu", "cuda"):
+        raise BackendError(f"unknown backend {backend!r}: use 'auto', 'cpu' or 'cuda'")
     if method not in ("newton", "rk4"):
         raise ParameterError(f"method={method!r}: use 'newton' or 'rk4'")
     if precision not in ("float64", "float32"):
@@ -248,7 +248,8 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
     tbatch = pa.record_batch([pa.array(ts.ravel())], names=["t"])
     opts = json.dumps({"method": method, "n_iters": int(n_iters), "n_substeps": int(n_substeps),
                        "search": search, "coef_reuse": bool(coef_reuse), "precision": precision,
-                       "retarded": bool(retarded), "threads": int(threads), "tolerance": float(tolerance)})
+                       "retarded": bool(retarded), "threads": int(threads), "tolerance": float(tolerance),
+                       "backend": backend})
     traj = _batch(trajectories)
     if charge is not None or c is not None:
         md = dict(traj.schema.metadata or {})

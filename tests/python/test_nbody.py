@@ -101,8 +101,11 @@ def test_errors():
         fg.nbody.accelerations(pos, m, softening=-0.1)
     with pytest.raises(fg.ParameterError, match="precision"):
         fg.nbody.accelerations(pos, m, precision="float16")
-    with pytest.raises(fg.BackendError):
-        fg.nbody.accelerations(pos, m, backend="cuda")
+    with pytest.raises(fg.BackendError, match="backend"):
+        fg.nbody.accelerations(pos, m, backend="tpu")
+    if not fg.devices()["cuda"]["available"]:
+        with pytest.raises(fg.BackendError, match="CUDA"):
+            fg.nbody.accelerations(pos, m, backend="cuda")
     v = np.zeros((4, 3))
     for dt in (0.0, -0.1, float("nan")):
         with pytest.raises(fg.ParameterError, match="dt"):
