@@ -129,3 +129,13 @@ func radiationDevice(backend string) (radiation.Device, error) {
 	}
 	return trajectoryGPU.rad, nil
 }
+
+// DeviceMemoryInUse is the GPU memory in use (bytes), or -1 without a GPU.
+func DeviceMemoryInUse() (n int64, err error) {
+	defer recoverInto(&err)
+	if _, e := cudaBackend(); e != nil {
+		return -1, nil
+	}
+	n, err = gpu.b.MemoryInUse()
+	return n, bridge(err)
+}

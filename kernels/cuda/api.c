@@ -43,6 +43,7 @@ static struct {
     CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
     CUresult (*cuMemcpyHtoDAsync_v2)(CUdeviceptr, const void*, size_t, CUstream);
     CUresult (*cuMemcpyDtoHAsync_v2)(void*, CUdeviceptr, size_t, CUstream);
+    CUresult (*cuMemGetInfo_v2)(size_t*, size_t*);
     /* optional */
     CUresult (*cuStreamBeginCapture_v2)(CUstream, int);
     CUresult (*cuStreamEndCapture)(CUstream, CUgraph*);
@@ -86,6 +87,7 @@ int fg_cuda_load(const char* path, char* err, int n) {
     SYM(h, cu, cuDevicePrimaryCtxRelease_v2);
     SYM(h, cu, cuCtxSetCurrent);
     SYM(h, cu, cuCtxSynchronize);
+    SYM(h, cu, cuMemGetInfo_v2);
     SYM(h, cu, cuModuleLoadData);
     SYM(h, cu, cuModuleUnload);
     SYM(h, cu, cuModuleGetFunction);
@@ -150,6 +152,7 @@ CUresult fg_cuDevicePrimaryCtxRetain(CUcontext* c, CUdevice d) { return cu.cuDev
 CUresult fg_cuDevicePrimaryCtxRelease(CUdevice d) { return cu.cuDevicePrimaryCtxRelease_v2(d); }
 CUresult fg_cuCtxSetCurrent(CUcontext c) { return cu.cuCtxSetCurrent(c); }
 CUresult fg_cuCtxSynchronize(void) { return cu.cuCtxSynchronize(); }
+CUresult fg_cuMemGetInfo(size_t* free_b, size_t* total_b) { return cu.cuMemGetInfo_v2(free_b, total_b); }
 CUresult fg_cuModuleLoadData(CUmodule* m, const void* im) { return cu.cuModuleLoadData(m, im); }
 CUresult fg_cuModuleUnload(CUmodule m) { return cu.cuModuleUnload(m); }
 CUresult fg_cuModuleGetFunction(CUfunction* f, CUmodule m, const char* s) { return cu.cuModuleGetFunction(f, m, s); }

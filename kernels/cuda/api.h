@@ -49,6 +49,7 @@ CUresult fg_cuDevicePrimaryCtxRetain(CUcontext* c, CUdevice d);
 CUresult fg_cuDevicePrimaryCtxRelease(CUdevice d);
 CUresult fg_cuCtxSetCurrent(CUcontext c);
 CUresult fg_cuCtxSynchronize(void);
+CUresult fg_cuMemGetInfo(size_t* free_b, size_t* total_b);
 CUresult fg_cuModuleLoadData(CUmodule* m, const void* image);
 CUresult fg_cuModuleUnload(CUmodule m);
 CUresult fg_cuModuleGetFunction(CUfunction* f, CUmodule m, const char* name);

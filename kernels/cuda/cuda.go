@@ -137,6 +137,21 @@ func (b *Backend) Close() error {
 	return err
 }
 
+// MemoryInUse is the device memory in use (total minus free, cuMemGetInfo):
+// leak tests check that it returns to its starting value.
+func (b *Backend) MemoryInUse() (int64, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := b.bind(); err != nil {
+		return 0, err
+	}
+	var free, total C.size_t
+	if err := check(C.fg_cuMemGetInfo(&free, &total), "cuMemGetInfo"); err != nil {
+		return 0, err
+	}
+	return int64(total - free), nil
+}
+
 // bind makes b's context current on this OS thread; the caller holds the
 // thread (runtime.LockOSThread) until its driver calls are done.
 func (b *Backend) bind() error {
