@@ -100,6 +100,9 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// Unit is the translation unit a backend compiles for t.
+func (t *Theory) Unit() kernels.Unit { return t.unit() }
+
 func (t *Theory) unit() kernels.Unit {
 	return kernels.Unit{Point: t.Source, NComp: len(t.Spec.Fields), NParams: len(t.Spec.Params), NDens: len(t.Spec.Densities)}
 }

@@ -1,8 +1,10 @@
 package pybind
 
 import (
+	"sort"
 	"sync"
 
+	"github.com/fieldgo/fieldgo/core"
 	"github.com/fieldgo/fieldgo/core/nbody"
 	"github.com/fieldgo/fieldgo/core/radiation"
 	"github.com/fieldgo/fieldgo/errs"
@@ -138,4 +140,34 @@ func DeviceMemoryInUse() (n int64, err error) {
 	}
 	n, err = gpu.b.MemoryInUse()
 	return n, bridge(err)
+}
+
+// KernelResources compiles a theory's CUDA kernels with NVRTC for arch
+// ("sm_90"; no GPU needed, only NVRTC) and returns JSON: for each kernel its
+// registers, spill bytes, and the register budget it must keep
+// (kernels/cuda/budgets.go), so tests can hold every built-in theory to the
+// budget table.
+func KernelResources(spec, source, arch string) (info string, err error) {
+	defer recoverInto(&err)
+	th, err := core.ParseTheory(spec, source)
+	if err != nil {
+		return "", bridge(err)
+	}
+	_, log, err := cuda.CompileCUBIN(cuda.TranslationUnit(th.Unit()), arch)
+	if err != nil {
+		return "", bridge(err)
+	}
+	type row struct {
+		Kernel      string `json:"kernel"`
+		Registers   int    `json:"registers"`
+		SpillStores int    `json:"spill_stores"`
+		SpillLoads  int    `json:"spill_loads"`
+		Budget      int    `json:"budget"`
+	}
+	var rows []row
+	for name, r := range cuda.ParsePtxasLog(log) {
+		rows = append(rows, row{name, r.Registers, r.SpillStores, r.SpillLoads, cuda.Budget(name, th.Spec.Name)})
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Kernel < rows[j].Kernel })
+	return jsonString(rows), nil
 }

@@ -44,7 +44,50 @@ type BudgetOverride struct {
 }
 
 // TheoryBudgets are per-theory exceptions: theory -> kernel -> override.
+//
+// The built-in theories of python/fieldgo/theories are held to this table by
+// tests/python/test_kernel_budgets.py (their generated sources, compiled with
+// NVRTC for sm_80 and sm_90); the entries below were measured there on
+// 2026-11-29 with a margin of 8 registers for the GPU machine's NVRTC 13.0.
 var TheoryBudgets = map[string]map[string]BudgetOverride{
+	"anisotropic_gl": {
+		"fg_k_consistent": {240, "6 components: the partials (de/ddx, de/ddy) of 8 stencil neighbours per component stay live across the neighbour loop; measured 230 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_constrain":  {56, "6 components: one site's components and velocity are held together for the projection; measured 42 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_continuum":  {144, "6 components: the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions are live at once; measured 130 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_density":    {96, "6 components: its densities are evaluated from the whole site struct, second derivatives included; measured 82 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_tile":       {176, "6 components: the tiled continuum gradient holds the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions at once; measured 166 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+	},
+	"baby_skyrme": {
+		"fg_k_tile": {128, "3 components: the tiled continuum gradient holds the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions at once; measured 118 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+	},
+	"chern_simons_higgs": {
+		"fg_k_consistent": {184, "5 components: the partials (de/ddx, de/ddy) of 8 stencil neighbours per component stay live across the neighbour loop; measured 170 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_density":    {72, "5 components: its densities are evaluated from the whole site struct, second derivatives included; measured 64 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+	},
+	"chiral_magnet": {
+		"fg_k_consistent": {176, "4 components: the partials (de/ddx, de/ddy) of 8 stencil neighbours per component stay live across the neighbour loop; measured 163 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_density":    {72, "4 components: its densities are evaluated from the whole site struct, second derivatives included; measured 64 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+	},
+	"ferromagnetic_superconductor": {
+		"fg_k_consistent": {255, "8 components: the partials (de/ddx, de/ddy) of 8 stencil neighbours per component stay live across the neighbour loop; measured 254 (NVRTC 13.5, sm_80/sm_90, no spill): the hardware limit, so theories above 8 components get no consistent kernel (ConsistentMaxComponents)"},
+		"fg_k_constrain":  {56, "8 components: one site's components and velocity are held together for the projection; measured 48 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_continuum":  {144, "8 components: the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions are live at once; measured 132 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_density":    {88, "8 components: its densities are evaluated from the whole site struct, second derivatives included; measured 74 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_tile":       {160, "8 components: the tiled continuum gradient holds the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions at once; measured 146 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_update":     {64, "8 components: the RK4 combination holds phi' and v' for every component plus six input streams; measured 56 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+	},
+	"liquid_crystal": {
+		"fg_k_consistent": {176, "4 components: the partials (de/ddx, de/ddy) of 8 stencil neighbours per component stay live across the neighbour loop; measured 168 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_density":    {104, "4 components: its densities are evaluated from the whole site struct, second derivatives included; measured 96 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_tile":       {136, "4 components: the tiled continuum gradient holds the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions at once; measured 128 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+	},
+	"spin_triplet": {
+		"fg_k_constrain": {64, "10 components: one site's components and velocity are held together for the projection; measured 56 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_continuum": {144, "10 components: the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions are live at once; measured 130 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_density":   {112, "10 components: its densities are evaluated from the whole site struct, second derivatives included; measured 100 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_tile":      {144, "10 components: the tiled continuum gradient holds the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions at once; measured 132 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_update":    {72, "10 components: the RK4 combination holds phi' and v' for every component plus six input streams; measured 64 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+	},
 	"abelian_higgs": {
 		"fg_k_consistent": {168, "4 components: the covariant-derivative partials of 8 neighbours " +
 			"(de/ddx, de/ddy and both d4 differences per component) stay live across the " +

@@ -43,6 +43,10 @@ type kernel struct {
 	info KernelInfo
 }
 
+// ConsistentMaxComponents is FG_CONSISTENT_MAX_NCOMP of cuda_kernels.cu: the
+// largest theory whose fused consistent-form kernel fits registers unspilled.
+const ConsistentMaxComponents = 8
+
 // Program is a Unit compiled and loaded on the device. Its operations run
 // in order on the device's default stream; those returning a reduction or an
 // index wait for it, Combine and Constrain return once launched (any later
@@ -485,6 +489,11 @@ func (p *Program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 				return err
 			}
 		case kernels.Consistent:
+			if p.unit.NComp > ConsistentMaxComponents {
+				return errs.New(errs.Backend, "the consistent gradient form runs on CUDA for up to %d components "+
+					"(this theory has %d: one thread cannot hold its neighbours' partials without spilling); "+
+					"use the continuum form (the default) or the CPU backend", ConsistentMaxComponents, p.unit.NComp)
+			}
 			name = "fg_k_consistent"
 			a.penalty = C.double(ga.Penalty)
 		default:

@@ -205,7 +205,13 @@ static __device__ __forceinline__ void fg_d4(const double* __restrict__ f, const
  * here each site recomputes the partials of its eight stencil neighbours in
  * registers (they are zero off S), so nothing but the field is read:
  *   g = de/dphi - D_x[de/ddx] - D_y[de/ddy] + c/(hx hy) (d4x[d4x phi] + d4y[d4y phi]). */
+/* One thread holds every component's partials at its 8 neighbours: beyond 8
+ * components that no longer fits 255 registers without spilling (10 components
+ * spill 32-40 bytes), so larger theories get an empty kernel and the Go side
+ * refuses the consistent form for them (the continuum form is the default). */
+#define FG_CONSISTENT_MAX_NCOMP 8
 extern "C" __global__ void fg_k_consistent(fg_cargs a) {
+#if FG_NCOMP <= FG_CONSISTENT_MAX_NCOMP
     int i, j;
     if (!fg_site_of(a, &i, &j)) return;
     const fg_geo g = fg_geo_of(a);
@@ -272,6 +278,7 @@ extern "C" __global__ void fg_k_consistent(fg_cargs a) {
         }
     }
     fg_chunk_store(a.part, a.ny * a.nchunk, (long long)j * a.nchunk + i / FG_CHUNK, e, m, pw);
+#endif
 }
 
 /* Density k (or the energy density for k < 0) on S, zero off S; partial sums
@@ -543,11 +550,19 @@ extern "C" __global__ void fg_k_tile(fg_cargs a) {
                 if (a.project) {
                     double gn = 0.0, nn = 0.0;
 #pragma unroll
-                    for (int k = 0; k < FG_NCOMP; k++) { gn += gr[k] * s.phi[k]; nn += s.phi[k] * s.phi[k]; }
+                    for (int k = 0; k < FG_NCOMP; k++) {
+                        if (FG_AUX(k)) continue;
+                        gn += gr[k] * s.phi[k]; nn += s.phi[k] * s.phi[k];
+                    }
                     const double tt = gn / nn;
 #pragma unroll
-                    for (int k = 0; k < FG_NCOMP; k++) gr[k] -= tt * s.phi[k];
+                    for (int k = 0; k < FG_NCOMP; k++)
+                        if (!FG_AUX(k)) gr[k] -= tt * s.phi[k];
                 }
+                /* Auxiliary components flow upward (saddle form), as in fg_finish. */
+#pragma unroll
+                for (int k = 0; k < FG_NCOMP; k++)
+                    if (FG_AUX(k)) gr[k] = -gr[k];
                 double mx = 0.0;
 #pragma unroll
                 for (int k = 0; k < FG_NCOMP; k++) {

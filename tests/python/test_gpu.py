@@ -45,7 +45,9 @@ def initial_field(theory, lattice):
 def run(theory, backend, steps=STEPS):
     sim = fg.Simulation(theory, grid=(64, 64), spacing=0.25, boundary="fixed", backend=backend)
     sim.set_field(initial_field(theory, sim.lattice))
-    sim.minimize(tol=1e-300, max_steps=steps, check_every=25)
+    # a small fixed step: the test compares backends, not convergence, and these
+    # generic fields are far from any soliton
+    sim.minimize(tol=1e-300, max_steps=steps, check_every=25, dt=0.02)
     return sim
 
 
@@ -72,7 +74,8 @@ def test_gpu_describes_its_kernels():
     assert d["backend"] == "cuda" and d["device"]
     kernels = d["kernels"]
     assert kernels and all(k["Registers"] > 0 and k["SpillStores"] == 0 and k["SpillLoads"] == 0 for k in kernels)
-    assert all(k["Budget"] == 0 or k["Registers"] <= k["Budget"] for k in kernels)
+    over = [k for k in kernels if k["Budget"] and k["Registers"] > k["Budget"]]
+    assert not over, over
 
 
 def test_gpu_skyrmion_converges_like_the_cpu():
