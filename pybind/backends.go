@@ -164,8 +164,12 @@ func KernelResources(spec, source, arch string) (info string, err error) {
 		SpillLoads  int    `json:"spill_loads"`
 		Budget      int    `json:"budget"`
 	}
+	report := cuda.ParsePtxasLog(log)
+	if len(report) == 0 {
+		return "", bridge(errs.New(errs.Backend, "NVRTC compiled for %s but its ptxas report lists no kernel", arch))
+	}
 	var rows []row
-	for name, r := range cuda.ParsePtxasLog(log) {
+	for name, r := range report {
 		rows = append(rows, row{name, r.Registers, r.SpillStores, r.SpillLoads, cuda.Budget(name, th.Spec.Name)})
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Kernel < rows[j].Kernel })

@@ -325,7 +325,11 @@ func SimDescribe(h int64) (info string, err error) {
 		d["step"] = p.Step
 	}
 	if k, ok := s.Program().(interface{ Describe() []cuda.KernelInfo }); ok {
-		d["kernels"] = k.Describe()
+		infos := k.Describe()
+		for i := range infos { // the theory's own budget, where the table has one
+			infos[i].Budget = cuda.Budget(infos[i].Name, s.Theory().Spec.Name)
+		}
+		d["kernels"] = infos
 		d["device"] = gpu.b.Device()
 	}
 	return jsonString(d), nil
