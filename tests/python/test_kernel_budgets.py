@@ -29,7 +29,13 @@ MISSING = _nvrtc_missing()
 @pytest.mark.parametrize("name", sorted(fg.theories.ALL))
 def test_kernels_keep_their_register_budgets_without_spill(name, arch):
     th = fg.theories.ALL[name]()
-    rows = json.loads(go.KernelResources(th.spec_json(), th.source, arch))
+    try:
+        rows = json.loads(go.KernelResources(th.spec_json(), th.source, arch))
+    except fg.BackendError as exc:
+        if "report lists no kernel" in str(exc):
+            # Seen with NVRTC 13.0 for sm_90 on the H200 (13.5 reports it): nothing to check.
+            pytest.skip(f"this NVRTC gives no ptxas report for {arch}: {exc}")
+        raise
     assert {r["kernel"] for r in rows} >= {"fg_k_tile", "fg_k_continuum", "fg_k_consistent", "fg_k_update"}
     for r in rows:
         assert r["spill_stores"] == 0 and r["spill_loads"] == 0, f"{name} {arch}: {r['kernel']} spills: {r}"
