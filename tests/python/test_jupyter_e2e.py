@@ -91,7 +91,23 @@ def test_quickstart_in_jupyterlab(lab):
             page.wait_for_function(f"() => document.querySelectorAll('.jp-CodeCell').length >= {ncode}",
                                    timeout=60_000)
 
+            def dismiss_dialogs():
+                # A fresh JupyterLab may open a modal dialog (kernel choice, build or
+                # news prompts) that swallows clicks: accept the kernel choice, dismiss
+                # anything else, and say what it was.
+                dialogs = page.locator(".jp-Dialog")
+                while dialogs.count():
+                    text = dialogs.first.text_content() or ""
+                    print("JupyterLab dialog:", " ".join(text.split())[:300])
+                    accept = dialogs.first.locator(".jp-Dialog-button.jp-mod-accept")
+                    if "kernel" in text.lower() and accept.count():
+                        accept.first.click()
+                    else:
+                        page.keyboard.press("Escape")
+                    page.wait_for_timeout(300)
+
             def run_all():
+                dismiss_dialogs()
                 page.locator(".jp-Notebook .jp-Cell").first.click()
                 page.get_by_role("menuitem", name="Run", exact=True).click()
                 page.get_by_role("menuitem", name=re.compile(r"^Run All Cells")).click()
@@ -105,6 +121,7 @@ def test_quickstart_in_jupyterlab(lab):
             deadline = started + 150
             while "Q = " not in output_text() or not page.locator(
                     ".jp-Notebook-ExecutionIndicator[data-status='idle']").count():
+                dismiss_dialogs()
                 text = output_text()
                 assert "Traceback" not in text, text[-3000:]
                 prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_text_contents()
