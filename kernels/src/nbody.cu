@@ -24,7 +24,15 @@
  * The self term is not skipped by a branch: for j == i the kernel selects mass
  * 0 and squared separation 1, so the term is exactly zero even without
  * softening (an unsoftened run gives 0, not 0/0 = NaN). The CPU solver
- * (core/nbody) masks the same way.
+ * (core/nbody) masks the same way. Only the one T-source slice that holds
+ * the target's own index runs the masked loop; every other slice runs an
+ * unrolled loop with no compare and no select (the term order, and so the
+ * result, is the same). With eps^2 a normal number the reciprocal square
+ * root skips the library's special-case handling (fg_nb_rsqrt_normal: the
+ * same bits in float, a third-order Newton step from the hardware estimate
+ * in double); an unsoftened run keeps the library's rsqrtf / rsqrt. With
+ * two targets per thread (the "x2" kernels) each shared-memory source read
+ * serves two targets.
  *
  * fg_nbody_untiled: the same sum with every source read from global memory
  * (through the read-only cache), for the tiled kernel's benchmark.
@@ -48,8 +56,49 @@ template <> struct fg_nb_vec<double> { typedef fg_nb_d4 T; };
 
 static __device__ __forceinline__ float fg_nb_rsqrt(float x) { return rsqrtf(x); }
 static __device__ __forceinline__ double fg_nb_rsqrt(double x) { return rsqrt(x); }
+static __device__ __forceinline__ float fg_nb_fma(float a, float b, float c) { return fmaf(a, b, c); }
+static __device__ __forceinline__ double fg_nb_fma(double a, double b, double c) { return fma(a, b, c); }
 
-/* One interaction: source s on target (xi, yi, zi). */
+/* Reciprocal square roots for a normal, finite argument (the tiled kernel's
+ * path when eps^2 is a normal number, so that every r^2 = |dx|^2 + eps^2 is):
+ *
+ * float: rsqrt.approx.ftz.f32, the MUFU.RSQ that rsqrtf issues. rsqrtf
+ *   without flush-to-zero adds only a rescaling of denormal arguments around
+ *   it, so for normal arguments the two are the same bits
+ *   (TestGPURsqrtNormal checks it); the per-term denormal test is what this
+ *   saves.
+ * double: rsqrt.approx.ftz.f64 (MUFU.RSQ64H: the estimate y from the high
+ *   word, relative error d of about 2^-22, measured by TestGPURsqrtNormal)
+ *   and one third-order Newton (Householder) correction
+ *     e = 1 - x y^2,   y' = y + y e (1/2 + 3/8 e),
+ *   whose truncation error is (5/16) e^3 ~ 2^-63 relative, below the
+ *   roundings: y' is within about 1.5 ulp (the rounding of y^2 enters e
+ *   as u/2, the last FMA rounds once). 5 double operations, against the
+ *   library rsqrt's ~13 (special-case tests for 0, inf, denormals
+ *   included). Not for r^2 = +inf (coordinates beyond ~1e154), where the
+ *   library returns 0 and this NaN. */
+static __device__ __forceinline__ float fg_nb_rsqrt_normal(float x) {
+    float y;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+static __device__ __forceinline__ double fg_nb_rsqrt_estimate(double x) {
+    double y;
+    asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+    return y;
+}
+static __device__ __forceinline__ double fg_nb_rsqrt_normal(double x) {
+    const double y = fg_nb_rsqrt_estimate(x);
+    const double e = fma(-x, y * y, 1.0);
+    return fma(y, e * fma(e, 0.375, 0.5), y);
+}
+template <typename R> static __device__ __forceinline__ R fg_nb_min_normal();
+template <> __device__ __forceinline__ float fg_nb_min_normal<float>() { return 0x1p-126f; }
+template <> __device__ __forceinline__ double fg_nb_min_normal<double>() { return 0x1p-1022; }
+
+/* One interaction: source s on target (xi, yi, zi); the legacy form (kept
+ * for the untiled kernel and fg_nbody_tiled1_legacy, the benchmark's
+ * before/after comparison). */
 template <typename R, bool POT>
 static __device__ __forceinline__ void fg_nb_term(R xi, R yi, R zi, const typename fg_nb_vec<R>::T& s, bool self,
                                                   R eps2, R& ax, R& ay, R& az, R& phi) {
@@ -65,6 +114,144 @@ static __device__ __forceinline__ void fg_nb_term(R xi, R yi, R zi, const typena
     if (POT) phi -= m * inv;
 }
 
+/* One interaction in the tiled kernel: r^2 = ((eps^2 + dx^2) + dy^2) + dz^2
+ * as three FMAs, inv = r^-1/2 (FAST: fg_nb_rsqrt_normal), m inv^3 as
+ * (m inv)(inv inv), three FMA accumulations. MASK selects mass 0 and r^2 = 1
+ * for the target's own index (only the one slice that holds it pays for the
+ * compare and the selects): the term is then exactly +0. */
+template <typename R, bool POT, bool FAST, bool MASK>
+static __device__ __forceinline__ void fg_nb_term2(R xi, R yi, R zi, const typename fg_nb_vec<R>::T& s, bool self,
+                                                   R eps2, R& ax, R& ay, R& az, R& phi) {
+    const R dx = s.x - xi, dy = s.y - yi, dz = s.z - zi;
+    R r2 = fg_nb_fma(dz, dz, fg_nb_fma(dy, dy, fg_nb_fma(dx, dx, eps2)));
+    R m = s.w;
+    if (MASK) {
+        m = self ? R(0) : m;
+        r2 = self ? R(1) : r2;
+    }
+    const R inv = FAST ? fg_nb_rsqrt_normal(r2) : fg_nb_rsqrt(r2);
+    const R minv = m * inv;
+    const R f = minv * (inv * inv);
+    ax = fg_nb_fma(f, dx, ax);
+    ay = fg_nb_fma(f, dy, ay);
+    az = fg_nb_fma(f, dz, az);
+    if (POT) phi -= minv;
+}
+
+#define FG_NB_UNROLL 16
+
+/* The tiled kernel, NT targets per thread (targets first + t T + tx, t < NT:
+ * each source read from shared memory serves NT targets). Source slices are
+ * T-aligned and so are the block's targets, so the slice [j0, j0 + T) holds
+ * target t's own index exactly when j0 == first + t T: that slice runs the
+ * masked loop, every other full slice the mask-free unrolled one. The order
+ * of the terms (j ascending within a slice, slices in order, then the P
+ * partial sums in order) is the same in both, so the result does not depend
+ * on which loop ran. */
+template <typename R, int P, int NT, bool POT, bool FAST>
+static __device__ __forceinline__ void fg_nb_tiled_nt(const typename fg_nb_vec<R>::T* __restrict__ body,
+                                                      typename fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2,
+                                                      typename fg_nb_vec<R>::T* tile) {
+    typedef typename fg_nb_vec<R>::T V;
+    constexpr int T = FG_NB_BLOCK / P; /* blockDim = (T, P) */
+    static_assert(T >= 32, "a warp must read one source at a time");
+    const int tx = threadIdx.x, q = threadIdx.y;
+    const int first = blockIdx.x * (NT * T);
+    int ti[NT];
+    R px[NT], py[NT], pz[NT], ax[NT], ay[NT], az[NT], phi[NT];
+#pragma unroll
+    for (int t = 0; t < NT; t++) {
+        ti[t] = first + t * T + tx;
+        /* Targets past n compute on body n-1 and write nothing. */
+        const V me = body[ti[t] < n ? ti[t] : n - 1];
+        px[t] = me.x;
+        py[t] = me.y;
+        pz[t] = me.z;
+        ax[t] = ay[t] = az[t] = phi[t] = 0;
+    }
+    for (int base = 0; base < n; base += FG_NB_BLOCK) {
+        const int j = base + q * T + tx;
+        if (j < n) {
+            tile[q * T + tx] = body[j];
+        }
+        __syncthreads();
+        const int j0 = base + q * T;
+        const int cnt = min(T, n - j0);
+        const V* slice = tile + q * T;
+        const bool own = j0 >= first && j0 < first + NT * T; /* uniform over the warp */
+        if (cnt == T && !own) {
+#pragma unroll FG_NB_UNROLL
+            for (int k = 0; k < T; k++) {
+                const V s = slice[k];
+#pragma unroll
+                for (int t = 0; t < NT; t++) {
+                    fg_nb_term2<R, POT, FAST, false>(px[t], py[t], pz[t], s, false, eps2, ax[t], ay[t], az[t], phi[t]);
+                }
+            }
+        } else {
+            for (int k = 0; k < cnt; k++) {
+                const V s = slice[k];
+#pragma unroll
+                for (int t = 0; t < NT; t++) {
+                    fg_nb_term2<R, POT, FAST, true>(px[t], py[t], pz[t], s, j0 + k == ti[t], eps2, ax[t], ay[t], az[t], phi[t]);
+                }
+            }
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int t = 0; t < NT; t++) {
+        if (P > 1) {
+            /* Fixed-order combination of the P partial sums of target t. */
+            if (t > 0) {
+                __syncthreads();
+            }
+            V* part = tile;
+            V mine;
+            mine.x = ax[t];
+            mine.y = ay[t];
+            mine.z = az[t];
+            mine.w = phi[t];
+            part[q * T + tx] = mine;
+            __syncthreads();
+            if (q == 0) {
+#pragma unroll
+                for (int r = 1; r < P; r++) {
+                    const V o = part[r * T + tx];
+                    ax[t] += o.x;
+                    ay[t] += o.y;
+                    az[t] += o.z;
+                    phi[t] += o.w;
+                }
+            }
+        }
+        if (q == 0 && ti[t] < n) {
+            V out;
+            out.x = ax[t];
+            out.y = ay[t];
+            out.z = az[t];
+            out.w = phi[t];
+            acc[ti[t]] = out;
+        }
+    }
+}
+
+/* MODE 0: the production kernel (FAST rsqrt when eps^2 is normal, the
+ * library's otherwise: an unsoftened run keeps rsqrt's 0 and denormal
+ * handling); MODE 1: always the library's (benchmark comparison). */
+template <typename R, int P, int NT, bool POT, int MODE>
+static __device__ __forceinline__ void fg_nb_tiled2(const typename fg_nb_vec<R>::T* __restrict__ body,
+                                                    typename fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {
+    __shared__ typename fg_nb_vec<R>::T tile[FG_NB_BLOCK];
+    if (MODE == 0 && eps2 >= fg_nb_min_normal<R>()) {
+        fg_nb_tiled_nt<R, P, NT, POT, true>(body, acc, n, eps2, tile);
+    } else {
+        fg_nb_tiled_nt<R, P, NT, POT, false>(body, acc, n, eps2, tile);
+    }
+}
+
+/* The tiled kernel before the split loop (every term masked, library
+ * rsqrt): fg_nbody_tiled1_legacy_<prec>, for the benchmark only. */
 template <typename R, int P, bool POT>
 static __device__ __forceinline__ void fg_nb_tiled(const typename fg_nb_vec<R>::T* __restrict__ body,
                                                    typename fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {
@@ -97,27 +284,6 @@ static __device__ __forceinline__ void fg_nb_tiled(const typename fg_nb_vec<R>::
             }
         }
         __syncthreads();
-    }
-    if (P > 1) {
-        /* Fixed-order combination of the P partial sums of each target. */
-        V* part = tile;
-        V mine;
-        mine.x = ax;
-        mine.y = ay;
-        mine.z = az;
-        mine.w = phi;
-        part[q * T + tx] = mine;
-        __syncthreads();
-        if (q == 0) {
-#pragma unroll
-            for (int r = 1; r < P; r++) {
-                const V o = part[r * T + tx];
-                ax += o.x;
-                ay += o.y;
-                az += o.z;
-                phi += o.w;
-            }
-        }
     }
     if (q == 0 && i < n) {
         V out;
@@ -189,18 +355,31 @@ static __device__ __forceinline__ void fg_nb_kick(typename fg_nb_vec<R>::T* __re
     vel[i] = v;
 }
 
-/* Entry points: fg_nbody_tiled<P>_<prec>[_pot], fg_nbody_untiled_<prec>[_pot],
- * fg_nbody_kick_drift_<prec>, fg_nbody_kick_<prec>. Launch the tiled ones with
- * blockDim = (256/P, P) and gridDim.x = ceil(n / (256/P)); the others with any
- * 1-D block. */
+/* Entry points: fg_nbody_tiled<P>[x2]_<prec>[_pot] (x2: two targets per
+ * thread), fg_nbody_untiled_<prec>[_pot], fg_nbody_kick_drift_<prec>,
+ * fg_nbody_kick_<prec>; for the benchmark fg_nbody_tiled1_lib_<prec> (the
+ * split loop with the library rsqrt) and fg_nbody_tiled1_legacy_<prec> (the
+ * kernel before the split loop). Launch the tiled ones with blockDim =
+ * (256/P, P) and gridDim.x = ceil(n / (NT 256/P)), NT = 1 or 2; the others
+ * with any 1-D block. fg_nbody_rsqrt_check_<prec> evaluates the library and
+ * the fast reciprocal square roots (and, in double, the raw estimate) on an
+ * array, for the tests. */
 #define FG_NB_TILED(P, R, SUF)                                                                          \
     extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##_##SUF(                \
         const fg_nb_vec<R>::T* __restrict__ body, fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {   \
-        fg_nb_tiled<R, P, false>(body, acc, n, eps2);                                                   \
+        fg_nb_tiled2<R, P, 1, false, 0>(body, acc, n, eps2);                                            \
     }                                                                                                   \
     extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##_##SUF##_pot(          \
         const fg_nb_vec<R>::T* __restrict__ body, fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {   \
-        fg_nb_tiled<R, P, true>(body, acc, n, eps2);                                                    \
+        fg_nb_tiled2<R, P, 1, true, 0>(body, acc, n, eps2);                                             \
+    }                                                                                                   \
+    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x2_##SUF(              \
+        const fg_nb_vec<R>::T* __restrict__ body, fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {   \
+        fg_nb_tiled2<R, P, 2, false, 0>(body, acc, n, eps2);                                            \
+    }                                                                                                   \
+    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x2_##SUF##_pot(        \
+        const fg_nb_vec<R>::T* __restrict__ body, fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {   \
+        fg_nb_tiled2<R, P, 2, true, 0>(body, acc, n, eps2);                                             \
     }
 
 #define FG_NB_PREC(R, SUF)                                                                              \
@@ -208,6 +387,14 @@ static __device__ __forceinline__ void fg_nb_kick(typename fg_nb_vec<R>::T* __re
     FG_NB_TILED(2, R, SUF)                                                                              \
     FG_NB_TILED(4, R, SUF)                                                                              \
     FG_NB_TILED(8, R, SUF)                                                                              \
+    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled1_lib_##SUF(                \
+        const fg_nb_vec<R>::T* __restrict__ body, fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {   \
+        fg_nb_tiled2<R, 1, 1, false, 1>(body, acc, n, eps2);                                            \
+    }                                                                                                   \
+    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled1_legacy_##SUF(             \
+        const fg_nb_vec<R>::T* __restrict__ body, fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {   \
+        fg_nb_tiled<R, 1, false>(body, acc, n, eps2);                                                   \
+    }                                                                                                   \
     extern "C" __global__ void fg_nbody_untiled_##SUF(const fg_nb_vec<R>::T* __restrict__ body,         \
                                                       fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) { \
         fg_nb_untiled<R, false>(body, acc, n, eps2);                                                    \
@@ -227,6 +414,25 @@ static __device__ __forceinline__ void fg_nb_kick(typename fg_nb_vec<R>::T* __re
                                                    const fg_nb_vec<R>::T* __restrict__ acc, int n, R h) { \
         fg_nb_kick<R>(vel, acc, n, h);                                                                  \
     }
+
+extern "C" __global__ void fg_nbody_rsqrt_check_f32(const float* __restrict__ x, float* __restrict__ lib,
+                                                    float* __restrict__ fast, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        lib[i] = fg_nb_rsqrt(x[i]);
+        fast[i] = fg_nb_rsqrt_normal(x[i]);
+    }
+}
+
+extern "C" __global__ void fg_nbody_rsqrt_check_f64(const double* __restrict__ x, double* __restrict__ lib,
+                                                    double* __restrict__ fast, double* __restrict__ est, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        lib[i] = fg_nb_rsqrt(x[i]);
+        fast[i] = fg_nb_rsqrt_normal(x[i]);
+        est[i] = fg_nb_rsqrt_estimate(x[i]);
+    }
+}
 
 FG_NB_PREC(float, f32)
 FG_NB_PREC(double, f64)

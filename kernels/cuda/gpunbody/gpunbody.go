@@ -2,11 +2,12 @@
 // the kernels of kernels/src/nbody.cu, through the generic module API of
 // kernels/cuda. Device implements nbody.Device.
 //
-// The acceleration kernel is the tiled one: one target per thread (P threads
-// per target when N is too small to fill the GPU, their partial sums combined
-// in a fixed order), sources staged through shared memory 256 at a time. The
-// untiled kernel (every source from global memory) is kept for the
-// benchmark. Bodies travel packed (x, y, z, m) in the kernel's precision.
+// The acceleration kernel is the tiled one: DefaultTargets targets per thread
+// (P threads per target when N is too small to fill the GPU, their partial
+// sums combined in a fixed order), sources staged through shared memory 256
+// at a time, the self term masked only in the slice that holds the target.
+// The untiled kernel (every source from global memory) and the tiled kernel
+// before the split loop are kept for the benchmark. Bodies travel packed (x, y, z, m) in the kernel's precision.
 package gpunbody
 
 import (
@@ -22,6 +23,12 @@ import (
 
 // Block is the tiled kernel's block size (FG_NB_BLOCK in nbody.cu).
 const Block = 256
+
+// DefaultTargets is the number of targets per thread of the tiled kernel
+// Accelerations and the leapfrog use (1, or 2 for the "x2" kernels, where
+// one shared-memory source read serves two targets); chosen by the H200
+// measurement in docs/performance/nbody.md.
+const DefaultTargets = 2
 
 // Device is a CUDA GPU with the N-body module loaded. Accelerations is
 // serialised (it reuses its device buffers); leapfrogs have their own.
@@ -79,9 +86,20 @@ func ThreadsPerTarget(n, sms, threadsPerSM int) int {
 	return 8
 }
 
-// TiledName is the tiled kernel's entry point for P threads per target.
+// TiledName is the tiled kernel's entry point for P threads per target
+// (one target per thread).
 func TiledName(p int, prec nbody.Precision, pot bool) string {
-	s := fmt.Sprintf("fg_nbody_tiled%d_%s", p, suffix(prec))
+	return TiledNameNT(p, 1, prec, pot)
+}
+
+// TiledNameNT is the tiled kernel's entry point for P threads per target
+// and nt (1 or 2) targets per thread.
+func TiledNameNT(p, nt int, prec nbody.Precision, pot bool) string {
+	x := ""
+	if nt == 2 {
+		x = "x2"
+	}
+	s := fmt.Sprintf("fg_nbody_tiled%d%s_%s", p, x, suffix(prec))
 	if pot {
 		s += "_pot"
 	}
@@ -106,17 +124,36 @@ func eps2Arg(softening float64, prec nbody.Precision) any {
 }
 
 // LaunchTiled queues the tiled kernel with P threads per target (0: the
-// ThreadsPerTarget choice) on packed bodies; acc receives (ax, ay, az, phi).
+// ThreadsPerTarget choice) and DefaultTargets targets per thread on packed
+// bodies; acc receives (ax, ay, az, phi).
 func (d *Device) LaunchTiled(p int, prec nbody.Precision, pot bool, body, acc *cuda.DeviceBuffer, n int, softening float64) error {
+	return d.LaunchTiledNT(p, DefaultTargets, prec, pot, body, acc, n, softening)
+}
+
+// PFor is the P the tiled kernel uses for n bodies and nt targets per
+// thread: ThreadsPerTarget over the n/nt threads of one target each.
+func (d *Device) PFor(n, nt int) int {
+	return ThreadsPerTarget((n+nt-1)/nt, d.b.SMs(), d.b.MaxThreadsPerSM())
+}
+
+// LaunchTiledNT is LaunchTiled with nt (1 or 2) targets per thread.
+func (d *Device) LaunchTiledNT(p, nt int, prec nbody.Precision, pot bool, body, acc *cuda.DeviceBuffer, n int, softening float64) error {
 	if p == 0 {
-		p = ThreadsPerTarget(n, d.b.SMs(), d.b.MaxThreadsPerSM())
+		p = d.PFor(n, nt)
 	}
-	fn, err := d.m.Function(TiledName(p, prec, pot))
+	return d.launchTiledName(TiledNameNT(p, nt, prec, pot), p, nt, body, acc, n, softening, prec)
+}
+
+// launchTiledName launches a tiled entry point of P threads per target and
+// nt targets per thread by name (also the benchmark's fg_nbody_tiled1_lib
+// and fg_nbody_tiled1_legacy).
+func (d *Device) launchTiledName(name string, p, nt int, body, acc *cuda.DeviceBuffer, n int, softening float64, prec nbody.Precision) error {
+	fn, err := d.m.Function(name)
 	if err != nil {
 		return err
 	}
 	t := Block / p
-	grid := uint32((n + t - 1) / t)
+	grid := uint32((n + nt*t - 1) / (nt * t))
 	return d.m.Launch(fn, [3]uint32{grid, 1, 1}, [3]uint32{uint32(t), uint32(p), 1}, 0, body, acc, int32(n), eps2Arg(softening, prec))
 }
 

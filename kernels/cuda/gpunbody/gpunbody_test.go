@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/big"
+	"math/rand/v2"
 	"os"
 	"testing"
 
@@ -82,35 +84,62 @@ func TestGPUAccuracyAgainstReference(t *testing.T) {
 				sx, sy, sz := nbody.AbsSums(b.X, b.Y, b.Z, b.M, eps)
 				k := nbody.ErrorBoundK(n)
 				u := prec.UnitRoundoff() + 0x1p-53
-				for _, p := range []int{1, 2, 4, 8, 0} {
+				for _, kc := range accuracyKernels(prec) {
 					ax, ay, az, ap := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
-					if p == 0 {
+					if kc.p == 0 {
 						s := nbody.Solver{Softening: eps, Precision: prec, Device: d}
 						if err := s.Accelerations(b.X, b.Y, b.Z, b.M, ax, ay, az, ap); err != nil {
 							t.Fatal(err)
 						}
-					} else if err := d.accelerationsP(p, b, eps, prec, ax, ay, az, ap); err != nil {
+					} else if err := d.accelerationsName(kc.name, kc.p, kc.nt, b, eps, prec, ax, ay, az, ap); err != nil {
 						t.Fatal(err)
 					}
 					worst := 0.0
 					for i := 0; i < n; i++ {
-						for _, c := range [][3]float64{{ax[i], rx[i], sx[i]}, {ay[i], ry[i], sy[i]}, {az[i], rz[i], sz[i]}, {ap[i], rp[i], math.Abs(rp[i])}} {
+						cs := [][3]float64{{ax[i], rx[i], sx[i]}, {ay[i], ry[i], sy[i]}, {az[i], rz[i], sz[i]}, {ap[i], rp[i], math.Abs(rp[i])}}
+						if !kc.pot {
+							cs = cs[:3]
+						}
+						for _, c := range cs {
 							e := math.Abs(c[0] - c[1])
 							if !(e <= k*u*c[2]) {
-								t.Fatalf("N=%d %v eps=%v P=%d body %d: |a - a_ref| = %.3g > k u sum|a_ij| = %.3g (k=%v)", n, prec, eps, p, i, e, k*u*c[2], k)
+								t.Fatalf("N=%d %v eps=%v %s body %d: |a - a_ref| = %.3g > k u sum|a_ij| = %.3g (k=%v)", n, prec, eps, kc.name, i, e, k*u*c[2], k)
 							}
 							worst = math.Max(worst, e/(u*c[2]))
 						}
 					}
-					t.Logf("N=%d %v eps=%v P=%d: worst measured k = %.2f (bound %v)", n, prec, eps, p, worst, k)
+					t.Logf("N=%d %v eps=%v %s: worst measured k = %.2f (bound %v)", n, prec, eps, kc.name, worst, k)
 				}
 			}
 		}
 	}
 }
 
-// accelerationsP is Accelerations with a fixed P, potentials included.
-func (d *Device) accelerationsP(p int, b *nbody.Bodies, eps float64, prec nbody.Precision, ax, ay, az, pot []float64) error {
+type accuracyKernel struct {
+	name  string
+	p, nt int
+	pot   bool
+}
+
+// accuracyKernels: every tiled kernel (P = 1, 2, 4, 8; one and two targets
+// per thread; with potentials), the benchmark's library-rsqrt and legacy
+// kernels (no potentials), and P = 0: Solver.Accelerations through Device.
+func accuracyKernels(prec nbody.Precision) []accuracyKernel {
+	var ks []accuracyKernel
+	for _, nt := range []int{1, 2} {
+		for _, p := range []int{1, 2, 4, 8} {
+			ks = append(ks, accuracyKernel{TiledNameNT(p, nt, prec, true), p, nt, true})
+		}
+	}
+	return append(ks, accuracyKernel{"fg_nbody_tiled1_lib_" + suffix(prec), 1, 1, false},
+		accuracyKernel{"fg_nbody_tiled1_legacy_" + suffix(prec), 1, 1, false},
+		accuracyKernel{"Solver.Device", 0, 0, true})
+}
+
+// accelerationsName runs the tiled entry point name (P threads per target,
+// nt targets per thread) on b; pot receives the potentials (zero for the
+// kernels without them).
+func (d *Device) accelerationsName(name string, p, nt int, b *nbody.Bodies, eps float64, prec nbody.Precision, ax, ay, az, pot []float64) error {
 	n := b.Len()
 	rb := recordBytes(prec)
 	body, err := d.m.Alloc(rb * n)
@@ -126,7 +155,7 @@ func (d *Device) accelerationsP(p int, b *nbody.Bodies, eps float64, prec nbody.
 	if err := upload(body, pack(prec, b.X, b.Y, b.Z, b.M)); err != nil {
 		return err
 	}
-	if err := d.LaunchTiled(p, prec, true, body, acc, n, eps); err != nil {
+	if err := d.launchTiledName(name, p, nt, body, acc, n, eps, prec); err != nil {
 		return err
 	}
 	return download(acc, prec, n, ax, ay, az, pot)
@@ -291,9 +320,12 @@ func (sinkFunc) Close() error                   { return nil }
 func TestGPUKernelResources(t *testing.T) {
 	d := device(t)
 	for _, prec := range []nbody.Precision{nbody.Float32, nbody.Float64} {
-		names := []string{UntiledName(prec, false), "fg_nbody_kick_drift_" + suffix(prec), "fg_nbody_kick_" + suffix(prec)}
+		names := []string{UntiledName(prec, false), "fg_nbody_kick_drift_" + suffix(prec), "fg_nbody_kick_" + suffix(prec),
+			"fg_nbody_tiled1_lib_" + suffix(prec), "fg_nbody_tiled1_legacy_" + suffix(prec)}
 		for _, p := range []int{1, 2, 4, 8} {
-			names = append(names, TiledName(p, prec, false), TiledName(p, prec, true))
+			for _, nt := range []int{1, 2} {
+				names = append(names, TiledNameNT(p, nt, prec, false), TiledNameNT(p, nt, prec, true))
+			}
 		}
 		for _, name := range names {
 			fn, err := d.m.Function(name)
@@ -312,14 +344,16 @@ func TestGPUKernelResources(t *testing.T) {
 
 // BenchmarkGPUAccelerations: interactions/s and % of peak (20 flops per
 // interaction in float32, 30 in float64; H200 peaks 67 and 33.5 TFLOP/s,
-// FIELDGO_PEAK_F32/F64 in TFLOP/s for another GPU) for N = 2^14..2^20, the
-// tiled kernel (P chosen by ThreadsPerTarget) against the untiled one in the
-// same process, each evaluation timed with CUDA events; the small sizes
-// with every P. The last lines log the float32/float64 ratio and the
-// precision it recommends.
+// FIELDGO_PEAK_F32/F64 in TFLOP/s for another GPU) for N = 2^14..2^20, in the
+// same process: the tiled kernel with one and with two targets per thread
+// (P chosen by PFor), the untiled one, and for N >= 2^19 the tiled kernel
+// before the split loop ("legacy": every term masked, library rsqrt) and the
+// split loop with the library rsqrt ("lib"), each evaluation timed with CUDA
+// events; N <= 2^16 with every P. The last lines log the float32/float64
+// ratio and the precision it recommends.
 //
 //	go test -c -o .gpu/gpunbody.test ./kernels/cuda/gpunbody
-//	.gpu/gpunbody.test -test.run '^$' -test.bench GPUAccelerations -test.benchtime 3x -test.v
+//	.gpu/gpunbody.test -test.run '^$' -test.bench GPUAccelerations -test.benchtime 1x -test.v
 func BenchmarkGPUAccelerations(b *testing.B) {
 	d := device(b)
 	peak := map[nbody.Precision]float64{nbody.Float32: envFloat("FIELDGO_PEAK_F32", 67) * 1e12, nbody.Float64: envFloat("FIELDGO_PEAK_F64", 33.5) * 1e12}
@@ -346,19 +380,32 @@ func BenchmarkGPUAccelerations(b *testing.B) {
 				b.Fatal(err)
 			}
 			type kernel struct {
-				name   string
-				launch func() error
+				name, key string
+				launch    func() error
 			}
-			pAuto := ThreadsPerTarget(n, d.b.SMs(), d.b.MaxThreadsPerSM())
-			ks := []kernel{
-				{fmt.Sprintf("tiled(P=%d)", pAuto), func() error { return d.LaunchTiled(pAuto, prec, false, body, acc, n, 0.01) }},
-				{"untiled", func() error { return d.LaunchUntiled(prec, false, body, acc, n, 0.01) }},
-			}
-			if lg <= 16 {
+			var ks []kernel
+			for _, nt := range []int{1, 2} {
+				pAuto := d.PFor(n, nt)
 				for _, p := range []int{1, 2, 4, 8} {
-					if p != pAuto {
-						ks = append(ks, kernel{fmt.Sprintf("tiled(P=%d)", p), func() error { return d.LaunchTiled(p, prec, false, body, acc, n, 0.01) }})
+					if p != pAuto && lg > 16 {
+						continue
 					}
+					key := ""
+					if p == pAuto {
+						key = fmt.Sprintf("x%d", nt)
+					}
+					ks = append(ks, kernel{fmt.Sprintf("tiled(P=%d,x%d)", p, nt), key, func() error {
+						return d.LaunchTiledNT(p, nt, prec, false, body, acc, n, 0.01)
+					}})
+				}
+			}
+			ks = append(ks, kernel{"untiled", "untiled", func() error { return d.LaunchUntiled(prec, false, body, acc, n, 0.01) }})
+			if lg >= 19 {
+				for _, v := range []string{"lib", "legacy"} {
+					name := "fg_nbody_tiled1_" + v + "_" + suffix(prec)
+					ks = append(ks, kernel{"tiled(P=1," + v + ")", v, func() error {
+						return d.launchTiledName(name, 1, 1, body, acc, n, 0.01, prec)
+					}})
 				}
 			}
 			for _, k := range ks {
@@ -382,7 +429,9 @@ func BenchmarkGPUAccelerations(b *testing.B) {
 						b.Fatal(err)
 					}
 					r := nbody.Interactions(n) * float64(b.N) / sec
-					rate[fmt.Sprintf("%s/%v/%d", k.name[:5], prec, lg)+pTag(k.name, pAuto)] = r
+					if k.key != "" {
+						rate[fmt.Sprintf("%s/%v/%d", k.key, prec, lg)] = r
+					}
 					b.ReportMetric(r, "interactions/s")
 					b.ReportMetric(100*r*flops[prec]/peak[prec], "%peak")
 					b.ReportMetric(sec/float64(b.N)*1e3, "ms/eval")
@@ -392,30 +441,25 @@ func BenchmarkGPUAccelerations(b *testing.B) {
 			acc.Free()
 		}
 	}
+	pct := func(r float64, prec nbody.Precision) float64 { return 100 * r * flops[prec] / peak[prec] }
+	for lg := lo; lg <= hi; lg++ {
+		for _, prec := range []nbody.Precision{nbody.Float32, nbody.Float64} {
+			g := func(key string) float64 { return rate[fmt.Sprintf("%s/%v/%d", key, prec, lg)] }
+			b.Logf("N=2^%d %v: tiled x1 (P=%d) %.3g /s (%.1f%% peak), x2 (P=%d) %.3g /s (%.1f%% peak), untiled %.3g; x2/untiled %.2f; legacy %.3g, lib-rsqrt %.3g",
+				lg, prec, d.PFor(1<<lg, 1), g("x1"), pct(g("x1"), prec), d.PFor(1<<lg, 2), g("x2"), pct(g("x2"), prec), g("untiled"), g("x2")/g("untiled"), g("legacy"), g("lib"))
+		}
+	}
 	// The precision recommendation: float32 when it is faster by more than
 	// the factor its accuracy costs is worth to the user; here we state the
 	// measured ratio and recommend float32 for throughput when the ratio is
 	// >= 1.5 at large N, its accuracy (k u sum|a_ij|, u = 2^-24) permitting.
-	for lg := lo; lg <= hi; lg++ {
-		r32, r64 := rate[fmt.Sprintf("tiled/float32/%d*", lg)], rate[fmt.Sprintf("tiled/float64/%d*", lg)]
-		u32, u64 := rate[fmt.Sprintf("until/float32/%d", lg)], rate[fmt.Sprintf("until/float64/%d", lg)]
-		b.Logf("N=2^%d: tiled f32 %.3g /s (%.1f%% peak), f64 %.3g /s (%.1f%% peak), f32/f64 = %.2f; untiled f32 %.3g, f64 %.3g; tiled/untiled f32 %.2f, f64 %.2f",
-			lg, r32, 100*r32*20/peak[nbody.Float32], r64, 100*r64*30/peak[nbody.Float64], r32/r64, u32, u64, r32/u32, r64/u64)
-	}
-	r32, r64 := rate[fmt.Sprintf("tiled/float32/%d*", hi)], rate[fmt.Sprintf("tiled/float64/%d*", hi)]
+	dk := fmt.Sprintf("x%d", DefaultTargets)
+	r32, r64 := rate[fmt.Sprintf("%s/float32/%d", dk, hi)], rate[fmt.Sprintf("%s/float64/%d", dk, hi)]
 	rec := "float64 (float32 is not fast enough to pay for its accuracy)"
 	if r32/r64 >= 1.5 {
 		rec = "float32 for throughput when k 2^-24 sum|a_ij| is accurate enough (collisionless dynamics); float64 for reference-quality forces"
 	}
-	b.Logf("float32/float64 at N=2^%d: %.2f; recommendation: %s", hi, r32/r64, rec)
-}
-
-// pTag marks the automatically chosen tiled kernel with "*".
-func pTag(name string, pAuto int) string {
-	if name == fmt.Sprintf("tiled(P=%d)", pAuto) {
-		return "*"
-	}
-	return ""
+	b.Logf("float32/float64 at N=2^%d (default kernel, %s): %.2f; recommendation: %s", hi, dk, r32/r64, rec)
 }
 
 func envFloat(name string, def float64) float64 {
@@ -424,4 +468,107 @@ func envFloat(name string, def float64) float64 {
 		return v
 	}
 	return def
+}
+
+// TestGPURsqrtNormal checks the tiled kernel's reciprocal square root for
+// normal arguments (fg_nb_rsqrt_normal, used when eps^2 is normal) on 2^17
+// arguments spread log-uniformly over the normal range and 2^15 in [1, 4):
+// in float it must be rsqrtf's bits exactly (the same MUFU.RSQ without the
+// denormal rescaling); in double it must be within 2 ulp of 1/sqrt(x)
+// computed to 120 bits (the derivation in nbody.cu gives ~1.5), the
+// library's rsqrt and the raw hardware estimate are measured alongside.
+func TestGPURsqrtNormal(t *testing.T) {
+	d := device(t)
+	const n = 1<<17 + 1<<15
+	rng := rand.New(rand.NewPCG(9, 10))
+	xs := make([]float64, n)
+	for i := range xs {
+		if i < 1<<17 {
+			xs[i] = math.Ldexp(1+rng.Float64(), -1022+rng.IntN(2045))
+		} else {
+			xs[i] = 1 + 3*rng.Float64()
+		}
+	}
+	launch := func(name string, bufs ...*cuda.DeviceBuffer) {
+		fn, err := d.m.Function(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := []any{}
+		for _, b := range bufs {
+			args = append(args, b)
+		}
+		args = append(args, int32(n))
+		if err := d.m.Launch(fn, [3]uint32{(n + 255) / 256, 1, 1}, [3]uint32{256, 1, 1}, 0, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	alloc := func(bytes int) *cuda.DeviceBuffer {
+		b, err := d.m.Alloc(bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Free() })
+		return b
+	}
+	// float32: the normal range is [2^-126, 2^128).
+	x32 := make([]float32, n)
+	for i, v := range xs {
+		e := math.Ilogb(v)
+		x32[i] = float32(math.Ldexp(math.Ldexp(v, -e), -126+(e+1022)%253))
+	}
+	bx, bl, bf := alloc(4*n), alloc(4*n), alloc(4*n)
+	if err := cuda.Upload(bx, 0, x32); err != nil {
+		t.Fatal(err)
+	}
+	launch("fg_nbody_rsqrt_check_f32", bx, bl, bf)
+	l32, f32 := make([]float32, n), make([]float32, n)
+	if err := cuda.Download(l32, bl, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := cuda.Download(f32, bf, 0); err != nil {
+		t.Fatal(err)
+	}
+	for i := range x32 {
+		if math.Float32bits(l32[i]) != math.Float32bits(f32[i]) {
+			t.Fatalf("float rsqrt(%g): fast %g, rsqrtf %g", x32[i], f32[i], l32[i])
+		}
+	}
+	// float64.
+	bx, bl, bf, be := alloc(8*n), alloc(8*n), alloc(8*n), alloc(8*n)
+	if err := cuda.Upload(bx, 0, xs); err != nil {
+		t.Fatal(err)
+	}
+	launch("fg_nbody_rsqrt_check_f64", bx, bl, bf, be)
+	l64, f64, e64 := make([]float64, n), make([]float64, n), make([]float64, n)
+	for _, c := range []struct {
+		h []float64
+		b *cuda.DeviceBuffer
+	}{{l64, bl}, {f64, bf}, {e64, be}} {
+		if err := cuda.Download(c.h, c.b, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var worstFast, worstLib, worstEst float64
+	for i, x := range xs {
+		ref := new(big.Float).SetPrec(120).SetFloat64(x)
+		ref.Sqrt(ref)
+		ref.Quo(new(big.Float).SetPrec(120).SetInt64(1), ref)
+		r, _ := ref.Float64()
+		ulp := math.Nextafter(r, math.Inf(1)) - r
+		errOf := func(v float64) float64 {
+			dv := new(big.Float).SetPrec(120).SetFloat64(v)
+			dv.Sub(dv, ref)
+			f, _ := dv.Float64()
+			return math.Abs(f)
+		}
+		ef, el := errOf(f64[i])/ulp, errOf(l64[i])/ulp
+		worstFast, worstLib = math.Max(worstFast, ef), math.Max(worstLib, el)
+		worstEst = math.Max(worstEst, errOf(e64[i])/r)
+		if !(ef <= 2) {
+			t.Fatalf("double rsqrt(%g): fast %v, 1/sqrt %v: %.2f ulp", x, f64[i], r, ef)
+		}
+	}
+	t.Logf("float: fast == rsqrtf on %d normal arguments; double: fast within %.3f ulp, library rsqrt %.3f ulp, estimate relative error %.3g (2^%.1f)",
+		n, worstFast, worstLib, worstEst, math.Log2(worstEst))
 }
