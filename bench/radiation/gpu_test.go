@@ -153,6 +153,30 @@ func TestGPUSearchesBitIdentical(t *testing.T) {
 				}
 				c.Release()
 			}
+			if prec == radiation.Float64 && m == radiation.Newton {
+				// The column-major kernels (the layout before the interval
+				// records) give the same bits.
+				for _, s := range []string{"cold", "warm", "reuse"} {
+					opt := radiation.DefaultOptions()
+					opt.Method, opt.Precision, opt.Device, opt.Retarded = m, prec, d, true
+					opt.Search, opt.CoefReuse = radiation.Warm, s == "reuse"
+					if s == "cold" {
+						opt.Search = radiation.Cold
+					}
+					d.ColumnMajor = true
+					c := fieldsOn(t, sc, opt)
+					d.ColumnMajor = false
+					for k := range c.Data {
+						for i, v := range c.Data[k] {
+							if math.Float64bits(v) != math.Float64bits(base.Data[k][i]) {
+								t.Fatalf("column-major %s: %s[%d] = %v, interval-major cold gave %v", s, c.Columns[k], i, v, base.Data[k][i])
+							}
+						}
+					}
+					c.Release()
+				}
+				t.Logf("float64 Newton: column-major cold, warm, reuse kernels bit-identical to the interval-major ones")
+			}
 			nan := 0
 			for _, v := range base.Data[0] {
 				if math.IsNaN(v) {
@@ -195,21 +219,28 @@ func BenchmarkGPURadiation(b *testing.B) {
 	variants := []struct {
 		name string
 		opt  radiation.Options
+		cm   bool
 	}{
-		{"newton2_f64_naive_cold", mk(func(o *radiation.Options) { o.Search, o.CoefReuse = radiation.Cold, false })},
-		{"newton2_f64_warm", mk(func(o *radiation.Options) { o.CoefReuse = false })},
-		{"newton2_f64_warm_reuse", def},
+		{"newton2_f64_naive_cold_colmajor", mk(func(o *radiation.Options) { o.Search, o.CoefReuse = radiation.Cold, false }), true},
+		{"newton2_f64_warm_reuse_colmajor", def, true},
+		{"newton2_f64_naive_cold", mk(func(o *radiation.Options) { o.Search, o.CoefReuse = radiation.Cold, false }), false},
+		{"newton2_f64_warm", mk(func(o *radiation.Options) { o.CoefReuse = false }), false},
+		{"newton2_f64_warm_reuse", def, false},
 		{"newton2_f32_naive_cold", mk(func(o *radiation.Options) {
 			o.Search, o.CoefReuse, o.Precision = radiation.Cold, false, radiation.Float32
-		})},
-		{"newton2_f32_warm", mk(func(o *radiation.Options) { o.CoefReuse, o.Precision = false, radiation.Float32 })},
-		{"newton2_f32_warm_reuse", mk(func(o *radiation.Options) { o.Precision = radiation.Float32 })},
-		{"rk4x4_f64_warm", mk(func(o *radiation.Options) { o.Method, o.CoefReuse = radiation.RK4, false })},
-		{"rk4x4_f64_warm_reuse", mk(func(o *radiation.Options) { o.Method = radiation.RK4 })},
+		}), false},
+		{"newton2_f32_warm", mk(func(o *radiation.Options) { o.CoefReuse, o.Precision = false, radiation.Float32 }), false},
+		{"newton2_f32_warm_reuse", mk(func(o *radiation.Options) { o.Precision = radiation.Float32 }), false},
+		{"rk4x4_f64_warm", mk(func(o *radiation.Options) { o.Method, o.CoefReuse = radiation.RK4, false }), false},
+		{"rk4x4_f64_warm_reuse", mk(func(o *radiation.Options) { o.Method = radiation.RK4 }), false},
 	}
 	rates := map[string]float64{}
 	for _, v := range variants {
-		fn, err := d.Module().Function(v.opt.Kernel())
+		kname := v.opt.Kernel()
+		if v.cm {
+			kname += "_cm"
+		}
+		fn, err := d.Module().Function(kname)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -217,6 +248,8 @@ func BenchmarkGPURadiation(b *testing.B) {
 		b.Logf("%-24s %-26s %3d registers, spill %d/%d B, local %d B, block %d, %d blocks/SM, occupancy %.2f",
 			v.name, in.Name, in.Registers, in.SpillStores, in.SpillLoads, in.LocalBytes, in.BlockSize, in.BlocksPerSM, in.Occupancy)
 		b.Run(v.name, func(b *testing.B) {
+			d.ColumnMajor = v.cm
+			defer func() { d.ColumnMajor = false }()
 			kernel := 0.0
 			for i := 0; i < b.N; i++ {
 				c := fieldsOn(b, sc, v.opt)
@@ -253,6 +286,8 @@ func BenchmarkGPURadiation(b *testing.B) {
 	r := rates["newton2_f64_warm_reuse"]
 	b.Logf("Newton n=2 float64 (warm + coef_reuse): %.3g samples/s, goal %.3g: %s; naive (cold, no reuse) %.3g: x%.2f",
 		r, goal, map[bool]string{true: "met", false: "missed"}[r >= goal], rates["newton2_f64_naive_cold"], r/rates["newton2_f64_naive_cold"])
+	b.Logf("interval-major over column-major layout: naive x%.2f, warm+reuse x%.2f", rates["newton2_f64_naive_cold"]/rates["newton2_f64_naive_cold_colmajor"],
+		r/rates["newton2_f64_warm_reuse_colmajor"])
 	b.Logf("warm search over cold (no reuse): float64 x%.2f, float32 x%.2f", rates["newton2_f64_warm"]/rates["newton2_f64_naive_cold"],
 		rates["newton2_f32_warm"]/rates["newton2_f32_naive_cold"])
 	b.Logf("coef_reuse on/off: Newton f64 x%.2f, f32 x%.2f, RK4 f64 x%.2f", r/rates["newton2_f64_warm"],

@@ -6,9 +6,19 @@
 // or kept in registers while tau stays inside it (coef_reuse); the three share
 // fg_rad_cubic, so their cubes are bit-identical.
 //
-// Layout (column-major over all N knots, particle p owning off[p]..off[p+1]-1):
-//   t[N], h[N]; z, c1, c2: 8 columns (t, x, y, z, ut, ux, uy, uz);
-//   az, ac1, ac2: 4 columns (at, ax, ay, az).
+// Layout: the knot times t[N] (searched), particle p owning off[p]..off[p+1]-1,
+// and one record of FG_RAD_REC = 64 values per knot interval i (interval-major,
+// built on the host: kernels/cuda/gpuradiation), so one interval fetch reads a
+// few whole cache lines (float64: the state's 36 values in 3 lines of 128 B,
+// the acceleration's 16 in the fourth; float32: 2 lines) instead of one
+// sector of each of 35 (+16) columns:
+//   [0] t[i]  [1] t[i+1]  [2] h[i+1]  [3] unused
+//   [4+d] z[d][i]  [12+d] z[d][i+1]  [20+d] c1[d][i]  [28+d] c2[d][i]   d < 8
+//   [48+d] az[d][i]  [52+d] az[d][i+1]  [56+d] ac1[d][i]  [60+d] ac2[d][i]   d < 4
+// The same numbers as the column-major arrays (t, h; z, c1, c2: 8 columns of N
+// (t, x, y, z, ut, ux, uy, uz); az, ac1, ac2: 4 columns (at, ax, ay, az)),
+// which the "_cm" entry points (Newton float64, for the benchmark) still read:
+// the cubes are bit-identical.
 // Observers: ox, oy, oz, r0 = |x_obs| (O each); tp: shifted times
 // t_obs - |x_obs|/c, O x S observer-major. Output: 10 columns of O*S doubles
 // (Ex, Ey, Ez, Bx, By, Bz, phi, Ax, Ay, Az), accumulated over particles
@@ -23,6 +33,8 @@
 #define FG_RAD_NSTATE 8
 #define FG_RAD_NACCEL 4
 #define FG_RAD_NCOMP 10
+#define FG_RAD_REC 64
+#define FG_RAD_REC_ACCEL 48
 
 template <typename F> struct fg_rad_args {
   const F* t; const F* h;
@@ -35,10 +47,12 @@ template <typename F> struct fg_rad_args {
   F c; int n_iters; int n_substeps;
   double* out;   // FG_RAD_NCOMP * O * S
   double* tret;  // P * O * S, or NULL
+  const F* rec;  // N * FG_RAD_REC interval records (interval-major layout)
 };
 
 enum { FG_RAD_COLD = 0, FG_RAD_WARM = 1, FG_RAD_REUSE = 2 };
 enum { FG_RAD_NEWTON = 0, FG_RAD_RK4 = 1 };
+enum { FG_RAD_INTERVAL_MAJOR = 0, FG_RAD_COLUMN_MAJOR = 1 };
 
 // One interval's state coefficients: what coef_reuse keeps in registers.
 template <typename F> struct fg_rad_interval {
@@ -102,7 +116,30 @@ template <typename F> static __device__ __forceinline__ int fg_rad_search_from(c
   return lo;
 }
 
-template <typename F> static __device__ __forceinline__ void fg_rad_fetch(const fg_rad_args<F>& A, fg_rad_interval<F>& iv, int i) {
+// Four consecutive values of a record, 16-byte aligned, through the read-only
+// cache (two 16-byte loads in double, one in float).
+static __device__ __forceinline__ void fg_rad_ld4(const double* p, double* v) {
+  double2 a = __ldg(reinterpret_cast<const double2*>(p)), b = __ldg(reinterpret_cast<const double2*>(p) + 1);
+  v[0] = a.x; v[1] = a.y; v[2] = b.x; v[3] = b.y;
+}
+static __device__ __forceinline__ void fg_rad_ld4(const float* p, float* v) {
+  float4 a = __ldg(reinterpret_cast<const float4*>(p));
+  v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
+}
+
+template <typename F, int LAYOUT> static __device__ __forceinline__ void fg_rad_fetch(const fg_rad_args<F>& A, fg_rad_interval<F>& iv, int i) {
+  if (LAYOUT == FG_RAD_INTERVAL_MAJOR) {
+    const F* r = A.rec + (size_t)i * FG_RAD_REC;
+    F v[36];
+#pragma unroll
+    for (int g = 0; g < 9; g++) fg_rad_ld4(r + 4 * g, v + 4 * g);
+    iv.t0 = v[0]; iv.t1 = v[1]; iv.h = v[2];
+#pragma unroll
+    for (int d = 0; d < FG_RAD_NSTATE; d++) {
+      iv.z0[d] = v[4 + d]; iv.z1[d] = v[12 + d]; iv.c1[d] = v[20 + d]; iv.c2[d] = v[28 + d];
+    }
+    return;
+  }
   iv.t0 = A.t[i]; iv.t1 = A.t[i + 1]; iv.h = A.h[i + 1];
 #pragma unroll
   for (int d = 0; d < FG_RAD_NSTATE; d++) {
@@ -111,7 +148,18 @@ template <typename F> static __device__ __forceinline__ void fg_rad_fetch(const 
   }
 }
 
-template <typename F> static __device__ __forceinline__ void fg_rad_fetch_accel(const fg_rad_args<F>& A, fg_rad_accel_interval<F>& ia, int i) {
+template <typename F, int LAYOUT> static __device__ __forceinline__ void fg_rad_fetch_accel(const fg_rad_args<F>& A, fg_rad_accel_interval<F>& ia, int i) {
+  if (LAYOUT == FG_RAD_INTERVAL_MAJOR) {
+    const F* r = A.rec + (size_t)i * FG_RAD_REC + FG_RAD_REC_ACCEL;
+    F v[16];
+#pragma unroll
+    for (int g = 0; g < 4; g++) fg_rad_ld4(r + 4 * g, v + 4 * g);
+#pragma unroll
+    for (int d = 0; d < FG_RAD_NACCEL; d++) {
+      ia.z0[d] = v[d]; ia.z1[d] = v[4 + d]; ia.c1[d] = v[8 + d]; ia.c2[d] = v[12 + d];
+    }
+    return;
+  }
 #pragma unroll
   for (int d = 0; d < FG_RAD_NACCEL; d++) {
     int j = d * A.n + i;
@@ -133,7 +181,7 @@ static __device__ __forceinline__ void fg_rad_accel(const fg_rad_interval<F>& iv
 }
 
 // One particle seen by one observer.
-template <typename F, int SEARCH> struct fg_rad_walker {
+template <typename F, int SEARCH, int LAYOUT> struct fg_rad_walker {
   const fg_rad_args<F>& A;
   int a, b, idx;
   bool valid;
@@ -148,14 +196,14 @@ template <typename F, int SEARCH> struct fg_rad_walker {
     } else {
       idx = fg_rad_search_from(A.t, a, b, idx, tau);
     }
-    fg_rad_fetch(A, iv, idx);
+    fg_rad_fetch<F, LAYOUT>(A, iv, idx);
     valid = SEARCH == FG_RAD_REUSE;
   }
   __device__ __forceinline__ void state(F tau, F* st) { locate(tau); fg_rad_state(iv, tau, st); }
   __device__ __forceinline__ void state_accel(F tau, F* st, F* ac) {
     fg_rad_accel_interval<F> ia;
     locate(tau);
-    fg_rad_fetch_accel(A, ia, idx);
+    fg_rad_fetch_accel<F, LAYOUT>(A, ia, idx);
     fg_rad_state(iv, tau, st);
     fg_rad_accel(iv, ia, tau, ac);
   }
@@ -212,24 +260,24 @@ template <> __device__ __forceinline__ float fg_rad_eps<float>() { return 0x1p-2
 // From scratch: bisection over knots, then safeguarded Newton to convergence,
 // through fixed intervals (the same in every search mode), in the walker's own
 // interval registers; it leaves the bracketing interval as guess and cache.
-template <typename F, int SEARCH>
-static __device__ bool fg_rad_cold_solve(fg_rad_walker<F, SEARCH>& w, const fg_rad_observer<F>& o, F tp, F* tau_out) {
+template <typename F, int SEARCH, int LAYOUT>
+static __device__ bool fg_rad_cold_solve(fg_rad_walker<F, SEARCH, LAYOUT>& w, const fg_rad_observer<F>& o, F tp, F* tau_out) {
   const fg_rad_args<F>& A = w.A;
   fg_rad_interval<F>& iv = w.iv;
   F st[FG_RAD_NSTATE];
   F f, fp;
   w.valid = false;
   int lo = w.a, hi = w.b - 1;
-  fg_rad_fetch(A, iv, lo); fg_rad_state(iv, A.t[lo], st); fg_rad_light_cone(o, st, tp, &f, &fp);
+  fg_rad_fetch<F, LAYOUT>(A, iv, lo); fg_rad_state(iv, A.t[lo], st); fg_rad_light_cone(o, st, tp, &f, &fp);
   if (!(f <= 0)) return false;
-  fg_rad_fetch(A, iv, hi - 1); fg_rad_state(iv, A.t[hi], st); fg_rad_light_cone(o, st, tp, &f, &fp);
+  fg_rad_fetch<F, LAYOUT>(A, iv, hi - 1); fg_rad_state(iv, A.t[hi], st); fg_rad_light_cone(o, st, tp, &f, &fp);
   if (!(f >= 0)) return false;
   while (hi - lo > 1) {
     int mid = (int)((unsigned)(lo + hi) >> 1);
-    fg_rad_fetch(A, iv, mid); fg_rad_state(iv, A.t[mid], st); fg_rad_light_cone(o, st, tp, &f, &fp);
+    fg_rad_fetch<F, LAYOUT>(A, iv, mid); fg_rad_state(iv, A.t[mid], st); fg_rad_light_cone(o, st, tp, &f, &fp);
     if (f <= 0) lo = mid; else hi = mid;
   }
-  fg_rad_fetch(A, iv, lo);
+  fg_rad_fetch<F, LAYOUT>(A, iv, lo);
   w.idx = lo; w.valid = SEARCH == FG_RAD_REUSE;
   F ta = A.t[lo], tb = A.t[hi];
   F tau = ta + (tb - ta) / 2;
@@ -248,7 +296,7 @@ static __device__ bool fg_rad_cold_solve(fg_rad_walker<F, SEARCH>& w, const fg_r
   return true;
 }
 
-template <typename F, int METHOD, int SEARCH>
+template <typename F, int METHOD, int SEARCH, int LAYOUT>
 static __device__ void fg_rad_observer_walk(const fg_rad_args<F>& A, int o) {
   fg_rad_observer<F> ob = {A.ox[o], A.oy[o], A.oz[o], A.r0[o], A.c};
   const F* tps = A.tp + (size_t)o * A.S;
@@ -256,7 +304,7 @@ static __device__ void fg_rad_observer_walk(const fg_rad_args<F>& A, int o) {
   F st[FG_RAD_NSTATE], ac[FG_RAD_NACCEL], acc[FG_RAD_NCOMP];
   for (int p = 0; p < A.P; p++) {
     int a = A.off[p], b = A.off[p + 1];
-    fg_rad_walker<F, SEARCH> w(A, a, b);
+    fg_rad_walker<F, SEARCH, LAYOUT> w(A, a, b);
     F lo = A.t[a], hi = A.t[b - 1];
     F q = A.charge[p];
     F tau = 0, fp = 1;
@@ -304,11 +352,12 @@ static __device__ void fg_rad_observer_walk(const fg_rad_args<F>& A, int o) {
   }
 }
 
-#define FG_RAD_ENTRY(NAME, F, METHOD, SEARCH)                                         \
+#define FG_RAD_ENTRY_L(NAME, F, METHOD, SEARCH, LAYOUT)                               \
   extern "C" __global__ void NAME(const fg_rad_args<F> A) {                           \
     int o = blockIdx.x * blockDim.x + threadIdx.x;                                    \
-    if (o < A.O) fg_rad_observer_walk<F, METHOD, SEARCH>(A, o);                       \
+    if (o < A.O) fg_rad_observer_walk<F, METHOD, SEARCH, LAYOUT>(A, o);               \
   }
+#define FG_RAD_ENTRY(NAME, F, METHOD, SEARCH) FG_RAD_ENTRY_L(NAME, F, METHOD, SEARCH, FG_RAD_INTERVAL_MAJOR)
 
 FG_RAD_ENTRY(fg_rad_newton_cold_f64, double, FG_RAD_NEWTON, FG_RAD_COLD)
 FG_RAD_ENTRY(fg_rad_newton_warm_f64, double, FG_RAD_NEWTON, FG_RAD_WARM)
@@ -322,5 +371,10 @@ FG_RAD_ENTRY(fg_rad_newton_reuse_f32, float, FG_RAD_NEWTON, FG_RAD_REUSE)
 FG_RAD_ENTRY(fg_rad_rk4_cold_f32, float, FG_RAD_RK4, FG_RAD_COLD)
 FG_RAD_ENTRY(fg_rad_rk4_warm_f32, float, FG_RAD_RK4, FG_RAD_WARM)
 FG_RAD_ENTRY(fg_rad_rk4_reuse_f32, float, FG_RAD_RK4, FG_RAD_REUSE)
+// Column-major reads (the layout before the interval records), for the
+// benchmark's comparison only.
+FG_RAD_ENTRY_L(fg_rad_newton_cold_f64_cm, double, FG_RAD_NEWTON, FG_RAD_COLD, FG_RAD_COLUMN_MAJOR)
+FG_RAD_ENTRY_L(fg_rad_newton_warm_f64_cm, double, FG_RAD_NEWTON, FG_RAD_WARM, FG_RAD_COLUMN_MAJOR)
+FG_RAD_ENTRY_L(fg_rad_newton_reuse_f64_cm, double, FG_RAD_NEWTON, FG_RAD_REUSE, FG_RAD_COLUMN_MAJOR)
 
 #endif

@@ -10,7 +10,9 @@ import _ "embed"
 var RadiationCUDA string
 
 // RadiationKernels are the extern "C" entry points of RadiationCUDA:
-// fg_rad_<newton|rk4>_<cold|warm|reuse>_<f64|f32>.
+// fg_rad_<newton|rk4>_<cold|warm|reuse>_<f64|f32> (interval-major spline
+// records), and fg_rad_newton_<cold|warm|reuse>_f64_cm (the column-major
+// layout, for the benchmark).
 var RadiationKernels = func() []string {
 	var out []string
 	for _, p := range []string{"f64", "f32"} {
@@ -19,6 +21,9 @@ var RadiationKernels = func() []string {
 				out = append(out, "fg_rad_"+m+"_"+s+"_"+p)
 			}
 		}
+	}
+	for _, s := range []string{"cold", "warm", "reuse"} {
+		out = append(out, "fg_rad_newton_"+s+"_f64_cm")
 	}
 	return out
 }()

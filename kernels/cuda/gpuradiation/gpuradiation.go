@@ -26,6 +26,10 @@ type Device struct {
 	BlockSize int
 	// LastSeconds is the device time of the last Run's kernel (events).
 	LastSeconds float64
+	// ColumnMajor runs the "_cm" kernel reading the column-major spline
+	// arrays instead of the interval records (the benchmark's comparison;
+	// Newton float64 only).
+	ColumnMajor bool
 }
 
 // New loads the radiation kernels on b.
@@ -56,7 +60,7 @@ type args64 struct {
 	S, _                               int32
 	C                                  float64
 	NIters, NSubsteps                  int32
-	Out, Tret                          uint64
+	Out, Tret, Rec                     uint64
 }
 
 type args32 struct {
@@ -68,7 +72,7 @@ type args32 struct {
 	S                                  int32
 	C                                  float32
 	NIters, NSubsteps                  int32
-	Out, Tret                          uint64
+	Out, Tret, Rec                     uint64
 }
 
 // ArgsBytes are the struct sizes the kernel expects (checked by a test
@@ -109,12 +113,61 @@ func (a *alloc) free() {
 }
 
 type arrays struct {
-	T, H, Z, C1, C2, AZ, AC1, AC2, Charge, OX, OY, OZ, R0, TP uint64
+	T, H, Z, C1, C2, AZ, AC1, AC2, Charge, OX, OY, OZ, R0, TP, Rec uint64
 }
 
-func upload[F float32 | float64](a *alloc, x *radiation.DeviceArrays[F]) arrays {
-	return arrays{put(a, x.T), put(a, x.H), put(a, x.Z), put(a, x.C1), put(a, x.C2), put(a, x.AZ), put(a, x.AC1), put(a, x.AC2),
-		put(a, x.Charge), put(a, x.OX), put(a, x.OY), put(a, x.OZ), put(a, x.R0), put(a, x.TP)}
+// RecordLen is the values per knot interval of the interval-major layout
+// (FG_RAD_REC in radiation.cu); RecordAccel is where the acceleration's 16
+// start.
+const (
+	RecordLen   = 64
+	RecordAccel = 48
+)
+
+// Records lays the column-major spline arrays of n knots out interval-major,
+// one RecordLen-value record per knot i (radiation.cu's header gives the
+// offsets): t[i], t[i+1], h[i+1], then z[d][i], z[d][i+1], c1[d][i],
+// c2[d][i] of the 8 state columns, and from RecordAccel the same of the 4
+// acceleration columns. The last knot's record has no next knot (zeros); no
+// search returns it.
+func Records[F float32 | float64](x *radiation.DeviceArrays[F], n int) []F {
+	r := make([]F, n*RecordLen)
+	for i := 0; i < n; i++ {
+		v := r[i*RecordLen : (i+1)*RecordLen]
+		v[0] = x.T[i]
+		next := i+1 < n
+		if next {
+			v[1], v[2] = x.T[i+1], x.H[i+1]
+		}
+		for d := 0; d < 8; d++ {
+			j := d*n + i
+			v[4+d], v[20+d], v[28+d] = x.Z[j], x.C1[j], x.C2[j]
+			if next {
+				v[12+d] = x.Z[j+1]
+			}
+		}
+		for d := 0; d < 4; d++ {
+			j := d*n + i
+			v[RecordAccel+d], v[RecordAccel+8+d], v[RecordAccel+12+d] = x.AZ[j], x.AC1[j], x.AC2[j]
+			if next {
+				v[RecordAccel+4+d] = x.AZ[j+1]
+			}
+		}
+	}
+	return r
+}
+
+// upload puts the job's arrays on the device: the knot times, observers and
+// shifted times always; the interval records, or (columnMajor) the
+// column-major spline arrays.
+func upload[F float32 | float64](a *alloc, x *radiation.DeviceArrays[F], n int, columnMajor bool) arrays {
+	ar := arrays{T: put(a, x.T), Charge: put(a, x.Charge), OX: put(a, x.OX), OY: put(a, x.OY), OZ: put(a, x.OZ), R0: put(a, x.R0), TP: put(a, x.TP)}
+	if columnMajor {
+		ar.H, ar.Z, ar.C1, ar.C2, ar.AZ, ar.AC1, ar.AC2 = put(a, x.H), put(a, x.Z), put(a, x.C1), put(a, x.C2), put(a, x.AZ), put(a, x.AC1), put(a, x.AC2)
+	} else {
+		ar.Rec = put(a, Records(x, n))
+	}
+	return ar
 }
 
 // Run uploads the job, launches its kernel once over all observers, and
@@ -122,7 +175,11 @@ func upload[F float32 | float64](a *alloc, x *radiation.DeviceArrays[F]) arrays 
 func (d *Device) Run(job *radiation.DeviceJob) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	fn, err := d.m.Function(job.Options.Kernel())
+	name := job.Options.Kernel()
+	if d.ColumnMajor {
+		name += "_cm"
+	}
+	fn, err := d.m.Function(name)
 	if err != nil {
 		return err
 	}
@@ -130,9 +187,9 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	defer a.free()
 	var ar arrays
 	if job.F32 != nil {
-		ar = upload(a, job.F32)
+		ar = upload(a, job.F32, job.N, d.ColumnMajor)
 	} else {
-		ar = upload(a, job.F64)
+		ar = upload(a, job.F64, job.N, d.ColumnMajor)
 	}
 	off := put(a, job.Off)
 	if a.err != nil {
@@ -160,12 +217,12 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		raw = bytesOf(&args32{T: ar.T, H: ar.H, Z: ar.Z, C1: ar.C1, C2: ar.C2, AZ: ar.AZ, AC1: ar.AC1, AC2: ar.AC2, Off: off,
 			P: int32(job.P), N: int32(job.N), Charge: ar.Charge, OX: ar.OX, OY: ar.OY, OZ: ar.OZ, R0: ar.R0, O: int32(job.O),
 			TP: ar.TP, S: int32(job.S), C: float32(job.C), NIters: int32(opt.NIters), NSubsteps: int32(opt.NSubsteps),
-			Out: out.Ptr(), Tret: tp})
+			Out: out.Ptr(), Tret: tp, Rec: ar.Rec})
 	} else {
 		raw = bytesOf(&args64{T: ar.T, H: ar.H, Z: ar.Z, C1: ar.C1, C2: ar.C2, AZ: ar.AZ, AC1: ar.AC1, AC2: ar.AC2, Off: off,
 			P: int32(job.P), N: int32(job.N), Charge: ar.Charge, OX: ar.OX, OY: ar.OY, OZ: ar.OZ, R0: ar.R0, O: int32(job.O),
 			TP: ar.TP, S: int32(job.S), C: job.C, NIters: int32(opt.NIters), NSubsteps: int32(opt.NSubsteps),
-			Out: out.Ptr(), Tret: tp})
+			Out: out.Ptr(), Tret: tp, Rec: ar.Rec})
 	}
 	block := d.BlockSize
 	if block <= 0 {
