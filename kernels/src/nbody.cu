@@ -138,7 +138,6 @@ static __device__ __forceinline__ void fg_nb_term2(R xi, R yi, R zi, const typen
     if (POT) phi -= minv;
 }
 
-#define FG_NB_UNROLL 16
 
 /* The tiled kernel, NT targets per thread (targets first + t T + tx, t < NT:
  * each source read from shared memory serves NT targets). Source slices are
@@ -180,7 +179,7 @@ static __device__ __forceinline__ void fg_nb_tiled_nt(const typename fg_nb_vec<R
         const V* slice = tile + q * T;
         const bool own = j0 >= first && j0 < first + NT * T; /* uniform over the warp */
         if (cnt == T && !own) {
-#pragma unroll FG_NB_UNROLL
+#pragma unroll 16 /* a literal: nvcc does not expand a macro here (NVRTC does; same code) */
             for (int k = 0; k < T; k++) {
                 const V s = slice[k];
 #pragma unroll
@@ -355,8 +354,10 @@ static __device__ __forceinline__ void fg_nb_kick(typename fg_nb_vec<R>::T* __re
     vel[i] = v;
 }
 
-/* Entry points: fg_nbody_tiled<P>[x2]_<prec>[_pot] (x2: two targets per
- * thread), fg_nbody_untiled_<prec>[_pot], fg_nbody_kick_drift_<prec>,
+/* Entry points: fg_nbody_tiled<P>x2_<prec>[_pot] (two targets per thread:
+ * the production kernels), fg_nbody_tiled<P>_<prec> (one target per thread,
+ * no potentials: benchmark only; NVRTC 13.0 spilled its float64 potential
+ * variant, so there is none), fg_nbody_untiled_<prec>[_pot], fg_nbody_kick_drift_<prec>,
  * fg_nbody_kick_<prec>; for the benchmark fg_nbody_tiled1_lib_<prec> (the
  * split loop with the library rsqrt) and fg_nbody_tiled1_legacy_<prec> (the
  * kernel before the split loop). Launch the tiled ones with blockDim =
@@ -368,10 +369,6 @@ static __device__ __forceinline__ void fg_nb_kick(typename fg_nb_vec<R>::T* __re
     extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##_##SUF(                \
         const fg_nb_vec<R>::T* __restrict__ body, fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {   \
         fg_nb_tiled2<R, P, 1, false, 0>(body, acc, n, eps2);                                            \
-    }                                                                                                   \
-    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##_##SUF##_pot(          \
-        const fg_nb_vec<R>::T* __restrict__ body, fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {   \
-        fg_nb_tiled2<R, P, 1, true, 0>(body, acc, n, eps2);                                             \
     }                                                                                                   \
     extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x2_##SUF(              \
         const fg_nb_vec<R>::T* __restrict__ body, fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {   \

@@ -39,8 +39,8 @@ func nbodyBudget(kernel string) int {
 func nbodyKernels() []string {
 	var ks []string
 	for _, p := range []string{"f32", "f64"} {
-		for _, t := range []string{"1", "2", "4", "8", "1x2", "2x2", "4x2", "8x2"} {
-			ks = append(ks, "fg_nbody_tiled"+t+"_"+p, "fg_nbody_tiled"+t+"_"+p+"_pot")
+		for _, t := range []string{"1", "2", "4", "8"} {
+			ks = append(ks, "fg_nbody_tiled"+t+"_"+p, "fg_nbody_tiled"+t+"x2_"+p, "fg_nbody_tiled"+t+"x2_"+p+"_pot")
 		}
 		ks = append(ks, "fg_nbody_untiled_"+p, "fg_nbody_untiled_"+p+"_pot", "fg_nbody_kick_drift_"+p, "fg_nbody_kick_"+p,
 			"fg_nbody_tiled1_lib_"+p, "fg_nbody_tiled1_legacy_"+p, "fg_nbody_rsqrt_check_"+p)

@@ -25,9 +25,11 @@ import (
 const Block = 256
 
 // DefaultTargets is the number of targets per thread of the tiled kernel
-// Accelerations and the leapfrog use (1, or 2 for the "x2" kernels, where
-// one shared-memory source read serves two targets); chosen by the H200
-// measurement in docs/performance/nbody.md.
+// Accelerations and the leapfrog use: 2 (the "x2" kernels, where one
+// shared-memory source read serves two targets), chosen by the H200
+// measurement in docs/performance/nbody.md (float64 2-4% faster at every N,
+// float32 faster up to 2^17 and within 1.5-5% above). Only the x2 kernels
+// compute potentials.
 const DefaultTargets = 2
 
 // Device is a CUDA GPU with the N-body module loaded. Accelerations is
@@ -86,14 +88,15 @@ func ThreadsPerTarget(n, sms, threadsPerSM int) int {
 	return 8
 }
 
-// TiledName is the tiled kernel's entry point for P threads per target
-// (one target per thread).
+// TiledName is the tiled kernel's entry point for P threads per target and
+// DefaultTargets targets per thread.
 func TiledName(p int, prec nbody.Precision, pot bool) string {
-	return TiledNameNT(p, 1, prec, pot)
+	return TiledNameNT(p, DefaultTargets, prec, pot)
 }
 
 // TiledNameNT is the tiled kernel's entry point for P threads per target
-// and nt (1 or 2) targets per thread.
+// and nt (1 or 2) targets per thread. Only the two-target kernels have a
+// potential variant (the one-target ones are the benchmark's comparison).
 func TiledNameNT(p, nt int, prec nbody.Precision, pot bool) string {
 	x := ""
 	if nt == 2 {

@@ -121,14 +121,14 @@ type accuracyKernel struct {
 	pot   bool
 }
 
-// accuracyKernels: every tiled kernel (P = 1, 2, 4, 8; one and two targets
-// per thread; with potentials), the benchmark's library-rsqrt and legacy
+// accuracyKernels: every tiled kernel (P = 1, 2, 4, 8; two targets per
+// thread with potentials, one target per thread without), the benchmark's library-rsqrt and legacy
 // kernels (no potentials), and P = 0: Solver.Accelerations through Device.
 func accuracyKernels(prec nbody.Precision) []accuracyKernel {
 	var ks []accuracyKernel
 	for _, nt := range []int{1, 2} {
 		for _, p := range []int{1, 2, 4, 8} {
-			ks = append(ks, accuracyKernel{TiledNameNT(p, nt, prec, true), p, nt, true})
+			ks = append(ks, accuracyKernel{TiledNameNT(p, nt, prec, nt == 2), p, nt, nt == 2})
 		}
 	}
 	return append(ks, accuracyKernel{"fg_nbody_tiled1_lib_" + suffix(prec), 1, 1, false},
@@ -323,9 +323,7 @@ func TestGPUKernelResources(t *testing.T) {
 		names := []string{UntiledName(prec, false), "fg_nbody_kick_drift_" + suffix(prec), "fg_nbody_kick_" + suffix(prec),
 			"fg_nbody_tiled1_lib_" + suffix(prec), "fg_nbody_tiled1_legacy_" + suffix(prec)}
 		for _, p := range []int{1, 2, 4, 8} {
-			for _, nt := range []int{1, 2} {
-				names = append(names, TiledNameNT(p, nt, prec, false), TiledNameNT(p, nt, prec, true))
-			}
+			names = append(names, TiledNameNT(p, 1, prec, false), TiledNameNT(p, 2, prec, false), TiledNameNT(p, 2, prec, true))
 		}
 		for _, name := range names {
 			fn, err := d.m.Function(name)
