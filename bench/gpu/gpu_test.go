@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -231,9 +232,10 @@ func envInt(name string, def int) int {
 // TestStepTimes prints ms per ANF step (Advance, as a user runs it, with a
 // history row and checkpoint every 100 steps; and the device flow alone,
 // CheckEvery beyond the run) and the bandwidth: the bytes the fused step
-// moves at least (22 field-sized streams: stage 1 reads phi, v and writes
-// g1; stages 2..4 read phi, v (and g1 or g2) and write their gradient; the
-// update reads phi, v, g1..g4 and writes phi, v) over the time, against the
+// moves at least (17 field-sized streams with stage 4 fused with the update,
+// 22 in the phase-2 step: stage 1 reads phi, v and writes g1; stages 2..4
+// read phi, v (and g1 or g2) and write their gradient; the update reads phi,
+// v, g1..g4 and writes phi, v) over the time, against the
 // 4.2 TB/s copy ceiling. FIELDGO_BENCH_SECONDS sets the time per point
 // (default 0.3 s); FIELDGO_BENCH_HOST=1 adds the host loop on the GPU.
 func TestStepTimes(t *testing.T) {
@@ -249,15 +251,39 @@ func TestStepTimes(t *testing.T) {
 	if os.Getenv("FIELDGO_BENCH_HOST") != "" {
 		modes = append(modes, "hostloop")
 	}
+	// FIELDGO_BENCH_PHASES=1 adds the device flow without the folded stage-1
+	// reduction ("device-nofold") and the phase-2 step ("device-p2": separate
+	// reduction kernels and update kernel, 22 streams), same call.
+	if os.Getenv("FIELDGO_BENCH_PHASES") != "" {
+		modes = append(modes, "device-nofold", "device-p2")
+	}
+	setEnv := func(k, v string) {
+		if v == "" {
+			os.Unsetenv(k)
+		} else {
+			os.Setenv(k, v)
+		}
+	}
+	fuse0, fold0 := os.Getenv("FIELDGO_FLOW_FUSE"), os.Getenv("FIELDGO_FLOW_FOLD")
+	defer func() { setEnv("FIELDGO_FLOW_FUSE", fuse0); setEnv("FIELDGO_FLOW_FOLD", fold0) }()
 	fmt.Println("| theory | grid | mode | steps | ms/step | GB/s | of 4.2 TB/s |")
 	fmt.Println("|---|---|---|---|---|---|---|")
 	for _, m := range models {
 		for _, n := range []int{256, 512, 1024, 2048} {
 			for _, mode := range modes {
 				core.UseStepper = mode != "hostloop"
+				setEnv("FIELDGO_FLOW_FUSE", fuse0)
+				setEnv("FIELDGO_FLOW_FOLD", fold0)
+				switch mode {
+				case "device-nofold":
+					os.Setenv("FIELDGO_FLOW_FOLD", "0")
+				case "device-p2":
+					os.Setenv("FIELDGO_FLOW_FOLD", "0")
+					os.Setenv("FIELDGO_FLOW_FUSE", "0")
+				}
 				s := newSim(t, b, m, n, m.box, false)
 				cfg := core.FlowConfig{Tol: 1e-300, MaxSteps: 1 << 40}
-				if mode == "device" {
+				if strings.HasPrefix(mode, "device") {
 					cfg.CheckEvery = 1 << 40
 				}
 				if err := s.Start(cfg); err != nil {
@@ -277,8 +303,19 @@ func TestStepTimes(t *testing.T) {
 				}
 				sec := time.Since(t0).Seconds() / float64(steps)
 				nc := map[string]int{"baby_skyrme": 3, "abelian_higgs": 4}[m.name]
-				bytes := 22 * 8 * float64(nc) * float64(n*n)
-				fmt.Printf("| %s | %d | %s | %d | %.4f | %.0f | %.0f%% |\n", m.name, n, mode, steps, sec*1e3, bytes/sec/1e9, 100*bytes/sec/4.2e12)
+				// Streams the step moves: 17 with stage 4 fused with the update
+				// (stage 1: phi, v, g1 out; stage 2: phi, v, g2 out; stage 3:
+				// phi, v, g1, g3 out; stage 4: phi, v, g2, g1, g3, phi', v' out),
+				// else 22 (phase 2).
+				streams := 22.0
+				if strings.Contains(s.DeviceFlow(), "fuses the update") {
+					streams = 17
+				}
+				bytes := streams * 8 * float64(nc) * float64(n*n)
+				fmt.Printf("| %s | %d | %s | %d | %.4f | %.0f | %.0f%% | %g streams |\n", m.name, n, mode, steps, sec*1e3, bytes/sec/1e9, 100*bytes/sec/4.2e12, streams)
+				if n == 256 && mode == "device" {
+					fmt.Printf("|   | flow: %s |\n", s.DeviceFlow())
+				}
 				if mode == "device" {
 					if p, ok := s.Program().(*cuda.Program); ok && n == 2048 {
 						for _, r := range p.TuneReport() {

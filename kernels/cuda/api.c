@@ -43,6 +43,7 @@ static struct {
     CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
     CUresult (*cuMemcpyHtoDAsync_v2)(CUdeviceptr, const void*, size_t, CUstream);
     CUresult (*cuMemcpyDtoHAsync_v2)(void*, CUdeviceptr, size_t, CUstream);
+    CUresult (*cuMemcpyDtoDAsync_v2)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
     CUresult (*cuMemGetInfo_v2)(size_t*, size_t*);
     /* optional */
     CUresult (*cuStreamBeginCapture_v2)(CUstream, int);
@@ -118,6 +119,7 @@ int fg_cuda_load(const char* path, char* err, int n) {
     if (!cu.cuEventElapsedTime) SYM(h, cu, cuEventElapsedTime);
     SYM(h, cu, cuMemcpyHtoDAsync_v2);
     SYM(h, cu, cuMemcpyDtoHAsync_v2);
+    SYM(h, cu, cuMemcpyDtoDAsync_v2);
     OPT(h, cu, cuStreamBeginCapture_v2);
     OPT(h, cu, cuStreamEndCapture);
     OPT(h, cu, cuGraphInstantiateWithFlags);
@@ -208,6 +210,7 @@ CUresult fg_cuEventQuery(CUevent e) { return cu.cuEventQuery(e); }
 CUresult fg_cuEventElapsedTime(float* ms, CUevent a, CUevent b) { return cu.cuEventElapsedTime(ms, a, b); }
 CUresult fg_cuMemcpyHtoDAsync(CUdeviceptr d, const void* s, size_t n, CUstream st) { return cu.cuMemcpyHtoDAsync_v2(d, s, n, st); }
 CUresult fg_cuMemcpyDtoHAsync(void* d, CUdeviceptr s, size_t n, CUstream st) { return cu.cuMemcpyDtoHAsync_v2(d, s, n, st); }
+CUresult fg_cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return cu.cuMemcpyDtoDAsync_v2(d, s, n, st); }
 CUresult fg_cuLaunch(CUfunction f, unsigned gx, unsigned bx, unsigned by, unsigned smem, CUstream s, void* args) {
     void* params[1] = {args};
     return cu.cuLaunchKernel(f, gx, 1, 1, bx, by, 1, smem, s, params, NULL);

@@ -82,6 +82,7 @@ CUresult fg_cuEventQuery(CUevent e);
 CUresult fg_cuEventElapsedTime(float* ms, CUevent a, CUevent b);
 CUresult fg_cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, size_t n, CUstream s);
 CUresult fg_cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, size_t n, CUstream s);
+CUresult fg_cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s);
 /* A launch with a (bx, by) block and smem bytes of dynamic shared memory on
  * stream s. */
 CUresult fg_cuLaunch(CUfunction f, unsigned gx, unsigned bx, unsigned by, unsigned smem, CUstream s, void* args);

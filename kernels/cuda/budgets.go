@@ -30,8 +30,13 @@ var Budgets = map[string]int{
 	// as fg_k_continuum plus the tile's row/column bookkeeping and the
 	// three-term trial loader. NVRTC 13.5: 77-93, no spill; 104 keeps 512
 	// threads per SM resident at every tuned shape.
-	"fg_k_tile":   104,
-	"fg_k_decide": 32,
+	"fg_k_tile": 104,
+	// Stage 4 of the device flow with the RK4 update fused (phase 3): the
+	// tiled gradient, then phi', v' from five input streams and the
+	// gradient still in registers. NVRTC 13.5: 64-162, mostly at or below
+	// fg_k_tile's count.
+	"fg_k_tile_up": 104,
+	"fg_k_decide":  32,
 	// Two vectors (phi', v') of FG_NCOMP plus six input streams: 36-40.
 	"fg_k_update": 48,
 }
@@ -56,9 +61,11 @@ var TheoryBudgets = map[string]map[string]BudgetOverride{
 		"fg_k_continuum":  {144, "6 components: the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions are live at once; measured 130 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 		"fg_k_density":    {96, "6 components: its densities are evaluated from the whole site struct, second derivatives included; measured 82 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 		"fg_k_tile":       {176, "6 components: the tiled continuum gradient holds the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions at once; measured 166 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_tile_up":    {176, "6 components: stage 4 fused with the RK4 update holds the site struct and the generated gradient's common subexpressions, then phi', v' of every component; measured 165 (sm_80) / 158 (sm_90) (NVRTC 13.5, sm_80/sm_90, no spill, 2026-11-29), +8 for NVRTC 13.0"},
 	},
 	"baby_skyrme": {
-		"fg_k_tile": {128, "3 components: the tiled continuum gradient holds the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions at once; measured 118 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_tile":    {128, "3 components: the tiled continuum gradient holds the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions at once; measured 118 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_tile_up": {128, "3 components: stage 4 fused with the RK4 update holds the site struct and the generated gradient's common subexpressions, then phi', v' of every component; measured 116 (sm_80) / 118 (sm_90) (NVRTC 13.5, sm_80/sm_90, no spill, 2026-11-29), +8 for NVRTC 13.0"},
 	},
 	"chern_simons_higgs": {
 		"fg_k_consistent": {184, "5 components: the partials (de/ddx, de/ddy) of 8 stencil neighbours per component stay live across the neighbour loop; measured 170 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
@@ -74,18 +81,21 @@ var TheoryBudgets = map[string]map[string]BudgetOverride{
 		"fg_k_continuum":  {144, "8 components: the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions are live at once; measured 132 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 		"fg_k_density":    {88, "8 components: its densities are evaluated from the whole site struct, second derivatives included; measured 74 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 		"fg_k_tile":       {160, "8 components: the tiled continuum gradient holds the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions at once; measured 146 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_tile_up":    {136, "8 components: stage 4 fused with the RK4 update holds the site struct and the generated gradient's common subexpressions, then phi', v' of every component; measured 128 (NVRTC 13.5, sm_80/sm_90, no spill, 2026-11-29), +8 for NVRTC 13.0"},
 		"fg_k_update":     {64, "8 components: the RK4 combination holds phi' and v' for every component plus six input streams; measured 56 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 	},
 	"liquid_crystal": {
 		"fg_k_consistent": {176, "4 components: the partials (de/ddx, de/ddy) of 8 stencil neighbours per component stay live across the neighbour loop; measured 168 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 		"fg_k_density":    {136, "4 components: its densities are evaluated from the whole site struct, second derivatives included; measured 96 (NVRTC 13.5) and 128 (NVRTC 13.0, sm_80, on the H200), no spill, +8"},
 		"fg_k_tile":       {136, "4 components: the tiled continuum gradient holds the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions at once; measured 128 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_tile_up":    {136, "4 components: stage 4 fused with the RK4 update holds the site struct and the generated gradient's common subexpressions, then phi', v' of every component; measured 128 (sm_80) / 126 (sm_90) (NVRTC 13.5, sm_80/sm_90, no spill, 2026-11-29), +8 for NVRTC 13.0"},
 	},
 	"spin_triplet": {
 		"fg_k_constrain": {64, "10 components: one site's components and velocity are held together for the projection; measured 56 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 		"fg_k_continuum": {144, "10 components: the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions are live at once; measured 130 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 		"fg_k_density":   {112, "10 components: its densities are evaluated from the whole site struct, second derivatives included; measured 100 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
-		"fg_k_tile":      {144, "10 components: the tiled continuum gradient holds the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions at once; measured 132 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_tile":      {160, "10 components: the tiled continuum gradient holds the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions at once; measured 132 (NVRTC 13.5, sm_80/sm_90, no spill); with the device flow's folded stage-1 reduction (phase 3, one warp combining the row partials) NVRTC 13.5 allocates 152 for sm_80 (131 for sm_90), no spill, 2026-11-29; +8 for NVRTC 13.0"},
+		"fg_k_tile_up":   {170, "10 components: stage 4 fused with the RK4 update holds the site struct and the generated gradient's common subexpressions, then phi', v' of every component; measured 162 (sm_80) / 158 (sm_90) (NVRTC 13.5, sm_80/sm_90, no spill, 2026-11-29), +8 for NVRTC 13.0"},
 		"fg_k_update":    {72, "10 components: the RK4 combination holds phi' and v' for every component plus six input streams; measured 64 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 	},
 	"abelian_higgs": {

@@ -11,6 +11,7 @@ import "C"
 import (
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"sync/atomic"
 	"unsafe"
@@ -28,25 +29,38 @@ const flowRing = 1024
 const defaultPoll = 64
 
 // Flow is an arrested Newton flow on the device (kernels.Flow). One step is
-// seven kernels on the flow's own stream (see cuda_kernels.cu, "Phase 2"),
-// captured once into a CUDA graph; Run launches the graph step after step and
-// reads the control block and the record ring back asynchronously every
-// pollEvery steps, double-buffered, so the stream never waits for the host.
+// four kernels on the flow's own stream (see cuda_kernels.cu, "Phase 2" and
+// "Phase 3"): fg_k_tile stage 1 finishing its own reduction and the arrest
+// decision (fold), stages 2 and 3, and stage 4 with the RK4 update fused
+// (fuse), which writes phi' and v' into a second pair of buffers: steps
+// alternate between the spec's Phi/Vel and the flow's own pair (ping-pong),
+// and a run that ends on the second pair copies it back. Two steps (one from
+// each pair) are captured into one CUDA graph, single steps into their own;
+// Run launches graphs and reads the control block and the record ring back
+// asynchronously every pollEvery steps, double-buffered, so the stream never
+// waits for the host. FIELDGO_FLOW_FOLD=0 / FIELDGO_FLOW_FUSE=0 select the
+// phase-2 step (separate fg_k_rows + fg_k_decide, separate fg_k_update).
 type Flow struct {
 	p      *Program
 	spec   kernels.FlowSpec
 	shape  tileShape
 	stream C.CUstream
-	graph  C.CUgraph
-	exec   C.CUgraphExec
-	why    string // why there is no graph, "" if there is one
+	graphs []C.CUgraph
+	single [2]C.CUgraphExec // one step from parity 0 / 1
+	pair   C.CUgraphExec    // two steps from parity 0
+	why    string           // why there is no graph, "" if there is one
 
+	fuse, fold         bool
+	fieldBytes         int
+	phiD, velD         C.CUdeviceptr // the spec's Phi and Vel
 	params, part, rows devScratch
+	phi2, vel2, cnt    devScratch
 	ctl                C.CUdeviceptr  // fg_flowctl followed by the ring
 	snap               unsafe.Pointer // pinned: 2 snapshots of ctl+ring, then one upload slot
 	ev                 [2]C.CUevent
 
-	steps  []flowLaunch
+	steps  [2][]flowLaunch // one step from parity 0 (spec buffers) / 1 (own pair)
+	diag   [2]flowLaunch   // fuse: stage 4 storing its gradient, to name a non-finite site
 	closed bool
 }
 
@@ -136,6 +150,11 @@ func (f *Flow) build() error {
 		return err
 	}
 
+	f.fuse = os.Getenv("FIELDGO_FLOW_FUSE") != "0"
+	f.fold = os.Getenv("FIELDGO_FLOW_FOLD") != "0"
+	f.fieldBytes = 8 * p.unit.NComp * g.Sites()
+	f.phiD, f.velD = C.CUdeviceptr(phi), C.CUdeviceptr(vel)
+
 	base := *a0
 	base.params = C.fg_dptr(f.params.d)
 	base.part = C.fg_dptr(f.part.d)
@@ -160,52 +179,120 @@ func (f *Flow) build() error {
 	if f.shape, err = p.tileFor(&s1, g); err != nil {
 		return err
 	}
+	ty := f.shape.BY * f.shape.RPT
+	nband := (g.Ny + ty - 1) / ty
+	// The fused stage 4 holds more registers than fg_k_tile for some
+	// theories: it needs the tuned shape to launch.
+	f.fuse = f.fuse && p.validTileOf("fg_k_tile_up", f.shape)
+	if f.fuse {
+		if err := f.phi2.ensure(f.fieldBytes); err != nil {
+			return err
+		}
+		if err := f.vel2.ensure(f.fieldBytes); err != nil {
+			return err
+		}
+	}
+	if f.fold {
+		if err := f.cnt.ensure(4 * (nband + 1)); err != nil {
+			return err
+		}
+		if err := check(C.fg_cuMemsetD8(f.cnt.d, 0, C.size_t(4*(nband+1))), "cuMemsetD8"); err != nil {
+			return err
+		}
+	}
 	tile := func(a C.fg_cargs) flowLaunch {
 		a.rpt = C.int(f.shape.RPT)
-		ty := f.shape.BY * f.shape.RPT
-		return flowLaunch{name: "fg_k_tile", grid: int(a.nchunk) * ((g.Ny + ty - 1) / ty), bx: 32, by: f.shape.BY,
+		return flowLaunch{name: "fg_k_tile", grid: int(a.nchunk) * nband, bx: 32, by: f.shape.BY,
 			smem: f.shape.smem(p.unit.NComp), args: cargs(a)}
 	}
 	one := func(name string, a C.fg_cargs, threads int) flowLaunch {
 		bs := p.k[name].info.BlockSize
 		return flowLaunch{name: name, grid: (threads + bs - 1) / bs, bx: bs, by: 1, args: cargs(a)}
 	}
-	rows := base
-	rows.stage, rows.out = 1, C.fg_dptr(f.rows.d)
-	decide := base
-	decide.stage, decide.part = 1, C.fg_dptr(f.rows.d)
-	stage := func(k int, terms []C.fg_dptr, coefs []float64, out C.fg_dptr) C.fg_cargs {
-		a := base
-		a.stage, a.nterms, a.out, a.project = C.int(k), C.int(len(terms)), out, C.int(uv)
-		a.phi = phi // unused by the tile kernel beyond its terms
-		for t := range terms {
-			a.terms[t], a.coef[t] = terms[t], C.double(coefs[t])
-		}
-		return a
-	}
-	// The host loop's coefficients (core/flow.go), the velocity's multiplied
-	// on the device by the arrest decision kv in {0, 1}.
-	s2 := stage(2, []C.fg_dptr{phi, vel}, []float64{1, dt / 2}, g1)
-	s3 := stage(3, []C.fg_dptr{phi, vel, g0}, []float64{1, dt / 2, -dt * dt / 4}, g2)
-	s4 := stage(4, []C.fg_dptr{phi, vel, g1}, []float64{1, dt, -dt * dt / 2}, g3)
-	up := base
 	h := dt * dt / 6
-	up.stage, up.phi, up.vel, up.project = 5, phi, vel, C.int(uv)
-	up.terms[0], up.terms[1], up.terms[2], up.terms[3] = g0, g1, g2, g3
-	up.coef[0], up.coef[1], up.coef[2] = C.double(-h), C.double(-dt/6), C.double(-dt/3)
-	dec := flowLaunch{name: "fg_k_decide", grid: 1, bx: C.FG_FINAL_THREADS, by: 1, args: cargs(decide)}
-	f.steps = []flowLaunch{tile(s1), one("fg_k_rows", rows, g.Ny*32), dec, tile(s2), tile(s3), tile(s4), one("fg_k_update", up, g.Sites())}
+	for par := 0; par < 2; par++ {
+		if par == 1 && !f.fuse {
+			break
+		}
+		cur, cvel, nxt, nvel := phi, vel, C.fg_dptr(f.phi2.d), C.fg_dptr(f.vel2.d)
+		if par == 1 {
+			cur, cvel, nxt, nvel = nxt, nvel, cur, cvel
+		}
+		stage := func(k int, terms []C.fg_dptr, coefs []float64, out C.fg_dptr) C.fg_cargs {
+			a := base
+			a.stage, a.nterms, a.out, a.project = C.int(k), C.int(len(terms)), out, C.int(uv)
+			a.phi = cur // unused by the tile kernel beyond its terms
+			for t := range terms {
+				a.terms[t], a.coef[t] = terms[t], C.double(coefs[t])
+			}
+			return a
+		}
+		a1 := s1
+		a1.terms[0], a1.phi, a1.vel = cur, cur, cvel
+		var st []flowLaunch
+		if f.fold {
+			a1.fold, a1.cnt, a1.rows = 1, C.fg_dptr(f.cnt.d), C.fg_dptr(f.rows.d)
+			st = append(st, tile(a1))
+		} else {
+			rows := base
+			rows.stage, rows.out = 1, C.fg_dptr(f.rows.d)
+			decide := base
+			decide.stage, decide.part = 1, C.fg_dptr(f.rows.d)
+			st = append(st, tile(a1), one("fg_k_rows", rows, g.Ny*32),
+				flowLaunch{name: "fg_k_decide", grid: 1, bx: C.FG_FINAL_THREADS, by: 1, args: cargs(decide)})
+		}
+		// The host loop's coefficients (core/flow.go), the velocity's multiplied
+		// on the device by the arrest decision kv in {0, 1}.
+		s2 := stage(2, []C.fg_dptr{cur, cvel}, []float64{1, dt / 2}, g1)
+		s3 := stage(3, []C.fg_dptr{cur, cvel, g0}, []float64{1, dt / 2, -dt * dt / 4}, g2)
+		s4 := stage(4, []C.fg_dptr{cur, cvel, g1}, []float64{1, dt, -dt * dt / 2}, g3)
+		st = append(st, tile(s2), tile(s3))
+		if f.fuse {
+			fz := s4
+			fz.out = 0
+			fz.terms[3], fz.terms[4], fz.terms[5], fz.terms[6] = g0, g2, nxt, nvel
+			fz.coef[3], fz.coef[4], fz.coef[5] = C.double(-h), C.double(-dt/6), C.double(-dt/3)
+			l := tile(fz)
+			l.name = "fg_k_tile_up"
+			st = append(st, l)
+			f.diag[par] = tile(s4)
+		} else {
+			up := base
+			up.stage, up.phi, up.vel, up.project = 5, phi, vel, C.int(uv)
+			up.terms[0], up.terms[1], up.terms[2], up.terms[3] = g0, g1, g2, g3
+			up.coef[0], up.coef[1], up.coef[2] = C.double(-h), C.double(-dt/6), C.double(-dt/3)
+			st = append(st, tile(s4), one("fg_k_update", up, g.Sites()))
+		}
+		f.steps[par] = st
+	}
+	if !f.fuse {
+		f.steps[1] = f.steps[0]
+	}
 
-	// Capture one step into a graph; without graphs, launch one by one.
+	// Capture the steps into graphs; without graphs, launch one by one.
 	if C.fg_cuGraphsAvailable() == 0 {
 		f.why = "the driver has no CUDA graph API"
 		return nil
 	}
-	if err := check(C.fg_cuStreamBeginCapture(f.stream), "cuStreamBeginCapture"); err != nil {
-		f.why = err.Error()
-		return nil
+	var err2 error
+	if f.single[0], err2 = f.capture(f.steps[0]); err2 == nil {
+		if f.single[1], err2 = f.capture(f.steps[1]); err2 == nil {
+			f.pair, err2 = f.capture(append(append([]flowLaunch(nil), f.steps[0]...), f.steps[1]...))
+		}
 	}
-	lerr := f.launchStep()
+	if err2 != nil {
+		f.why = err2.Error()
+		f.freeGraphs()
+	}
+	return nil
+}
+
+// capture records launches on the flow's stream into an instantiated graph.
+func (f *Flow) capture(ls []flowLaunch) (C.CUgraphExec, error) {
+	if err := check(C.fg_cuStreamBeginCapture(f.stream), "cuStreamBeginCapture"); err != nil {
+		return nil, err
+	}
+	lerr := f.launchList(ls)
 	var graph C.CUgraph
 	cerr := check(C.fg_cuStreamEndCapture(f.stream, &graph), "cuStreamEndCapture")
 	if lerr != nil || cerr != nil {
@@ -213,18 +300,33 @@ func (f *Flow) build() error {
 			C.fg_cuGraphDestroy(graph)
 		}
 		if lerr != nil {
-			f.why = lerr.Error()
-		} else {
-			f.why = cerr.Error()
+			return nil, lerr
 		}
-		return nil
+		return nil, cerr
 	}
-	f.graph = graph
-	if err := check(C.fg_cuGraphInstantiate(&f.exec, graph), "cuGraphInstantiate"); err != nil {
-		C.fg_cuGraphDestroy(graph)
-		f.graph, f.exec, f.why = nil, nil, err.Error()
+	f.graphs = append(f.graphs, graph)
+	var exec C.CUgraphExec
+	if err := check(C.fg_cuGraphInstantiate(&exec, graph), "cuGraphInstantiate"); err != nil {
+		return nil, err
 	}
-	return nil
+	return exec, nil
+}
+
+func (f *Flow) freeGraphs() {
+	for i := range f.single {
+		if f.single[i] != nil {
+			C.fg_cuGraphExecDestroy(f.single[i])
+			f.single[i] = nil
+		}
+	}
+	if f.pair != nil {
+		C.fg_cuGraphExecDestroy(f.pair)
+		f.pair = nil
+	}
+	for _, g := range f.graphs {
+		C.fg_cuGraphDestroy(g)
+	}
+	f.graphs = nil
 }
 
 // cargs copies a into C memory (freed with the flow).
@@ -234,8 +336,8 @@ func cargs(a C.fg_cargs) *C.fg_cargs {
 	return m
 }
 
-func (f *Flow) launchStep() error {
-	for _, l := range f.steps {
+func (f *Flow) launchList(ls []flowLaunch) error {
+	for _, l := range ls {
 		k := f.p.k[l.name]
 		if err := check(C.fg_cuLaunch(k.fn, C.uint(l.grid), C.uint(l.bx), C.uint(l.by), C.uint(l.smem), f.stream, unsafe.Pointer(l.args)), "launch "+l.name); err != nil {
 			return err
@@ -244,25 +346,58 @@ func (f *Flow) launchStep() error {
 	return nil
 }
 
-func (f *Flow) step() error {
-	if f.exec != nil {
-		return check(C.fg_cuGraphLaunch(f.exec, f.stream), "cuGraphLaunch")
+// parity is which buffer pair step i of a run (from 0) reads: runs start on
+// the spec's buffers, and with the fused update every step flips the pair.
+func (f *Flow) parity(i int) int {
+	if f.fuse {
+		return i & 1
 	}
-	return f.launchStep()
+	return 0
+}
+
+// launch enqueues steps from..from+k-1 of a run: a single step to reach
+// parity 0, then pairs, then a single step.
+func (f *Flow) launch(from, k int) error {
+	for k > 0 {
+		par := f.parity(from)
+		var err error
+		switch {
+		case f.pair == nil:
+			err = f.launchList(f.steps[par])
+			from, k = from+1, k-1
+		case par == 0 && k >= 2:
+			err = check(C.fg_cuGraphLaunch(f.pair, f.stream), "cuGraphLaunch")
+			from, k = from+2, k-2
+		default:
+			err = check(C.fg_cuGraphLaunch(f.single[par], f.stream), "cuGraphLaunch")
+			from, k = from+1, k-1
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Describe says how the flow runs.
 func (f *Flow) Describe() string {
-	mode := "one CUDA graph per step"
-	if f.exec == nil {
+	mode := "CUDA graphs of 2 steps"
+	if f.pair == nil {
 		mode = "plain launches (" + f.why + ")"
 	}
-	return fmt.Sprintf("device ANF: %d kernels per step, %s; tile 32x%d sites, block 32x%d", len(f.steps), mode,
-		f.shape.BY*f.shape.RPT, f.shape.BY)
+	var how []string
+	if f.fold {
+		how = append(how, "stage 1 reduces and decides")
+	}
+	if f.fuse {
+		how = append(how, "stage 4 fuses the update (ping-pong buffers)")
+	}
+	return fmt.Sprintf("device ANF: %d kernels per step (%s), %s; tile 32x%d sites, block 32x%d", len(f.steps[0]),
+		joinStrings(how, ", "), mode, f.shape.BY*f.shape.RPT, f.shape.BY)
 }
 
-// Graphed reports whether the step runs as a CUDA graph.
-func (f *Flow) Graphed() bool { return f.exec != nil }
+// Graphed reports whether the steps run as CUDA graphs.
+func (f *Flow) Graphed() bool { return f.pair != nil }
 
 // Run implements kernels.Flow.
 func (f *Flow) Run(st kernels.FlowState, maxSteps, pollEvery int, cancel *atomic.Bool) (kernels.FlowResult, error) {
@@ -301,11 +436,9 @@ func (f *Flow) Run(st kernels.FlowState, maxSteps, pollEvery int, cancel *atomic
 	for {
 		for len(queue) < 2 && launched < maxSteps && !halt {
 			k := min(pollEvery, maxSteps-launched)
-			for i := 0; i < k; i++ {
-				if err := f.step(); err != nil {
-					C.fg_cuStreamSynchronize(f.stream)
-					return res, err
-				}
+			if err := f.launch(launched, k); err != nil {
+				C.fg_cuStreamSynchronize(f.stream)
+				return res, err
 			}
 			launched += k
 			dst := unsafe.Add(f.snap, slot*sb)
@@ -346,10 +479,38 @@ func (f *Flow) Run(st kernels.FlowState, maxSteps, pollEvery int, cancel *atomic
 			halt, res.Cancelled = true, true
 		}
 	}
+	c := last
+	if c.pending != 0 && c.nonfinite == 0 && c.stop == 0 {
+		// The last step decided was taken; its commit is the host's.
+		c.step++
+		c.taken++
+		if c.arrest != 0 {
+			c.resets++
+		}
+		c.prev_energy = c.energy1
+	}
+	if f.fuse {
+		par := int(c.taken) & 1 // the pair holding the state
+		if c.nonfinite == 4 {
+			// Stage 4 stored no gradient: recompute it (same bits) so the
+			// caller can name the site.
+			if err := f.launchList([]flowLaunch{f.diag[par]}); err != nil {
+				C.fg_cuStreamSynchronize(f.stream)
+				return res, err
+			}
+		}
+		if par == 1 {
+			for _, cp := range [][2]C.CUdeviceptr{{f.phiD, f.phi2.d}, {f.velD, f.vel2.d}} {
+				if err := check(C.fg_cuMemcpyDtoDAsync(cp[0], cp[1], C.size_t(f.fieldBytes), f.stream), "cuMemcpyDtoDAsync"); err != nil {
+					C.fg_cuStreamSynchronize(f.stream)
+					return res, err
+				}
+			}
+		}
+	}
 	if err := check(C.fg_cuStreamSynchronize(f.stream), "cuStreamSynchronize"); err != nil {
 		return res, err
 	}
-	c := last
 	res.State = kernels.FlowState{Step: int(c.step), Resets: int(c.resets), PrevEnergy: float64(c.prev_energy)}
 	res.Taken = int(c.taken)
 	switch {
@@ -379,14 +540,7 @@ func (f *Flow) free() {
 	if f.stream != nil {
 		C.fg_cuStreamSynchronize(f.stream)
 	}
-	if f.exec != nil {
-		C.fg_cuGraphExecDestroy(f.exec)
-		f.exec = nil
-	}
-	if f.graph != nil {
-		C.fg_cuGraphDestroy(f.graph)
-		f.graph = nil
-	}
+	f.freeGraphs()
 	if f.stream != nil {
 		C.fg_cuStreamDestroy(f.stream)
 		f.stream = nil
@@ -400,6 +554,9 @@ func (f *Flow) free() {
 	f.params.free()
 	f.part.free()
 	f.rows.free()
+	f.phi2.free()
+	f.vel2.free()
+	f.cnt.free()
 	if f.ctl != 0 {
 		C.fg_cuMemFree(f.ctl)
 		f.ctl = 0
@@ -408,8 +565,15 @@ func (f *Flow) free() {
 		C.fg_cuMemFreeHost(f.snap)
 		f.snap = nil
 	}
-	for _, l := range f.steps {
-		C.free(unsafe.Pointer(l.args))
+	seen := map[*C.fg_cargs]bool{}
+	for _, ls := range [][]flowLaunch{f.steps[0], f.steps[1], f.diag[:]} {
+		for _, l := range ls {
+			if l.args != nil && !seen[l.args] {
+				seen[l.args] = true
+				C.free(unsafe.Pointer(l.args))
+			}
+		}
 	}
-	f.steps = nil
+	f.steps = [2][]flowLaunch{}
+	f.diag = [2]flowLaunch{}
 }

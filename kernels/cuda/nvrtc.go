@@ -27,7 +27,7 @@ import (
 // KernelNames are the entry points of the CUDA templates, in the order
 // Describe lists them.
 var KernelNames = []string{"fg_k_continuum", "fg_k_consistent", "fg_k_density", "fg_k_rows", "fg_k_final",
-	"fg_k_combine", "fg_k_constrain", "fg_k_nonfinite", "fg_k_tile", "fg_k_decide", "fg_k_update"}
+	"fg_k_combine", "fg_k_constrain", "fg_k_nonfinite", "fg_k_tile", "fg_k_decide", "fg_k_update", "fg_k_tile_up"}
 
 // TranslationUnit is the CUDA C++ source Compile hands NVRTC for u: FG_FUNC,
 // the point source, size checks, then the templates.

@@ -140,7 +140,7 @@ func (b *Backend) load(image []byte, log string) (*Program, error) {
 			}
 		}
 		smem := 0
-		if name == "fg_k_tile" {
+		if name == "fg_k_tile" || name == "fg_k_tile_up" {
 			// Until tuned: the default shape (the occupancy API's block size
 			// is one of the autotune's candidates, tune.go).
 			sh := defaultTile

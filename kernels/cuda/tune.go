@@ -98,11 +98,15 @@ func (p *Program) writeTunes() {
 }
 
 // validTile says whether the loaded kernel can launch shape s.
-func (p *Program) validTile(s tileShape) bool {
+func (p *Program) validTile(s tileShape) bool { return p.validTileOf("fg_k_tile", s) }
+
+// validTileOf says whether the loaded tile kernel name (fg_k_tile or
+// fg_k_tile_up) can launch shape s.
+func (p *Program) validTileOf(name string, s tileShape) bool {
 	if s.BY <= 0 || s.RPT <= 0 || 32*s.BY > 1024 || s.smem(p.unit.NComp) > maxDynShared {
 		return false
 	}
-	k := p.k["fg_k_tile"]
+	k := p.k[name]
 	var maxT C.int
 	C.fg_cuFuncGetAttribute(&maxT, C.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k.fn)
 	if 32*s.BY > int(maxT) {

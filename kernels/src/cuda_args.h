@@ -44,14 +44,22 @@ typedef struct {
     int pad2_;
     double tol;           /* convergence: max|grad| < tol */
     double dt;
+    /* Phase 3: a flow's stage 1 finishes its own reduction (last-block-done,
+     * fixed order) and stage 4 takes the RK4 update (ping-pong buffers). */
+    fg_dptr cnt;          /* fold: unsigned counters, one per tile row band plus one, zero between launches */
+    fg_dptr rows;         /* fold: row partials (3 planes of ny) */
+    int fold;             /* fg_k_tile stage 1: reduce and decide in the last block */
+    int pad3_;            /* fg_k_tile_up (stage 4 fused with the RK4 update) writes terms[5], terms[6]
+                             (phi', v'), from terms[0..2] = phi, v, G1 (the loader's), terms[3] = G0,
+                             terms[4] = G2 and coef[3..5] = -dt^2/6, -dt/6, -dt/3; no gradient is stored */
 } fg_cargs;
 
 /* Why a device flow stopped (fg_flowctl.stop). */
 #define FG_STOP_CONVERGED 1
 #define FG_STOP_NONFINITE 2   /* stage-1 energy or gradient not finite */
 
-/* The state of a device flow, in device memory: written by fg_k_decide (the
- * stage-1 reduction's last level) and fg_k_update, read by every flow kernel,
+/* The state of a device flow, in device memory: written by the stage-1
+ * reduction's last level (fg_k_decide or the folded stage 1), read by every flow kernel,
  * so the arrest decision and the stop test never need the host. */
 typedef struct {
     long long step;       /* the flow's step number */
@@ -61,7 +69,8 @@ typedef struct {
     int stop;             /* FG_STOP_*, 0 while running */
     int nonfinite;        /* RK4 stage 2..4 whose gradient was not finite, 0 if none */
     int arrest;           /* this step's arrest decision */
-    int pad_;
+    int pending;          /* a step was decided and not yet committed: the next decision (or the host,
+                             at the end of a run) commits it unless a later stage went non-finite */
     double kv;            /* 0 when arrested, else 1: multiplies the velocity */
     double prev_energy;   /* stage-1 energy of the previous step (energy arrest) */
     double energy1;       /* stage-1 energy of this step */

@@ -464,7 +464,178 @@ static __device__ __forceinline__ bool fg_halted(const fg_cargs& a) {
     return c->stop != 0 || (nf != 0 && (a.stage <= 1 || nf < a.stage));
 }
 
-extern "C" __global__ void fg_k_tile(fg_cargs a) {
+/* The end of an RK4 step at one site: phi' and v' from phi, v and the four
+ * stage gradients a0..a3 (fg_k_combine's arithmetic, left to right from 0),
+ * then the unit-vector constraint (a.project, sites of S) like fg_k_constrain.
+ * h = -dt^2/6, q6 = -dt/6, q3 = -dt/3, as the host computes them. Shared by
+ * the fused stage 4 (fg_k_tile_up); fg_k_update writes the same expressions out. */
+static __device__ __forceinline__ void fg_rk4_site(const fg_cargs& a, double kv, double h, double q6, double q3,
+                                                   int n, int idx, bool in_s, const double* phi,
+                                                   const double* vel, const double* __restrict__ g0,
+                                                   const double* __restrict__ g1, const double* __restrict__ g2,
+                                                   const double* a3, double* phio, double* velo) {
+    const double cv = kv * a.dt;
+    double u[FG_NCOMP], w[FG_NCOMP];
+#pragma unroll
+    for (int k = 0; k < FG_NCOMP; k++) {
+        const int e = k * n + idx;
+        const double f = phi[e], v = vel[e], a0 = g0[e], a1 = g1[e], a2 = g2[e];
+        double x = 0.0;
+        x += 1.0 * f; x += cv * v; x += h * a0; x += h * a1; x += h * a2;
+        double y = 0.0;
+        y += kv * v; y += q6 * a0; y += q3 * a1; y += q3 * a2; y += q6 * a3[k];
+        u[k] = x; w[k] = y;
+    }
+    if (a.project && in_s) {
+        double nn = 0.0;
+#pragma unroll
+        for (int k = 0; k < FG_NCOMP; k++) nn += u[k] * u[k];
+        const double inv = 1.0 / sqrt(nn);
+        double vp = 0.0;
+#pragma unroll
+        for (int k = 0; k < FG_NCOMP; k++) { u[k] *= inv; vp += w[k] * u[k]; }
+#pragma unroll
+        for (int k = 0; k < FG_NCOMP; k++) w[k] -= vp * u[k];
+    }
+#pragma unroll
+    for (int k = 0; k < FG_NCOMP; k++) {
+        const int e = k * n + idx;
+        phio[e] = u[k];
+        velo[e] = w[k];
+    }
+}
+
+/* A flow's decision from its stage-1 reductions (one thread): commit the
+ * step decided before (it was taken: nothing stopped the flow since), stop
+ * on a non-finite energy or gradient, record the step, stop when converged,
+ * else the arrest; the step is then pending until the next decision (or the
+ * host at the end of a run) commits it. */
+static __device__ __forceinline__ void fg_decide_apply(const fg_cargs& a, double E, double M, double P) {
+    volatile fg_flowctl* c = (volatile fg_flowctl*)a.ctl;
+    if (c->pending) {
+        c->step = c->step + 1;
+        c->taken = c->taken + 1;
+        if (c->arrest) c->resets = c->resets + 1;
+        c->prev_energy = c->energy1;
+        c->pending = 0;
+    }
+    if (M != M || E != E || isinf(E)) {
+        c->stop = FG_STOP_NONFINITE;
+        return;
+    }
+    const long long r = c->nrec;
+    fg_flowrec* ring = (fg_flowrec*)a.ring;
+    fg_flowrec rec;
+    rec.step = c->step; rec.resets = c->resets; rec.energy = E; rec.max_grad = M;
+    ring[r % a.ringcap] = rec;
+    c->nrec = r + 1;
+    c->energy1 = E;
+    if (M < a.tol) {
+        c->stop = FG_STOP_CONVERGED;
+        return;
+    }
+    const int arrest = a.energy_arrest ? (E > c->prev_energy) : (P > 0.0);
+    c->arrest = arrest;
+    c->kv = arrest ? 0.0 : 1.0;
+    c->pending = 1;
+}
+
+/* fg_k_decide's combine of one plane of row partials (a sum, or the max
+ * for MAX) by one warp: lane l plays fg_k_decide's threads l + 32 q, q < 8,
+ * takes their rows in their order, then the same tree: s = 128, 64, 32
+ * across the lane's slots, s = 16 .. 1 across lanes. Lane 0 gets the result. */
+template <bool MAX>
+static __device__ __forceinline__ double fg_fold_final(const double* R, int ny, int lane) {
+#define FG_FQ (FG_FINAL_THREADS / 32)
+    double v[FG_FQ];
+#pragma unroll
+    for (int q = 0; q < FG_FQ; q++) {
+        double x = 0.0;
+        for (int j = lane + 32 * q; j < ny; j += FG_FINAL_THREADS)
+            x = MAX ? fg_maxnan(x, __ldcg(R + j)) : x + __ldcg(R + j);
+        v[q] = x;
+    }
+#pragma unroll
+    for (int s = FG_FQ / 2; s > 0; s >>= 1) {
+#pragma unroll
+        for (int q = 0; q < s; q++) v[q] = MAX ? fg_maxnan(v[q], v[q + s]) : v[q] + v[q + s];
+    }
+#undef FG_FQ
+    double x = v[0];
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        const double y = __shfl_down_sync(FG_FULL, x, off);
+        x = MAX ? fg_maxnan(x, y) : x + y;
+    }
+    return x;
+}
+
+/* Stage 1 of a flow finishing its own reduction (a.fold), after every warp
+ * of the block stored its chunk partials: the last block of each tile row
+ * band (a counter per band) combines the band's rows exactly like fg_k_rows;
+ * the last of those (one more counter) combines the rows exactly like
+ * fg_k_decide, with one warp holding FG_FINAL_THREADS / 32 of fg_k_decide's
+ * threads per lane, and decides. The bits are those of fg_k_rows + fg_k_decide
+ * whichever block comes last. Counters are reset by the block that saw them
+ * full, so they are zero between launches. */
+static __device__ __forceinline__ void fg_fold(const fg_cargs& a, int cy, int TY) {
+    __shared__ int fg_last;
+    unsigned* cnt = (unsigned*)a.cnt;
+    const int nchunk = (int)a.nchunk, ny = (int)a.ny;
+    const int tid = (int)threadIdx.y * 32 + (int)threadIdx.x, lane = (int)threadIdx.x;
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) {
+        const unsigned prev = atomicAdd(cnt + cy, 1u);
+        fg_last = prev == (unsigned)(nchunk - 1);
+        if (fg_last) cnt[cy] = 0;
+    }
+    __syncthreads();
+    if (!fg_last) return;
+    __threadfence();
+    const double* P = (const double*)a.part;
+    double* R = (double*)a.rows;
+    const int plane = ny * nchunk;
+    const int jend = min(cy * TY + TY, ny);
+    for (int j = cy * TY + (int)threadIdx.y; j < jend; j += (int)blockDim.y) {
+        double e = 0.0, m = 0.0, pw = 0.0;
+        for (int c = lane; c < nchunk; c += 32) {
+            const int k = j * nchunk + c;
+            e += __ldcg(P + k);
+            m = fg_maxnan(m, __ldcg(P + plane + k));
+            pw += __ldcg(P + 2 * plane + k);
+        }
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) {
+            e += __shfl_down_sync(FG_FULL, e, off);
+            m = fg_maxnan(m, __shfl_down_sync(FG_FULL, m, off));
+            pw += __shfl_down_sync(FG_FULL, pw, off);
+        }
+        if (lane == 0) {
+            R[j] = e; R[ny + j] = m; R[2 * ny + j] = pw;
+        }
+    }
+    __threadfence();
+    __syncthreads();
+    const int nband = (int)gridDim.x / nchunk;
+    if (tid == 0) {
+        const unsigned prev = atomicAdd(cnt + nband, 1u);
+        fg_last = prev == (unsigned)(nband - 1);
+        if (fg_last) cnt[nband] = 0;
+    }
+    __syncthreads();
+    if (!fg_last || threadIdx.y != 0) return;
+    __threadfence();
+    /* One plane at a time, to hold few registers. */
+    const double E = fg_fold_final<false>(R, ny, lane);
+    const double M = fg_fold_final<true>(R + ny, ny, lane);
+    const double Pw = fg_fold_final<false>(R + 2 * ny, ny, lane);
+    if (lane == 0) fg_decide_apply(a, E, M, Pw);
+}
+
+/* FUSE: stage 4 with the RK4 update (fg_k_tile_up); else fg_k_tile. */
+template <bool FUSE>
+static __device__ __forceinline__ void fg_tile_body(const fg_cargs& a) {
     extern __shared__ double fg_tile[];
     if (fg_halted(a)) return;
     const int TY = (int)blockDim.y * a.rpt;
@@ -518,8 +689,12 @@ extern "C" __global__ void fg_k_tile(fg_cargs a) {
         double e = 0.0, m = 0.0, pw = 0.0;
         if (i < nx) {
             const int idx = j * nx + i;
-            if (!fg_in_s(g, i, j)) {
-                fg_zero_site(a, n, idx);
+            const bool in_s = fg_in_s(g, i, j);
+            double gr[FG_NCOMP];
+            if (!in_s) {
+#pragma unroll
+                for (int k = 0; k < FG_NCOMP; k++) gr[k] = 0.0;
+                if (!FUSE) fg_zero_site(a, n, idx);
             } else {
                 fg_site s;
                 const int ly = ty + FG_HALO;
@@ -544,7 +719,6 @@ extern "C" __global__ void fg_k_tile(fg_cargs a) {
                 }
                 s.x = g.ox + (double)i * g.hx;
                 s.y = g.oy + (double)j * g.hy;
-                double gr[FG_NCOMP];
                 fg_gradient(&s, p, gr);
                 if (a.want_energy) e = fg_energy(&s, p) * (g.hx * g.hy);
                 if (a.project) {
@@ -567,12 +741,15 @@ extern "C" __global__ void fg_k_tile(fg_cargs a) {
 #pragma unroll
                 for (int k = 0; k < FG_NCOMP; k++) {
                     const double v = gr[k];
-                    out[k * n + idx] = v;
+                    if (!FUSE) out[k * n + idx] = v;
                     mx = isfinite(v) ? fmax(mx, fabs(v)) : FG_NAN;
                     if (vel) pw += __ldg(vel + k * n + idx) * v;
                 }
                 m = mx;
             }
+            if (FUSE)
+                fg_rk4_site(a, kv, a.coef[3], a.coef[4], a.coef[5], n, idx, in_s, T0, T1, (const double*)a.terms[3],
+                            T2, (const double*)a.terms[4], gr, (double*)a.terms[5], (double*)a.terms[6]);
         }
         if (a.stage <= 1) {
             fg_chunk_store(a.part, a.ny * a.nchunk, (long long)j * a.nchunk + cx, e, m, pw);
@@ -580,7 +757,14 @@ extern "C" __global__ void fg_k_tile(fg_cargs a) {
             ((volatile fg_flowctl*)a.ctl)->nonfinite = a.stage;
         }
     }
+    if (!FUSE && a.fold) fg_fold(a, cy, TY);
 }
+
+extern "C" __global__ void fg_k_tile(fg_cargs a) { fg_tile_body<false>(a); }
+
+/* Stage 4 of a flow with the RK4 update fused (cuda_args.h, fuse): phi' and
+ * v' into the other buffer pair instead of the stage gradient. */
+extern "C" __global__ void fg_k_tile_up(fg_cargs a) { fg_tile_body<true>(a); }
 
 /* The last reduction level of a flow's stage 1 (fg_k_final's order exactly),
  * then the decisions the host loop made: stop on a non-finite energy or
@@ -607,45 +791,20 @@ extern "C" __global__ void fg_k_decide(fg_cargs a) {
         }
         __syncthreads();
     }
-    if (t != 0) return;
-    volatile fg_flowctl* c = (volatile fg_flowctl*)a.ctl;
-    const double E = se[0], M = sm[0], P = sp[0];
-    if (M != M || E != E || isinf(E)) {
-        c->stop = FG_STOP_NONFINITE;
-        return;
-    }
-    const long long r = c->nrec;
-    fg_flowrec* ring = (fg_flowrec*)a.ring;
-    fg_flowrec rec;
-    rec.step = c->step; rec.resets = c->resets; rec.energy = E; rec.max_grad = M;
-    ring[r % a.ringcap] = rec;
-    c->nrec = r + 1;
-    c->energy1 = E;
-    if (M < a.tol) {
-        c->stop = FG_STOP_CONVERGED;
-        return;
-    }
-    const int arrest = a.energy_arrest ? (E > c->prev_energy) : (P > 0.0);
-    c->arrest = arrest;
-    c->kv = arrest ? 0.0 : 1.0;
+    if (t == 0) fg_decide_apply(a, se[0], sm[0], sp[0]);
 }
 
-/* The end of an RK4 step, one thread per site: phi and v from the four stage
- * gradients (terms[0..3]) with fg_k_combine's arithmetic (left to right from
- * 0), then the unit-vector constraint (a.project) like fg_k_constrain.
- * coef[0] = -dt^2/6, coef[1] = -dt/6, coef[2] = -dt/3, as the host computes
- * them. Thread 0 advances the step counters. */
+/* The end of an RK4 step, one thread per site (the flow without a fused
+ * stage 4): phi and v in place from the four stage gradients (terms[0..3]),
+ * fg_rk4_site's arithmetic (written out: kept in 64-bit indexing, it holds
+ * fewer registers), then the unit-vector constraint (a.project) like
+ * fg_k_constrain. coef[0] = -dt^2/6, coef[1] = -dt/6, coef[2] = -dt/3. The
+ * step counters are committed by the next decision. */
 extern "C" __global__ void fg_k_update(fg_cargs a) {
     if (fg_halted(a)) return;
     volatile fg_flowctl* c = (volatile fg_flowctl*)a.ctl;
     const double kv = c->kv;
     const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx == 0) {
-        c->step = c->step + 1;
-        c->taken = c->taken + 1;
-        if (c->arrest) c->resets = c->resets + 1;
-        c->prev_energy = c->energy1;
-    }
     if (idx >= a.n) return;
     double* phi = (double*)a.phi;
     double* vel = (double*)a.vel;
