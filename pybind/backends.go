@@ -71,65 +71,65 @@ func selectBackend(o backendOptions) (b kernels.Backend, note string, err error)
 	return nil, "", errs.New(errs.Backend, "unknown backend %q: use \"auto\", \"cpu\" or \"cuda\"", o.Backend)
 }
 
-// The trajectory workloads' GPU devices, made once per process on the CUDA
-// backend (their modules compile on first use and stay loaded).
-var trajectoryGPU struct {
-	nbodyOnce, radOnce sync.Once
-	nbody              *gpunbody.Device
-	rad                *gpuradiation.Device
-	nbodyErr, radErr   error
+// gpuDevice is one of the trajectory workloads' GPU devices, made once per
+// process on the CUDA backend (its module compiles on first use and stays
+// loaded).
+type gpuDevice[D any] struct {
+	once sync.Once
+	dev  D
+	err  error
+	make func(*cuda.Backend) (D, error)
+	what string
 }
 
-// nbodyDevice resolves a backend name for N-body: nil means the CPU.
-func nbodyDevice(backend string) (nbody.Device, error) {
+// get resolves a backend name: ok=false means the CPU ("cpu", or "auto"
+// without a usable GPU); "cuda" without one is an error that says why.
+func (g *gpuDevice[D]) get(backend string) (dev D, ok bool, err error) {
 	switch backend {
 	case "", "auto", "cpu", "cuda", "gpu":
 	default:
-		return nil, errs.New(errs.Backend, "unknown backend %q: use \"auto\", \"cpu\" or \"cuda\"", backend)
+		return dev, false, errs.New(errs.Backend, "unknown backend %q: use \"auto\", \"cpu\" or \"cuda\"", backend)
 	}
 	if backend == "cpu" {
-		return nil, nil
+		return dev, false, nil
 	}
-	trajectoryGPU.nbodyOnce.Do(func() {
+	g.once.Do(func() {
 		if _, err := cudaBackend(); err != nil {
-			trajectoryGPU.nbodyErr = err
+			g.err = err
 			return
 		}
-		trajectoryGPU.nbody, trajectoryGPU.nbodyErr = gpunbody.New(gpu.b)
+		g.dev, g.err = g.make(gpu.b)
 	})
-	if trajectoryGPU.nbodyErr != nil {
+	if g.err != nil {
 		if backend == "auto" || backend == "" {
-			return nil, nil
+			return dev, false, nil
 		}
-		return nil, errs.Wrap(errs.Backend, trajectoryGPU.nbodyErr, "the N-body GPU path is unavailable")
+		return dev, false, errs.Wrap(errs.Backend, g.err, "the %s GPU path is unavailable", g.what)
 	}
-	return trajectoryGPU.nbody, nil
+	return g.dev, true, nil
+}
+
+var (
+	nbodyGPU     = gpuDevice[*gpunbody.Device]{make: gpunbody.New, what: "N-body"}
+	radiationGPU = gpuDevice[*gpuradiation.Device]{make: gpuradiation.New, what: "radiation"}
+)
+
+// nbodyDevice resolves a backend name for N-body: nil means the CPU.
+func nbodyDevice(backend string) (nbody.Device, error) {
+	d, ok, err := nbodyGPU.get(backend)
+	if !ok {
+		return nil, err
+	}
+	return d, nil
 }
 
 // radiationDevice resolves a backend name for radiation: nil means the CPU.
 func radiationDevice(backend string) (radiation.Device, error) {
-	switch backend {
-	case "", "auto", "cpu", "cuda", "gpu":
-	default:
-		return nil, errs.New(errs.Backend, "unknown backend %q: use \"auto\", \"cpu\" or \"cuda\"", backend)
+	d, ok, err := radiationGPU.get(backend)
+	if !ok {
+		return nil, err
 	}
-	if backend == "cpu" {
-		return nil, nil
-	}
-	trajectoryGPU.radOnce.Do(func() {
-		if _, err := cudaBackend(); err != nil {
-			trajectoryGPU.radErr = err
-			return
-		}
-		trajectoryGPU.rad, trajectoryGPU.radErr = gpuradiation.New(gpu.b)
-	})
-	if trajectoryGPU.radErr != nil {
-		if backend == "auto" || backend == "" {
-			return nil, nil
-		}
-		return nil, errs.Wrap(errs.Backend, trajectoryGPU.radErr, "the radiation GPU path is unavailable")
-	}
-	return trajectoryGPU.rad, nil
+	return d, nil
 }
 
 // DeviceMemoryInUse is the GPU memory in use (bytes), or -1 without a GPU.

@@ -7,22 +7,9 @@ Run: .venv/bin/python tools/make_aux_notebook.py [--check]
 ``NOTEBOOKS`` maps the file name to its cells; tools/make_notebooks.py takes it in.
 """
 
-import pathlib
 import sys
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-OUT = ROOT / "notebooks"
-
-
-def md(text):
-    return new_markdown_cell(text.strip("\n"))
-
-
-def code(text):
-    return new_code_cell(text.strip("\n"))
+from notebook_cells import code, md
 
 
 DEMAG = [
@@ -137,35 +124,9 @@ assert without.integral("demag_energy") == 0.0 and np.all(f0[3] == 0.0)
 NOTEBOOKS = {"06_demagnetisation.ipynb": DEMAG}
 
 
-def build(cells):
-    nb = new_notebook(cells=cells, metadata={
-        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-        "language_info": {"name": "python"}})
-    for k, cell in enumerate(nb.cells):
-        cell["id"] = f"cell-{k:02d}"
-    return nb
-
-
-def main(argv):
-    check = "--check" in argv
-    stale = []
-    OUT.mkdir(exist_ok=True)
-    for name, cells in NOTEBOOKS.items():
-        text = nbformat.writes(build(cells)) + "\n"
-        path = OUT / name
-        if check:
-            if not path.exists() or path.read_text() != text:
-                stale.append(name)
-            continue
-        path.write_text(text)
-        print("wrote", path)
-    if check:
-        if stale:
-            print("out of date:", ", ".join(stale))
-            return 1
-        print("demagnetisation notebook up to date")
-    return 0
-
 
 if __name__ == "__main__":
+    # One writer for every notebook: tools/make_notebooks.py takes NOTEBOOKS in.
+    from make_notebooks import main
+
     sys.exit(main(sys.argv[1:]))

@@ -12,18 +12,13 @@ import pathlib
 import sys
 
 import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from nbformat.v4 import new_notebook
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from notebook_cells import code, md  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "notebooks"
-
-
-def md(text):
-    return new_markdown_cell(text.strip("\n"))
-
-
-def code(text):
-    return new_code_cell(text.strip("\n"))
 
 
 # --- 01 quickstart ------------------------------------------------------------------------
@@ -455,7 +450,6 @@ NOTEBOOKS = {
 
 # Later issues keep their notebooks in generators of their own,
 # tools/make_<topic>_notebook.py, each with a NOTEBOOKS dict like the one above.
-sys.path.insert(0, str(pathlib.Path(__file__).parent))
 for _gen in sorted(pathlib.Path(__file__).parent.glob("make_*_notebook.py")):
     NOTEBOOKS.update(__import__(_gen.stem).NOTEBOOKS)
 
