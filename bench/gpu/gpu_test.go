@@ -251,11 +251,11 @@ func TestStepTimes(t *testing.T) {
 	if os.Getenv("FIELDGO_BENCH_HOST") != "" {
 		modes = append(modes, "hostloop")
 	}
-	// FIELDGO_BENCH_PHASES=1 adds the device flow without the folded stage-1
-	// reduction ("device-nofold") and the phase-2 step ("device-p2": separate
-	// reduction kernels and update kernel, 22 streams), same call.
+	// FIELDGO_BENCH_PHASES=1 adds the device flow with the stage-1 reduction
+	// folded ("device-fold", FIELDGO_FLOW_FOLD=1) and the phase-2 step
+	// ("device-p2": no fused update, 22 streams), same call.
 	if os.Getenv("FIELDGO_BENCH_PHASES") != "" {
-		modes = append(modes, "device-nofold", "device-p2")
+		modes = append(modes, "device-fold", "device-p2")
 	}
 	setEnv := func(k, v string) {
 		if v == "" {
@@ -275,8 +275,8 @@ func TestStepTimes(t *testing.T) {
 				setEnv("FIELDGO_FLOW_FUSE", fuse0)
 				setEnv("FIELDGO_FLOW_FOLD", fold0)
 				switch mode {
-				case "device-nofold":
-					os.Setenv("FIELDGO_FLOW_FOLD", "0")
+				case "device-fold":
+					os.Setenv("FIELDGO_FLOW_FOLD", "1")
 				case "device-p2":
 					os.Setenv("FIELDGO_FLOW_FOLD", "0")
 					os.Setenv("FIELDGO_FLOW_FUSE", "0")

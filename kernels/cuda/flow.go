@@ -29,17 +29,18 @@ const flowRing = 1024
 const defaultPoll = 64
 
 // Flow is an arrested Newton flow on the device (kernels.Flow). One step is
-// four kernels on the flow's own stream (see cuda_kernels.cu, "Phase 2" and
-// "Phase 3"): fg_k_tile stage 1 finishing its own reduction and the arrest
-// decision (fold), stages 2 and 3, and stage 4 with the RK4 update fused
-// (fuse), which writes phi' and v' into a second pair of buffers: steps
-// alternate between the spec's Phi/Vel and the flow's own pair (ping-pong),
-// and a run that ends on the second pair copies it back. Two steps (one from
-// each pair) are captured into one CUDA graph, single steps into their own;
-// Run launches graphs and reads the control block and the record ring back
-// asynchronously every pollEvery steps, double-buffered, so the stream never
-// waits for the host. FIELDGO_FLOW_FOLD=0 / FIELDGO_FLOW_FUSE=0 select the
-// phase-2 step (separate fg_k_rows + fg_k_decide, separate fg_k_update).
+// six kernels on the flow's own stream (see cuda_kernels.cu, "Phase 2" and
+// "Phase 3"): fg_k_tile stage 1, fg_k_rows, fg_k_decide (the reduction's last
+// levels and the arrest decision), stages 2 and 3, and stage 4 with the RK4
+// update fused (fg_k_tile_up), which writes phi' and v' into a second pair of
+// buffers: steps alternate between the spec's Phi/Vel and the flow's own pair
+// (ping-pong), and a run that ends on the second pair copies it back. Two
+// steps (one from each pair) are captured into one CUDA graph, single steps
+// into their own; Run launches graphs and reads the control block and the
+// record ring back asynchronously every pollEvery steps, double-buffered, so
+// the stream never waits for the host. FIELDGO_FLOW_FOLD=1 folds fg_k_rows
+// and fg_k_decide into stage 1 (last-block-done; measured slower, so off);
+// FIELDGO_FLOW_FUSE=0 selects the phase-2 step (separate fg_k_update).
 type Flow struct {
 	p      *Program
 	spec   kernels.FlowSpec
@@ -151,7 +152,9 @@ func (f *Flow) build() error {
 	}
 
 	f.fuse = os.Getenv("FIELDGO_FLOW_FUSE") != "0"
-	f.fold = os.Getenv("FIELDGO_FLOW_FOLD") != "0"
+	// Off by default: measured slower than fg_k_rows + fg_k_decide at every
+	// size on the H200 (docs/performance/gpu.md, phase 3).
+	f.fold = os.Getenv("FIELDGO_FLOW_FOLD") == "1"
 	f.fieldBytes = 8 * p.unit.NComp * g.Sites()
 	f.phiD, f.velD = C.CUdeviceptr(phi), C.CUdeviceptr(vel)
 
