@@ -87,7 +87,9 @@ func (p *Producer) Free() { C.free(p.data) }
 // Data is the block the columns point into.
 func (p *Producer) Data() []float64 { return unsafe.Slice((*float64)(p.data), Capacity) }
 
-func cstr(s string) *C.char { return C.fz_bytes((*C.char)(unsafe.Pointer(unsafe.StringData(s+"\x00"))), C.int(len(s))) }
+func cstr(s string) *C.char {
+	return C.fz_bytes((*C.char)(unsafe.Pointer(unsafe.StringData(s+"\x00"))), C.int(len(s)))
+}
 
 // encodeMetadata writes the C Data Interface's metadata encoding.
 func encodeMetadata(kv [][2]string) []byte {
