@@ -8,6 +8,8 @@ the matching :class:`fieldgo.Error` subclass instead.
 from __future__ import annotations
 
 import functools
+import os
+import warnings
 
 from .errors import BackendError, from_bridge
 
@@ -38,3 +40,14 @@ class _Go:
 
 
 go = _Go()
+
+
+def _warn_fork():
+    warnings.warn(
+        "fork() after fieldgo loaded the Go runtime: the child can hang if it uses fieldgo "
+        "(Go's threads are not copied). Use multiprocessing's 'spawn' or 'forkserver' start method.",
+        RuntimeWarning, stacklevel=3)
+
+
+if _pybind is not None and hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_warn_fork)

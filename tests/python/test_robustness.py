@@ -131,3 +131,13 @@ def test_a_truncated_cache_entry_is_rebuilt(tmp_path):
     entry.write_bytes(entry.read_bytes()[:1000])
     assert _in_processes(tmp_path, 1) == first
     assert entry.stat().st_size > 1000
+
+
+def test_forking_after_the_go_runtime_started_warns():
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    with pytest.warns(RuntimeWarning, match="spawn"):
+        pid = os.fork()
+        if pid == 0:  # the child touches nothing and leaves at once
+            os._exit(0)
+    os.waitpid(pid, 0)
