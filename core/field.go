@@ -1,7 +1,6 @@
 package core
 
 import (
-	"math"
 	"sync/atomic"
 	"unsafe"
 
@@ -9,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/kernels"
 )
 
 // Field is C components of float64 over a lattice, structure of arrays: component
@@ -138,20 +138,9 @@ func (f *Field) Sum(c int) (float64, error) {
 	return SumCompensated(col), nil
 }
 
-// SumCompensated is Neumaier's compensated sum of xs, in index order.
-func SumCompensated(xs []float64) float64 {
-	var s, comp float64
-	for _, x := range xs {
-		t := s + x
-		if math.Abs(s) >= math.Abs(x) {
-			comp += (s - t) + x
-		} else {
-			comp += (x - t) + s
-		}
-		s = t
-	}
-	return s + comp
-}
+// SumCompensated is Neumaier's compensated sum of xs, in index order (the
+// one fixed-order sum of kernels.SumCompensated).
+func SumCompensated(xs []float64) float64 { return kernels.SumCompensated(xs) }
 
 // Stride is the distance in float64s between consecutive components when they
 // are evenly spaced in memory (always for NewField), and ok=false otherwise.
