@@ -145,8 +145,9 @@ class Simulation:
         return Field._from_handle(go.SimField(self._h(), 1))
 
     def set_field(self, value):
-        """Set the field from an array shaped (ncomp, ny, nx), an fg.Field, or a
-        function f(x, y) returning the components (arrays over the lattice).
+        """Set the field from an array shaped (ncomp, ny, nx) ((ny, nx) for one
+        component), an fg.Field, or a function f(x, y) returning the components
+        (arrays or numbers over the lattice; one bare array for one component).
         NaN or Inf values are refused. The velocity is reset to zero."""
         lat = self.lattice
         ncomp = len(self.theory.fields)
@@ -155,6 +156,8 @@ class Simulation:
         elif callable(value):
             X, Y = lat.meshgrid()
             comps = value(X, Y)
+            if ncomp == 1 and not isinstance(comps, (tuple, list)):
+                comps = [comps]  # one component: the function may return it bare
             try:
                 arr = np.array([np.broadcast_to(np.asarray(c, dtype=np.float64), lat.shape) for c in comps])
             except (TypeError, ValueError) as exc:
@@ -162,6 +165,8 @@ class Simulation:
                                  f"lattice (shape {lat.shape}): {exc}") from None
         else:
             arr = np.asarray(value)
+        if ncomp == 1 and arr.shape == lat.shape:
+            arr = arr[None]  # one component given as (ny, nx)
         if arr.shape != (ncomp, lat.ny, lat.nx):
             raise ShapeError(f"field of shape {arr.shape} does not fit: want (ncomp, ny, nx) = "
                              f"({ncomp}, {lat.ny}, {lat.nx})")
