@@ -249,3 +249,13 @@ def test_one_component_fields_can_be_given_bare():
     assert sim.field.numpy().shape == (1, 12, 16)
     sim.set_field(lambda x, y: 0.5)
     assert (sim.field.numpy() == 0.5).all()
+
+
+def test_history_reads_into_pandas(skyrme):
+    pd = pytest.importorskip("pandas")
+    sim = make(skyrme)
+    sim.set_field(fg.initial.skyrmion(charge=1))
+    df = sim.minimize(tol=1e-3, max_steps=200, check_every=20).to_pandas()
+    assert isinstance(df, pd.DataFrame)
+    assert list(df.columns) == ["step", "energy", "max_grad", "charge", "resets"]
+    assert df["step"].is_monotonic_increasing
