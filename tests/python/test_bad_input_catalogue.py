@@ -182,3 +182,21 @@ def test_bad_input_raises_a_typed_error(what, call, error, match, tmp_path):
 def test_the_catalogue_is_large_enough():
     assert len(CATALOGUE) >= 30
     assert len({c[2] for c in CATALOGUE}) >= 10  # many kinds of error, not one catch-all
+
+
+def test_missing_c_compiler_is_a_backend_error(tmp_path):
+    # Go reads the environment when it starts: a fresh process with no compiler and an
+    # empty cache, so the kernels must be compiled.
+    import os
+    import subprocess
+    import sys
+
+    script = ("import fieldgo as fg\n"
+              "try:\n"
+              "    fg.Simulation(fg.theories.baby_skyrme(), grid=(16, 16), spacing=0.5, backend='cpu')\n"
+              "except fg.BackendError as e:\n"
+              "    print('BackendError:', e)\n")
+    env = dict(os.environ, CC=str(tmp_path / "no-such-cc"), FIELDGO_CACHE=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "BackendError:" in out.stdout and "no-such-cc" in out.stdout, out.stdout + out.stderr[-2000:]
