@@ -149,6 +149,11 @@ class Field:
     def __arrow_c_array__(self, requested_schema=None):
         return self.to_arrow().__arrow_c_array__(requested_schema)
 
+    def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
+        """The Arrow C Device Data Interface: the field's memory, on the CPU device
+        (a CUDA simulation's ``sim.field`` is its host copy)."""
+        return self.to_arrow().__arrow_c_device_array__(requested_schema, **kwargs)
+
     def __arrow_c_stream__(self, requested_schema=None):
         batch = self.to_arrow()
         return pa.RecordBatchReader.from_batches(batch.schema, [batch]).__arrow_c_stream__(requested_schema)

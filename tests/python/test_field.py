@@ -243,3 +243,13 @@ def test_bad_component_and_site(lat):
         f.set(0, 8, 0, 1.0)
     with pytest.raises(fg.ShapeError, match="twice"):
         fg.Field(lat, ["a", "a"])
+
+
+def test_device_array_capsule_is_the_same_cpu_memory(lat):
+    f = fg.Field(lat, ["a", "b"])
+    v = f.numpy()
+    v[1, 2, 3] = 5.0
+    schema, array = f.__arrow_c_device_array__()
+    back = pa.RecordBatch._import_from_c_device_capsule(schema, array)
+    assert back.column(0).buffers()[1].address == v.ctypes.data
+    assert back.column(1)[2 * 8 + 3].as_py() == 5.0
