@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import sympy
+from ._lazy import sympy
 
 from .tracer import Symbols
 

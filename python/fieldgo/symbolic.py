@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import numbers
 
-import sympy
+from ._lazy import sympy
 
 from . import diagnostics
 
@@ -186,10 +186,10 @@ def to_sympy(v):
     return _unwrap(v)
 
 
-def _unary(name, pyfunc, symfunc):
+def _unary(name, pyfunc, symname):
     def f(x):
         if isinstance(x, Expr):
-            return _wrap(symfunc(x.e))
+            return _wrap(getattr(sympy, symname)(x.e))
         if hasattr(x, "__fg_" + name + "__"):      # Complex and friends opt in
             return getattr(x, "__fg_" + name + "__")()
         return pyfunc(x)
@@ -199,19 +199,19 @@ def _unary(name, pyfunc, symfunc):
     return f
 
 
-sqrt = _unary("sqrt", math.sqrt, sympy.sqrt)
-exp = _unary("exp", math.exp, sympy.exp)
-log = _unary("log", math.log, sympy.log)
-sin = _unary("sin", math.sin, sympy.sin)
-cos = _unary("cos", math.cos, sympy.cos)
-tan = _unary("tan", math.tan, sympy.tan)
+sqrt = _unary("sqrt", math.sqrt, "sqrt")
+exp = _unary("exp", math.exp, "exp")
+log = _unary("log", math.log, "log")
+sin = _unary("sin", math.sin, "sin")
+cos = _unary("cos", math.cos, "cos")
+tan = _unary("tan", math.tan, "tan")
 
 
 def _py_abs(x):
     return x.__abs__() if hasattr(x, "__abs__") else math.fabs(x)
 
 
-abs = _unary("abs", _py_abs, sympy.Abs)  # noqa: A001  (fg.abs reads as the physicist writes it)
+abs = _unary("abs", _py_abs, "Abs")  # noqa: A001  (fg.abs reads as the physicist writes it)
 
 
 def atan2(y, x):

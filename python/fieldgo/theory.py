@@ -22,9 +22,9 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
-import sympy
+from ._lazy import sympy
 
-from . import codegen, derive, diagnostics, native, tracer
+from . import derive, diagnostics, native, sourcecache, tracer
 from .errors import ParameterError, ShapeError, SpecError, TraceError
 from .symbolic import Expr, to_sympy
 
@@ -213,7 +213,29 @@ class Theory:
                 raise ParameterError(f"{k!r} is not a static parameter of {self.name!r}")
         return {k: (v.value if isinstance(v, Static) else v) for k, v in static.items()}
 
+    def _source(self, static: dict) -> str:
+        """The point source for these static values: from the source cache when this
+        theory was traced before (no SymPy needed), else traced and stored."""
+        key = self._static_key(static)
+        hit = self._generated.get(key)
+        if hit is not None:
+            return hit[1]
+        ck = sourcecache.key(
+            (self.name, list(self.fields), list(self._dynamic), sorted(static.items()),
+             self.constraint.spec_name if self.constraint else "", list(self.auxiliary),
+             list(self._density_fns)),
+            [self._energy_fn, self._gradient_fn, *self._density_fns.values()])
+        if ck is not None:
+            cached = sourcecache.load(ck)
+            if cached is not None:
+                return cached
+        source = self._build(static)[1]
+        if ck is not None:
+            sourcecache.store(ck, source)
+        return source
+
     def _build(self, static: dict):
+        from . import codegen  # imports SymPy's printers: only when tracing
         key = self._static_key(static)
         hit = self._generated.get(key)
         if hit is not None:
@@ -263,7 +285,7 @@ class Theory:
     @property
     def source(self) -> str:
         """The C99 point source (docs/abi.md) for the current static values."""
-        return self._build(dict(self._static))[1]
+        return self._source(dict(self._static))
 
     def _spec(self, kind):
         spec = {
@@ -354,7 +376,7 @@ class Theory:
         arrays = self._site_arrays(phi, dx, dy, dxx, dyy, dxy)
         dynamic, static = self._split_params(params)
         x, y = _finite("x", x), _finite("y", y)
-        source = self._build(static)[1]
+        source = self._source(static)
         lib = native.load(source)
         site = np.concatenate([arrays[k] for k in tracer.SLOTS] + [np.array([x, y])])
         pvec = np.array([dynamic[k] for k in self._dynamic] or [0.0])

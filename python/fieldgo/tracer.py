@@ -12,7 +12,7 @@ import numbers
 import sys
 
 import numpy as np
-import sympy
+from ._lazy import sympy
 
 from . import diagnostics
 from .algebra import Vector

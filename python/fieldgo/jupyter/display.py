@@ -8,7 +8,7 @@ import html
 import math
 import numbers
 
-import sympy
+from .._lazy import sympy
 
 __all__ = ["theory_latex", "TheoryView", "simulation_html", "field_png", "history_png",
            "register", "unregister"]
