@@ -27,6 +27,7 @@ _KINDS = (
     ("cpu", "CPU kernel (C template + point source)", (".so",)),
     ("point", "point code (theory.at)", (".so",)),
     ("cuda", "CUDA module (CUBIN)", (".cubin",)),
+    ("source", "traced point source (C)", (".c",)),
 )
 
 
