@@ -222,6 +222,8 @@ def kernels() -> Report:
     reported for CUDA modules when the runtime records them; CPU objects have none."""
     rows = []
     for sub, what, path, size, mtime in sorted(_entries(), key=lambda e: -e[4]):
+        if sub == "source":
+            continue  # traced C, not a compiled kernel (listed by %fieldgo cache)
         name = os.path.basename(path)
         short = name if len(name) <= 28 else name[:24] + "…" + os.path.splitext(name)[1]
         rows.append([sub, what, short, _size(size), _date(mtime), "—", "—"])
