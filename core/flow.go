@@ -149,6 +149,9 @@ func (s *Simulation) Advance(maxSteps int, budget time.Duration) (Progress, erro
 		return Progress{}, err
 	}
 	defer s.mu.Unlock()
+	// Cancel applies to a running Advance: one that arrived while none ran (a
+	// Ctrl-C just after a chunk ended) must not stop the next call.
+	s.cancel.Store(false)
 	defer s.cancel.Store(false)
 	fl := s.flow
 	if fl == nil {

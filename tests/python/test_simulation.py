@@ -259,3 +259,14 @@ def test_history_reads_into_pandas(skyrme):
     assert isinstance(df, pd.DataFrame)
     assert list(df.columns) == ["step", "energy", "max_grad", "charge", "resets"]
     assert df["step"].is_monotonic_increasing
+
+
+def test_a_cancel_that_arrives_between_runs_does_not_stop_the_next_one(skyrme):
+    from fieldgo._go import go
+
+    sim = make(skyrme)
+    sim.set_field(fg.initial.skyrmion(charge=1))
+    sim.minimize(tol=1e-3, max_steps=20)
+    go.SimCancel(sim._handle)        # as a Ctrl-C landing just after a chunk ended
+    sim.minimize(tol=1e-3, max_steps=20)
+    assert sim.last_status["step"] > 0
