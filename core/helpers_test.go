@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fieldgo/fieldgo/core"
+	"github.com/fieldgo/fieldgo/internal/fixtures"
 	"github.com/fieldgo/fieldgo/kernels/cpu"
 )
 
@@ -58,28 +59,8 @@ func newSim(t testing.TB, th *core.Theory, nx, ny int, hx, hy float64, b core.Bo
 	return s
 }
 
-// hedgehog is a charge-1 skyrmion n = (sin f cos t, sin f sin t, cos f), f = pi exp(-r/size).
-func hedgehog(size float64) func(x, y float64, out []float64) {
-	return func(x, y float64, out []float64) {
-		r, th := math.Hypot(x, y), math.Atan2(y, x)
-		f := math.Pi * math.Exp(-r/size)
-		out[0], out[1], out[2] = math.Sin(f)*math.Cos(th), math.Sin(f)*math.Sin(th), math.Cos(f)
-	}
-}
-
-// vortex is psi = tanh(r)^N e^{i N t}, A = N (1 - sech r)/r^2 (-y, x).
-func vortex(N int) func(x, y float64, out []float64) {
-	return func(x, y float64, out []float64) {
-		r, th := math.Hypot(x, y), math.Atan2(y, x)
-		f := math.Pow(math.Tanh(r), float64(N))
-		out[0], out[1] = f*math.Cos(float64(N)*th), f*math.Sin(float64(N)*th)
-		a := 0.5 // (1 - sech r)/r^2 -> 1/2 at r = 0
-		if r > 1e-6 {
-			a = (1 - 1/math.Cosh(r)) / (r * r)
-		}
-		out[2], out[3] = -float64(N)*a*y, float64(N)*a*x
-	}
-}
+// The initial fields the tests start from (internal/fixtures).
+var hedgehog, vortex = fixtures.Hedgehog, fixtures.Vortex
 
 func threadsAvailable() int { return runtime.GOMAXPROCS(0) }
 

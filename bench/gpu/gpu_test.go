@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fieldgo/fieldgo/internal/fixtures"
+
 	"github.com/fieldgo/fieldgo/core"
 	"github.com/fieldgo/fieldgo/kernels"
 	"github.com/fieldgo/fieldgo/kernels/cpu"
@@ -49,22 +51,8 @@ var models = []model{
 	{"abelian_higgs", abelianHiggsSpec, "abelian_higgs.c", []float64{1}, vortex, 40},
 }
 
-func hedgehog(x, y float64, out []float64) {
-	r, t := math.Hypot(x, y), math.Atan2(y, x)
-	f := math.Pi * math.Exp(-r)
-	out[0], out[1], out[2] = math.Sin(f)*math.Cos(t), math.Sin(f)*math.Sin(t), math.Cos(f)
-}
-
-func vortex(x, y float64, out []float64) {
-	r, t := math.Hypot(x, y), math.Atan2(y, x)
-	f := math.Tanh(r)
-	out[0], out[1] = f*math.Cos(t), f*math.Sin(t)
-	a := 0.5
-	if r > 1e-6 {
-		a = (1 - 1/math.Cosh(r)) / (r * r)
-	}
-	out[2], out[3] = -a*y, a*x
-}
+// The benchmarks' initial fields (internal/fixtures).
+var hedgehog, vortex = fixtures.Hedgehog(1), fixtures.Vortex(1)
 
 var gpuBackend *cuda.Backend
 

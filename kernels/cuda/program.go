@@ -336,6 +336,16 @@ func (p *Program) checkField(name string, b *buffer, g kernels.Grid) error {
 	return nil
 }
 
+// field resolves a buffer that must hold a whole field on g; a nil buffer is
+// allowed only when optional (then it returns nil).
+func (p *Program) field(name string, b kernels.Buffer, g kernels.Grid, optional bool) (*buffer, error) {
+	cb, err := p.buf(b)
+	if err != nil || (cb == nil && optional) {
+		return cb, err
+	}
+	return cb, p.checkField(name, cb, g)
+}
+
 // args fills the grid part of the argument block, uploads the parameters if
 // they changed and sizes the reduction scratch. Called with the context
 // current and p.mu held.
@@ -444,29 +454,20 @@ func (p *Program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 		if err != nil {
 			return err
 		}
-		phi, err := p.buf(ga.Phi)
+		phi, err := p.field("field", ga.Phi, ga.Grid, false)
 		if err != nil {
 			return err
 		}
-		out, err := p.buf(ga.Out)
+		out, err := p.field("gradient", ga.Out, ga.Grid, false)
 		if err != nil {
 			return err
 		}
-		vel, err := p.buf(ga.Vel)
+		vel, err := p.field("velocity", ga.Vel, ga.Grid, true)
 		if err != nil {
-			return err
-		}
-		if err := p.checkField("field", phi, ga.Grid); err != nil {
-			return err
-		}
-		if err := p.checkField("gradient", out, ga.Grid); err != nil {
 			return err
 		}
 		a.phi, a.out = C.fg_dptr(phi.d), C.fg_dptr(out.d)
 		if vel != nil {
-			if err := p.checkField("velocity", vel, ga.Grid); err != nil {
-				return err
-			}
 			a.vel = C.fg_dptr(vel.d)
 		}
 		if ga.Project {
@@ -567,22 +568,16 @@ func (p *Program) Constrain(g kernels.Grid, phi, vel kernels.Buffer) error {
 		if err != nil {
 			return err
 		}
-		f, err := p.buf(phi)
+		f, err := p.field("field", phi, g, false)
 		if err != nil {
 			return err
 		}
-		if err := p.checkField("field", f, g); err != nil {
-			return err
-		}
 		a.phi = C.fg_dptr(f.d)
-		v, err := p.buf(vel)
+		v, err := p.field("velocity", vel, g, true)
 		if err != nil {
 			return err
 		}
 		if v != nil {
-			if err := p.checkField("velocity", v, g); err != nil {
-				return err
-			}
 			a.vel = C.fg_dptr(v.d)
 		}
 		bs := p.k["fg_k_constrain"].info.BlockSize
@@ -604,11 +599,8 @@ func (p *Program) Density(g kernels.Grid, params []float64, phi kernels.Buffer, 
 		if k >= p.unit.NDens {
 			return errs.New(errs.Parameter, "density %d out of range: the theory declares %d", k, p.unit.NDens)
 		}
-		f, err := p.buf(phi)
+		f, err := p.field("field", phi, g, false)
 		if err != nil {
-			return err
-		}
-		if err := p.checkField("field", f, g); err != nil {
 			return err
 		}
 		a.phi = C.fg_dptr(f.d)

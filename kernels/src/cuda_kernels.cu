@@ -331,9 +331,9 @@ extern "C" __global__ void fg_k_rows(fg_cargs a) {
     }
 }
 
-/* Level 3: one block of FG_FINAL_THREADS combines the row partials (part, 3
- * planes of ny) into out[0..2] = energy, max, power. */
-extern "C" __global__ void fg_k_final(fg_cargs a) {
+/* Level 3: the fixed-tree combine of the row partials (part, 3 planes of ny) by one
+ * block of FG_FINAL_THREADS: thread 0 gets energy, max and power. */
+static __device__ __forceinline__ void fg_reduce_rows(const fg_cargs& a, double* E, double* M, double* PW) {
     __shared__ double se[FG_FINAL_THREADS], sm[FG_FINAL_THREADS], sp[FG_FINAL_THREADS];
     const int t = threadIdx.x;
     if (blockDim.x != FG_FINAL_THREADS) __trap();
@@ -354,9 +354,16 @@ extern "C" __global__ void fg_k_final(fg_cargs a) {
         }
         __syncthreads();
     }
-    if (t == 0) {
+    *E = se[0]; *M = sm[0]; *PW = sp[0];
+}
+
+/* out[0..2] = energy, max, power. */
+extern "C" __global__ void fg_k_final(fg_cargs a) {
+    double e, m, pw;
+    fg_reduce_rows(a, &e, &m, &pw);
+    if (threadIdx.x == 0) {
         double* out = (double*)a.out;
-        out[0] = se[0]; out[1] = sm[0]; out[2] = sp[0];
+        out[0] = e; out[1] = m; out[2] = pw;
     }
 }
 
@@ -770,28 +777,10 @@ extern "C" __global__ void fg_k_tile_up(fg_cargs a) { fg_tile_body<true>(a); }
  * then the decisions the host loop made: stop on a non-finite energy or
  * gradient, record the step, stop when converged, else the arrest. */
 extern "C" __global__ void fg_k_decide(fg_cargs a) {
-    __shared__ double se[FG_FINAL_THREADS], sm[FG_FINAL_THREADS], sp[FG_FINAL_THREADS];
     if (fg_halted(a)) return;   /* uniform over the block */
-    const int t = threadIdx.x;
-    if (blockDim.x != FG_FINAL_THREADS) __trap();
-    const double* R = (const double*)a.part;
-    double e = 0.0, m = 0.0, pw = 0.0;
-    for (long long j = t; j < a.ny; j += FG_FINAL_THREADS) {
-        e += R[j];
-        m = fg_maxnan(m, R[a.ny + j]);
-        pw += R[2 * a.ny + j];
-    }
-    se[t] = e; sm[t] = m; sp[t] = pw;
-    __syncthreads();
-    for (int s = FG_FINAL_THREADS / 2; s > 0; s >>= 1) {
-        if (t < s) {
-            se[t] += se[t + s];
-            sm[t] = fg_maxnan(sm[t], sm[t + s]);
-            sp[t] += sp[t + s];
-        }
-        __syncthreads();
-    }
-    if (t == 0) fg_decide_apply(a, se[0], sm[0], sp[0]);
+    double e, m, pw;
+    fg_reduce_rows(a, &e, &m, &pw);
+    if (threadIdx.x == 0) fg_decide_apply(a, e, m, pw);
 }
 
 /* The end of an RK4 step, one thread per site (the flow without a fused

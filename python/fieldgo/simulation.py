@@ -119,7 +119,7 @@ class Simulation:
 
     def set_params(self, **values):
         """Change dynamic parameter values; never recompiles."""
-        names = self.theory.spec["params"] if hasattr(self.theory, "spec") else list(self._params)
+        names = self.theory.spec["params"]
         new = dict(self._params)
         for k, v in values.items():
             if k not in names:
