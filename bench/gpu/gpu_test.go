@@ -226,6 +226,21 @@ func envInt(name string, def int) int {
 // v, g1..g4 and writes phi, v) over the time, against the
 // 4.2 TB/s copy ceiling. FIELDGO_BENCH_SECONDS sets the time per point
 // (default 0.3 s); FIELDGO_BENCH_HOST=1 adds the host loop on the GPU.
+// benchSizes: the grids TestStepTimes times, FIELDGO_BENCH_SIZES="1024,2048"
+// to pick some (e.g. for a profiler run).
+func benchSizes() []int {
+	var out []int
+	for _, f := range strings.Split(os.Getenv("FIELDGO_BENCH_SIZES"), ",") {
+		if v, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && v > 0 {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 {
+		return []int{256, 512, 1024, 2048}
+	}
+	return out
+}
+
 func TestStepTimes(t *testing.T) {
 	if os.Getenv("FIELDGO_BENCH") == "" {
 		t.Skip("set FIELDGO_BENCH=1")
@@ -257,7 +272,7 @@ func TestStepTimes(t *testing.T) {
 	fmt.Println("| theory | grid | mode | steps | ms/step | GB/s | of 4.2 TB/s |")
 	fmt.Println("|---|---|---|---|---|---|---|")
 	for _, m := range models {
-		for _, n := range []int{256, 512, 1024, 2048} {
+		for _, n := range benchSizes() {
 			for _, mode := range modes {
 				core.UseStepper = mode != "hostloop"
 				setEnv("FIELDGO_FLOW_FUSE", fuse0)
