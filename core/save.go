@@ -20,16 +20,17 @@ import (
 
 // Metadata keys of a saved simulation (besides the lattice keys).
 const (
-	MetaFormat   = "fieldgo.format" // "simulation/1"
-	MetaSpec     = "fieldgo.theory.spec"
-	MetaSource   = "fieldgo.theory.source"
-	MetaParams   = "fieldgo.params"  // JSON list, spec order
-	MetaForm     = "fieldgo.form"    // "continuum" | "consistent"
-	MetaPenalty  = "fieldgo.penalty" // doubler penalty c
-	MetaFlow     = "fieldgo.flow"    // JSON flowFile; absent without a flow
-	MetaHistory  = "fieldgo.history" // base64 Arrow IPC stream of the history
-	saveFormat   = "simulation/1"
-	velocityName = "velocity."
+	MetaFormat    = "fieldgo.format" // "simulation/1"
+	MetaSpec      = "fieldgo.theory.spec"
+	MetaSource    = "fieldgo.theory.source"
+	MetaParams    = "fieldgo.params"    // JSON list, spec order
+	MetaForm      = "fieldgo.form"      // "continuum" | "consistent"
+	MetaPenalty   = "fieldgo.penalty"   // doubler penalty c
+	MetaFlow      = "fieldgo.flow"      // JSON flowFile; absent without a flow
+	MetaHistory   = "fieldgo.history"   // base64 Arrow IPC stream of the history
+	MetaPrecision = "fieldgo.precision" // storage precision ("float64" if absent)
+	saveFormat    = "simulation/1"
+	velocityName  = "velocity."
 )
 
 // flowFile is flowState as saved; floats as IEEE bits so that Inf and every
@@ -68,8 +69,8 @@ func (s *Simulation) Save(path string) error {
 	md := LatticeMetadata(s.lat, names)
 	keys, vals := md.Keys(), md.Values()
 	params, _ := json.Marshal(s.params)
-	keys = append(keys, MetaFormat, MetaSpec, MetaSource, MetaParams, MetaForm, MetaPenalty)
-	vals = append(vals, saveFormat, s.theory.SpecJSON, s.theory.Source, string(params), s.form.String(), fmtFloat(s.penalty))
+	keys = append(keys, MetaFormat, MetaSpec, MetaSource, MetaParams, MetaForm, MetaPenalty, MetaPrecision)
+	vals = append(vals, saveFormat, s.theory.SpecJSON, s.theory.Source, string(params), s.form.String(), fmtFloat(s.penalty), s.prec)
 	if fl := s.flow; fl != nil {
 		ff := flowFile{Cfg: fl.cfg, Step: fl.step, PrevEnergy: math.Float64bits(fl.prevEnergy), Resets: fl.resets,
 			Done: fl.done, Converged: fl.converged, LastEnergy: math.Float64bits(fl.last.Energy),
@@ -146,10 +147,39 @@ func encodeBatch(rec arrow.RecordBatch) (string, error) {
 	return base64.StdEncoding.EncodeToString(b.Bytes()), nil
 }
 
+// SavedPrecision is the storage precision a file written by Save was run
+// in ("float64" for files from before the option).
+func SavedPrecision(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", errs.Wrap(errs.Format, err, "cannot open %s", path)
+	}
+	defer f.Close()
+	r, err := ipc.NewFileReader(f, ipc.WithAllocator(Allocator))
+	if err != nil {
+		return "", errs.Wrap(errs.Format, err, "%s is not an Arrow IPC file", path)
+	}
+	defer r.Close()
+	md := r.Schema().Metadata()
+	if i := md.FindKey(MetaPrecision); i >= 0 && md.Values()[i] != "" {
+		return md.Values()[i], nil
+	}
+	return Float64, nil
+}
+
 // Load reads a file written by Save and rebuilds the simulation on backend,
-// with its field, velocity, parameters and flow, so that Advance continues
-// exactly where the saved run stood.
+// with its field, velocity, parameters, flow and storage precision, so that
+// Advance continues exactly where the saved run stood. (A float32 run saves
+// its float32 values widened to float64, so they round back to the same
+// bits.)
 func Load(backend kernels.Backend, path string) (*Simulation, error) {
+	return LoadAs(backend, path, "")
+}
+
+// LoadAs is Load with the storage precision chosen: "" keeps the saved one,
+// Float64 or Float32 overrides it (a float32 run continued in float64 starts
+// from its float32 values; it is no longer bit-identical to the saved run).
+func LoadAs(backend kernels.Backend, path, precision string) (*Simulation, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, errs.Wrap(errs.Format, err, "cannot open %s", path)
@@ -201,7 +231,10 @@ func Load(backend kernels.Backend, path string) (*Simulation, error) {
 	if perr != nil {
 		return nil, errs.New(errs.Format, "%s: bad penalty %q", path, penStr)
 	}
-	s, err := NewSimulation(backend, th, lat, params, Options{Form: form, Penalty: pen, NoPenalty: pen == 0})
+	if precision == "" {
+		precision, _ = get(MetaPrecision)
+	}
+	s, err := NewSimulation(backend, th, lat, params, Options{Form: form, Penalty: pen, NoPenalty: pen == 0, Precision: precision})
 	if err != nil {
 		return nil, err
 	}

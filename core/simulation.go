@@ -25,6 +25,42 @@ type Options struct {
 	// DefaultPenalty. NoPenalty turns it off (the plain discrete energy).
 	Penalty   float64
 	NoPenalty bool
+	// Precision is the storage precision of the working buffers: "" or
+	// Float64, or Float32 on a backend that offers it (StorageCompiler: the
+	// CUDA backend). See Simulation.Precision.
+	Precision string
+}
+
+// Storage precisions (Options.Precision).
+const (
+	Float64 = "float64"
+	Float32 = "float32"
+)
+
+// StorageCompiler is implemented by a backend that can keep a simulation's
+// working buffers (field, velocity, stage gradients) in another precision
+// than float64, computing in float64 all the same (kernels/cuda: float32
+// storage). Backends without it store and compute in float64 only.
+type StorageCompiler interface {
+	CompileStorage(u kernels.Unit, precision string) (kernels.Program, error)
+}
+
+// compile builds theory for backend with the storage precision asked for.
+func compile(backend kernels.Backend, theory *Theory, precision string) (kernels.Program, string, error) {
+	switch precision {
+	case "", Float64:
+		p, err := backend.Compile(theory.unit())
+		return p, Float64, err
+	case Float32:
+		sc, ok := backend.(StorageCompiler)
+		if !ok {
+			return nil, "", errs.New(errs.Backend, "precision \"float32\" is a CUDA backend option (float32 storage on the GPU, "+
+				"float64 arithmetic); the %s backend stores and computes in float64: use precision \"float64\" or the \"cuda\" backend", backend.Name())
+		}
+		p, err := sc.CompileStorage(theory.unit(), Float32)
+		return p, Float32, err
+	}
+	return nil, "", errs.New(errs.Parameter, "unknown precision %q: use %q or %q", precision, Float64, Float32)
 }
 
 // DefaultForm is the gradient form chosen for a theory by measurement
@@ -62,6 +98,7 @@ type Simulation struct {
 	params  []float64
 	form    kernels.Form
 	penalty float64
+	prec    string // storage precision: Float64 or Float32
 
 	phi, vel   *Field // host C memory, visible through Arrow
 	phiB, velB kernels.Buffer
@@ -111,11 +148,11 @@ func NewSimulation(backend kernels.Backend, theory *Theory, lat Lattice, params 
 	if opt.NoPenalty || s.form == kernels.Continuum {
 		s.penalty = 0
 	}
-	prog, err := backend.Compile(theory.unit())
+	prog, prec, err := compile(backend, theory, opt.Precision)
 	if err != nil {
 		return nil, err
 	}
-	s.prog = prog
+	s.prog, s.prec = prog, prec
 	if err := s.allocate(); err != nil {
 		s.Close()
 		return nil, err
@@ -197,6 +234,64 @@ func (s *Simulation) Backend() kernels.Backend { return s.backend }
 // Program is the compiled program the simulation runs (for backends that
 // describe their kernels).
 func (s *Simulation) Program() kernels.Program { return s.prog }
+
+// Precision is the storage precision of the working buffers on the backend:
+// Float64, or Float32 (the CUDA backend's option): the field, the velocity
+// and the stage gradients are stored as float32 on the device, every site
+// computation and reduction runs in float64, and results are rounded to
+// float32 when stored. The host field (Field, Save) is float64 all the same:
+// the float32 values, widened exactly; SetField and Fill round to float32.
+func (s *Simulation) Precision() string { return s.prec }
+
+// Epsilon is the unit roundoff of the storage precision: 2^-24 for float32,
+// 2^-53 for float64.
+func (s *Simulation) Epsilon() float64 {
+	if s.prec == Float32 {
+		return 0x1p-24
+	}
+	return 0x1p-53
+}
+
+// GradientFloor estimates the smallest max|dE/dphi| a flow can resolve in
+// the storage precision: rounding each stored value by at most eps*|phi|
+// moves the fourth-order Laplacian by up to (64/12)(1/hx^2 + 1/hy^2) eps
+// max|phi| (the stencil's absolute weights 1+16+30+16+1 over 12 h^2, per
+// direction), and a gradient of the field's own rounding noise is all the
+// flow can see below that. A theory whose second-derivative coefficients are
+// far from 1 shifts it by that factor; docs/performance/gpu.md has the
+// floors measured on the H200. In float64 it is some 1e-13/h^2, out of
+// reach of any tolerance in use; in float32 (2^-24) it is 1e-4 at h = 0.08,
+// and a Minimize with a smaller Tol runs to MaxSteps and reports
+// Converged = false. It reads the current field.
+func (s *Simulation) GradientFloor() (float64, error) {
+	if err := s.lock(); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	if err := s.phiB.Download(); err != nil {
+		return 0, err
+	}
+	m := 1.0
+	for _, col := range s.phi.cols {
+		for _, v := range col {
+			m = math.Max(m, math.Abs(v))
+		}
+	}
+	return 64.0 / 12 * (1/(s.lat.Hx*s.lat.Hx) + 1/(s.lat.Hy*s.lat.Hy)) * s.Epsilon() * m, nil
+}
+
+// FieldBuffer is the backend buffer holding the simulation's current field
+// (between calls: after Advance returns, the device flow has put the state
+// back in it). With kernels/cuda, (*cuda.Program).DeviceArray(FieldBuffer())
+// gives its device pointer, length and element type ("float64" or
+// "float32"). It stays valid until Close.
+func (s *Simulation) FieldBuffer() (kernels.Buffer, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	return s.phiB, nil
+}
 
 // Field is the simulation's field, shared (not copied): it stays valid until
 // Close and changes as the flow runs. Export it with Record for zero-copy views.

@@ -71,6 +71,20 @@ func selectBackend(o backendOptions) (b kernels.Backend, note string, err error)
 	return nil, "", errs.New(errs.Backend, "unknown backend %q: use \"auto\", \"cpu\" or \"cuda\"", o.Backend)
 }
 
+// selectBackendFor is selectBackend for a simulation stored in precision:
+// float32 storage is a CUDA option, so "auto" without a usable GPU is an
+// error that says so (never a silent float64 run on the CPU), and "cpu" is
+// refused by core with the same advice.
+func selectBackendFor(o backendOptions, precision string) (kernels.Backend, string, error) {
+	if precision == core.Float32 && (o.Backend == "" || o.Backend == "auto") {
+		if _, err := cudaBackend(); err != nil {
+			return nil, "", errs.Wrap(errs.Backend, err, "precision \"float32\" is a CUDA backend option (float32 storage on the GPU) "+
+				"and backend \"auto\" found no usable GPU; use precision \"float64\" to run on the CPU")
+		}
+	}
+	return selectBackend(o)
+}
+
 // gpuDevice is one of the trajectory workloads' GPU devices, made once per
 // process on the CUDA backend (its module compiles on first use and stays
 // loaded).
@@ -143,17 +157,22 @@ func DeviceMemoryInUse() (n int64, err error) {
 }
 
 // KernelResources compiles a theory's CUDA kernels with NVRTC for arch
-// ("sm_90"; no GPU needed, only NVRTC) and returns JSON: for each kernel its
-// registers, spill bytes, and the register budget it must keep
+// ("sm_90"; no GPU needed, only NVRTC) with buffers stored in precision
+// ("float64" or "float32") and returns JSON: for each kernel its registers,
+// spill bytes, and the register budget it must keep
 // (kernels/cuda/budgets.go), so tests can hold every built-in theory to the
-// budget table.
-func KernelResources(spec, source, arch string) (info string, err error) {
+// budget table in both precisions.
+func KernelResources(spec, source, arch, precision string) (info string, err error) {
 	defer recoverInto(&err)
 	th, err := core.ParseTheory(spec, source)
 	if err != nil {
 		return "", bridge(err)
 	}
-	_, log, err := cuda.CompileCUBIN(cuda.TranslationUnit(th.Unit()), arch)
+	prec, err := cuda.ParsePrecision(precision)
+	if err != nil {
+		return "", bridge(err)
+	}
+	_, log, err := cuda.CompileCUBIN(cuda.TranslationUnitAs(th.Unit(), prec), arch)
 	if err != nil {
 		return "", bridge(err)
 	}
@@ -170,7 +189,7 @@ func KernelResources(spec, source, arch string) (info string, err error) {
 	}
 	var rows []row
 	for name, r := range report {
-		rows = append(rows, row{name, r.Registers, r.SpillStores, r.SpillLoads, cuda.Budget(name, th.Spec.Name)})
+		rows = append(rows, row{name, r.Registers, r.SpillStores, r.SpillLoads, cuda.BudgetAs(name, prec, th.Spec.Name)})
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Kernel < rows[j].Kernel })
 	return jsonString(rows), nil

@@ -18,7 +18,6 @@ import (
 type simulation struct {
 	*core.Simulation
 	backendNote string
-	precision   string
 }
 
 func sim(h int64) (*simulation, error) {
@@ -37,16 +36,18 @@ type simOptions struct {
 
 // NewSimulation compiles a theory (spec JSON and point source, docs/abi.md) for
 // a backend and allocates its field on the lattice. options is JSON:
-// {"backend", "threads", "precision", "gradient"}. Parameters start at zero:
-// set them with SimSetParams.
+// {"backend", "threads", "precision", "gradient"}; precision "float32" is
+// float32 storage on the CUDA backend (core.Simulation.Precision) and is
+// refused elsewhere, "auto" included when it would fall back to the CPU.
+// Parameters start at zero: set them with SimSetParams.
 func NewSimulation(spec, source string, nx, ny int, hx, hy, ox, oy float64, boundary, options string) (h int64, err error) {
 	defer recoverInto(&err)
 	var o simOptions
 	if e := json.Unmarshal([]byte(options), &o); e != nil {
 		return 0, bridge(errs.New(errs.Parameter, "bad simulation options: %v", e))
 	}
-	if o.Precision != "" && o.Precision != "float64" {
-		return 0, bridge(errs.New(errs.Backend, "precision %q is not available yet: simulations compute in float64", o.Precision))
+	if o.Precision != "" && o.Precision != core.Float64 && o.Precision != core.Float32 {
+		return 0, bridge(errs.New(errs.Parameter, "unknown precision %q: use \"float64\" or \"float32\"", o.Precision))
 	}
 	theory, err := core.ParseTheory(spec, source)
 	if err != nil {
@@ -56,7 +57,7 @@ func NewSimulation(spec, source string, nx, ny int, hx, hy, ox, oy float64, boun
 	if err != nil {
 		return 0, bridge(err)
 	}
-	backend, note, err := selectBackend(o.backendOptions)
+	backend, note, err := selectBackendFor(o.backendOptions, o.Precision)
 	if err != nil {
 		return 0, bridge(err)
 	}
@@ -64,11 +65,11 @@ func NewSimulation(spec, source string, nx, ny int, hx, hy, ox, oy float64, boun
 	if form == "auto" {
 		form = ""
 	}
-	s, err := core.NewSimulation(backend, theory, lat, make([]float64, len(theory.Spec.Params)), core.Options{Form: form})
+	s, err := core.NewSimulation(backend, theory, lat, make([]float64, len(theory.Spec.Params)), core.Options{Form: form, Precision: o.Precision})
 	if err != nil {
 		return 0, bridge(err)
 	}
-	return register(&simulation{Simulation: s, backendNote: note, precision: "float64"}), nil
+	return register(&simulation{Simulation: s, backendNote: note}), nil
 }
 
 // ReleaseSimulation closes a simulation. Field views made earlier stay valid.
@@ -309,7 +310,7 @@ func SimDescribe(h int64) (info string, err error) {
 	}
 	lat := s.Lattice()
 	d := map[string]any{
-		"backend": s.Backend().Name(), "backend_note": s.backendNote, "precision": s.precision,
+		"backend": s.Backend().Name(), "backend_note": s.backendNote, "precision": s.Precision(),
 		"nx": lat.Nx, "ny": lat.Ny, "hx": lat.Hx, "hy": lat.Hy, "origin": []float64{lat.Ox, lat.Oy},
 		"boundary": lat.Boundary.String(), "spec": s.Theory().Spec, "params": s.Params(),
 		"gradient": s.Form().String(), "penalty": s.Penalty(),
@@ -324,10 +325,20 @@ func SimDescribe(h int64) (info string, err error) {
 		d["flow"] = st
 		d["step"] = p.Step
 	}
-	if k, ok := s.Program().(interface{ Describe() []cuda.KernelInfo }); ok {
+	if s.Precision() == core.Float32 {
+		// What float32 storage costs: its unit roundoff and the smallest
+		// max|grad| a flow can resolve on this lattice (an estimate from the
+		// stencil, core.Simulation.GradientFloor).
+		floor, err := s.GradientFloor()
+		if err != nil {
+			return "", bridge(err)
+		}
+		d["epsilon"], d["gradient_floor"] = s.Epsilon(), floor
+	}
+	if k, ok := s.Program().(*cuda.Program); ok {
 		infos := k.Describe()
 		for i := range infos { // the theory's own budget, where the table has one
-			infos[i].Budget = cuda.Budget(infos[i].Name, s.Theory().Spec.Name)
+			infos[i].Budget = cuda.BudgetAs(infos[i].Name, k.Precision(), s.Theory().Spec.Name)
 		}
 		d["kernels"] = infos
 		d["device"] = gpu.b.Device()
@@ -364,20 +375,27 @@ func SimSave(h int64, path string) (err error) {
 }
 
 // LoadSimulation resumes a saved simulation on a backend (options JSON as for
-// NewSimulation: backend, threads).
+// NewSimulation: backend, threads, precision; precision "" keeps the saved
+// one, so a float32 run resumes in float32 and needs the CUDA backend).
 func LoadSimulation(path, options string) (h int64, err error) {
 	defer recoverInto(&err)
 	var o simOptions
 	if e := json.Unmarshal([]byte(options), &o); e != nil {
 		return 0, bridge(errs.New(errs.Parameter, "bad load options: %v", e))
 	}
-	backend, note, err := selectBackend(o.backendOptions)
+	prec := o.Precision
+	if prec == "" {
+		if prec, err = core.SavedPrecision(path); err != nil {
+			return 0, bridge(err)
+		}
+	}
+	backend, note, err := selectBackendFor(o.backendOptions, prec)
 	if err != nil {
 		return 0, bridge(err)
 	}
-	s, err := core.Load(backend, path)
+	s, err := core.LoadAs(backend, path, prec)
 	if err != nil {
 		return 0, bridge(err)
 	}
-	return register(&simulation{Simulation: s, backendNote: note, precision: "float64"}), nil
+	return register(&simulation{Simulation: s, backendNote: note}), nil
 }

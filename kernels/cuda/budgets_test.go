@@ -50,10 +50,14 @@ func TestRegisterBudgets(t *testing.T) {
 	path, ma, mi, _ := NVRTCVersion()
 	t.Logf("NVRTC %d.%d from %s", ma, mi, path)
 	for _, th := range builtins(t) {
-		for _, arch := range []string{"sm_80", "sm_90"} {
-			_, log, err := CompileCUBIN(TranslationUnit(th.unit), arch)
+		for _, v := range []struct {
+			arch string
+			prec Precision
+		}{{"sm_80", Float64}, {"sm_90", Float64}, {"sm_80", Float32}, {"sm_90", Float32}} {
+			arch := v.arch
+			_, log, err := CompileCUBIN(TranslationUnitAs(th.unit, v.prec), arch)
 			if err != nil {
-				t.Fatalf("%s %s: %v", th.name, arch, err)
+				t.Fatalf("%s %s %v: %v", th.name, arch, v.prec, err)
 			}
 			res := ParsePtxasLog(log)
 			var row []string
@@ -63,7 +67,7 @@ func TestRegisterBudgets(t *testing.T) {
 					t.Errorf("%s %s: no ptxas report for %s in the log:\n%s", th.name, arch, k, log)
 					continue
 				}
-				b := Budget(k, th.name)
+				b := BudgetAs(k, v.prec, th.name)
 				if b == 0 {
 					t.Errorf("%s: no register budget", k)
 				}
@@ -78,7 +82,7 @@ func TestRegisterBudgets(t *testing.T) {
 				}
 				row = append(row, k[5:]+"="+itoa(r.Registers)+"/"+itoa(b))
 			}
-			t.Logf("%-14s %s: %s", th.name, arch, strings.Join(row, " "))
+			t.Logf("%-14s %s %v: %s", th.name, arch, v.prec, strings.Join(row, " "))
 		}
 	}
 }

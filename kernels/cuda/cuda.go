@@ -235,17 +235,33 @@ func writeAtomic(path string, data []byte) error {
 	return nil
 }
 
-// Compile builds u for the device and loads it.
+// Compile builds u for the device (float64 storage) and loads it.
 func (b *Backend) Compile(u kernels.Unit) (kernels.Program, error) {
 	return b.CompileProgram(u)
 }
 
+// CompileStorage builds u with its buffers stored in precision ("float64" or
+// "float32"; see Precision): what core asks of a backend for a simulation
+// with a storage precision.
+func (b *Backend) CompileStorage(u kernels.Unit, precision string) (kernels.Program, error) {
+	prec, err := ParsePrecision(precision)
+	if err != nil {
+		return nil, err
+	}
+	return b.CompileProgramAs(u, prec)
+}
+
 // CompileProgram is Compile returning the concrete *Program (for Describe).
 func (b *Backend) CompileProgram(u kernels.Unit) (*Program, error) {
+	return b.CompileProgramAs(u, Float64)
+}
+
+// CompileProgramAs is CompileProgram with the buffers stored in prec.
+func (b *Backend) CompileProgramAs(u kernels.Unit, prec Precision) (*Program, error) {
 	if u.NComp <= 0 {
 		return nil, errs.New(errs.Spec, "a theory needs at least one field component")
 	}
-	source := TranslationUnit(u)
+	source := TranslationUnitAs(u, prec)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := b.bind(); err != nil {
@@ -267,6 +283,7 @@ func (b *Backend) CompileProgram(u kernels.Unit) (*Program, error) {
 		return nil, err
 	}
 	p.unit = u
+	p.prec = prec
 	p.cached = cached
 	p.key = b.cacheKey(source)
 	p.dir, _ = b.cacheDir()

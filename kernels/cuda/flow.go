@@ -155,7 +155,7 @@ func (f *Flow) build() error {
 	// Off by default: measured slower than fg_k_rows + fg_k_decide at every
 	// size on the H200 (docs/performance/gpu.md, phase 3).
 	f.fold = os.Getenv("FIELDGO_FLOW_FOLD") == "1"
-	f.fieldBytes = 8 * p.unit.NComp * g.Sites()
+	f.fieldBytes = p.prec.Bytes() * p.unit.NComp * g.Sites()
 	f.phiD, f.velD = C.CUdeviceptr(phi), C.CUdeviceptr(vel)
 
 	base := *a0
@@ -395,8 +395,8 @@ func (f *Flow) Describe() string {
 	if f.fuse {
 		how = append(how, "stage 4 fuses the update (ping-pong buffers)")
 	}
-	return fmt.Sprintf("device ANF: %d kernels per step (%s), %s; tile 32x%d sites, block 32x%d", len(f.steps[0]),
-		joinStrings(how, ", "), mode, f.shape.BY*f.shape.RPT, f.shape.BY)
+	return fmt.Sprintf("device ANF: %d kernels per step (%s), %s; tile 32x%d sites, block 32x%d; %s storage", len(f.steps[0]),
+		joinStrings(how, ", "), mode, f.shape.BY*f.shape.RPT, f.shape.BY, f.p.prec)
 }
 
 // Graphed reports whether the steps run as CUDA graphs.

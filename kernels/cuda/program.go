@@ -56,7 +56,8 @@ type Program struct {
 	mod    C.CUmodule
 	k      map[string]*kernel
 	unit   kernels.Unit
-	cached bool // the CUBIN came from the disk cache
+	prec   Precision // storage precision of every buffer (fg_store)
+	cached bool      // the CUBIN came from the disk cache
 	log    string
 	key    string // the CUBIN's cache key
 	dir    string // the cache directory ("" if none)
@@ -70,6 +71,7 @@ type Program struct {
 	lastParams []float64
 	part       devScratch // chunk partials
 	rows       devScratch // row partials
+	stage      devScratch // float32 storage: float64 staging of Upload/Download
 	res        C.CUdeviceptr
 	hostRes    unsafe.Pointer // pinned: 3 doubles + one index
 	closed     bool
@@ -124,7 +126,7 @@ func (b *Backend) load(image []byte, log string) (*Program, error) {
 		}
 		in := KernelInfo{Name: name, Registers: attr(C.CU_FUNC_ATTRIBUTE_NUM_REGS),
 			LocalBytes: attr(C.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES), SharedBytes: attr(C.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
-			SpillStores: ptx[name].SpillStores, SpillLoads: ptx[name].SpillLoads, Budget: Budget(name)}
+			SpillStores: ptx[name].SpillStores, SpillLoads: ptx[name].SpillLoads}
 		if name == "fg_k_final" || name == "fg_k_decide" {
 			in.BlockSize = C.FG_FINAL_THREADS // part of the reduction order
 		} else {
@@ -172,11 +174,18 @@ func (p *Program) Describe() []KernelInfo {
 	out := make([]KernelInfo, 0, len(KernelNames))
 	for _, name := range KernelNames {
 		in := p.k[name].info
-		in.Budget = Budget(name)
+		in.Budget = BudgetAs(name, p.prec)
 		out = append(out, in)
 	}
 	return out
 }
+
+// Precision is the storage precision of the program's buffers.
+func (p *Program) Precision() Precision { return p.prec }
+
+// StoragePrecision is Precision's name ("float64" or "float32"), for callers
+// that do not import this package (core, pybind).
+func (p *Program) StoragePrecision() string { return p.prec.String() }
 
 // Cached reports whether the CUBIN came from the disk cache.
 func (p *Program) Cached() bool { return p.cached }
@@ -200,7 +209,9 @@ func (p *Program) SetBlockSize(name string, block int) error {
 	return nil
 }
 
-// buffer is device memory, optionally mirroring bound host memory.
+// buffer is device memory, optionally mirroring bound host memory: n
+// values of the program's storage precision on the device, n float64 on the
+// host.
 type buffer struct {
 	p      *Program
 	d      C.CUdeviceptr
@@ -211,6 +222,9 @@ type buffer struct {
 
 func (b *buffer) Len() int { return b.n }
 
+// Upload copies the bound host values to the device; with float32 storage
+// they go through the program's float64 staging buffer and are rounded to
+// nearest on the device (fg_k_narrow).
 func (b *buffer) Upload() error {
 	if b.host == nil || b.n == 0 {
 		return nil
@@ -218,11 +232,16 @@ func (b *buffer) Upload() error {
 	if b.d == 0 {
 		return errs.New(errs.Released, "buffer has been released")
 	}
-	return b.p.withCtx(func() error {
-		return check(C.fg_cuMemcpyHtoD(b.d, b.host, C.size_t(8*b.n)), "cuMemcpyHtoD")
-	})
+	if b.p.prec == Float64 {
+		return b.p.withCtx(func() error {
+			return check(C.fg_cuMemcpyHtoD(b.d, b.host, C.size_t(8*b.n)), "cuMemcpyHtoD")
+		})
+	}
+	return b.p.convert(b, true)
 }
 
+// Download copies the device values to the bound host memory; float32
+// values are widened exactly on the device (fg_k_widen) first.
 func (b *buffer) Download() error {
 	if b.host == nil || b.n == 0 {
 		return nil
@@ -230,9 +249,70 @@ func (b *buffer) Download() error {
 	if b.d == 0 {
 		return errs.New(errs.Released, "buffer has been released")
 	}
-	return b.p.withCtx(func() error {
-		return check(C.fg_cuMemcpyDtoH(b.host, b.d, C.size_t(8*b.n)), "cuMemcpyDtoH")
+	if b.p.prec == Float64 {
+		return b.p.withCtx(func() error {
+			return check(C.fg_cuMemcpyDtoH(b.host, b.d, C.size_t(8*b.n)), "cuMemcpyDtoH")
+		})
+	}
+	return b.p.convert(b, false)
+}
+
+// convert moves a float32 buffer's values between its float64 host memory
+// and the device through the staging buffer: up rounds (host -> stage ->
+// fg_k_narrow), down widens (fg_k_widen -> stage -> host). The copies are
+// synchronous and ordered with the kernels on the default stream.
+func (p *Program) convert(b *buffer, up bool) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return errs.New(errs.Released, "the program has been closed")
+	}
+	return p.withCtx(func() error {
+		if err := p.stage.ensure(8 * b.n); err != nil {
+			return err
+		}
+		a := &C.fg_cargs{}
+		a.len, a.nterms = C.longlong(b.n), 1
+		name := "fg_k_widen"
+		if up {
+			name = "fg_k_narrow"
+			if err := check(C.fg_cuMemcpyHtoD(p.stage.d, b.host, C.size_t(8*b.n)), "cuMemcpyHtoD"); err != nil {
+				return err
+			}
+			a.terms[0], a.out = C.fg_dptr(p.stage.d), C.fg_dptr(b.d)
+		} else {
+			a.terms[0], a.out = C.fg_dptr(b.d), C.fg_dptr(p.stage.d)
+		}
+		bs := p.k[name].info.BlockSize
+		if err := p.launch(name, min((b.n+bs-1)/bs, 1<<20), a); err != nil {
+			return err
+		}
+		if up {
+			return nil
+		}
+		return check(C.fg_cuMemcpyDtoH(b.host, p.stage.d, C.size_t(8*b.n)), "cuMemcpyDtoH")
 	})
+}
+
+// DeviceArray says where b (a buffer of this program) lives on the device
+// and in which element type: the current state of a simulation's field is
+// its field buffer's DeviceArray (core.Simulation.FieldBuffer) once any
+// Advance has returned. The pointer stays valid until b is released.
+func (p *Program) DeviceArray(b kernels.Buffer) (DeviceArray, error) {
+	cb, err := p.buf(b)
+	if err != nil {
+		return DeviceArray{}, err
+	}
+	if cb == nil {
+		return DeviceArray{}, errs.New(errs.Shape, "DeviceArray needs a buffer")
+	}
+	return DeviceArray{Ptr: uint64(cb.d), Len: cb.n, DType: p.prec.String(), Device: p.b.opt.Device}, nil
+}
+
+// Sync waits for all work queued on the device (before a consumer reads a
+// DeviceArray on another stream).
+func (p *Program) Sync() error {
+	return p.withCtx(func() error { return check(C.fg_cuCtxSynchronize(), "cuCtxSynchronize") })
 }
 
 func (b *buffer) Release() {
@@ -261,7 +341,7 @@ func (p *Program) withCtx(f func() error) error {
 
 func (p *Program) alloc(n int) (*buffer, error) {
 	b := &buffer{p: p, n: n}
-	sz := 8 * n
+	sz := p.prec.Bytes() * n
 	if sz < 8 {
 		sz = 8
 	}
@@ -275,7 +355,8 @@ func (p *Program) alloc(n int) (*buffer, error) {
 	return b, nil
 }
 
-// NewBuffer allocates n zeroed doubles of device memory.
+// NewBuffer allocates n zeroed values of device memory in the program's
+// storage precision.
 func (p *Program) NewBuffer(n int) (kernels.Buffer, error) {
 	if n < 0 {
 		return nil, errs.New(errs.Shape, "negative buffer length %d", n)
@@ -674,6 +755,7 @@ func (p *Program) Close() error {
 		p.params.free()
 		p.part.free()
 		p.rows.free()
+		p.stage.free()
 		C.fg_cuMemFree(p.res)
 		C.fg_cuMemFreeHost(p.hostRes)
 		return check(C.fg_cuModuleUnload(p.mod), "cuModuleUnload")

@@ -28,6 +28,23 @@
 #define FG_AUX(k) 0
 #endif
 
+/* Storage precision (docs/performance/gpu.md, "float32 storage"): the element
+ * type of every field-sized buffer a Program owns — the field, the velocity,
+ * the stage gradients, the trial and checkpoint copies, density and gradient
+ * outputs. The Go side defines FG_STORE_FLOAT32 in the translation unit's
+ * prelude for a float32 Program, so the CUBIN cache key covers it. Values are
+ * loaded into double registers: the site arithmetic (the point functions),
+ * the RK4 combination, the shared-memory tile and every reduction stay in
+ * float64, and results are rounded to fg_store once, when stored. */
+#ifdef FG_STORE_FLOAT32
+typedef float fg_store;
+#else
+typedef double fg_store;
+#endif
+
+/* A stored value, read through the read-only cache, widened to double. */
+static __device__ __forceinline__ double fg_ld(const fg_store* p) { return (double)__ldg(p); }
+
 #define FG_NAN __longlong_as_double(0x7ff8000000000000LL)
 #define FG_FULL 0xffffffffu
 
@@ -61,7 +78,7 @@ static __device__ __forceinline__ bool fg_in_s(const fg_geo& g, int i, int j) {
 /* fg_fill evaluates the site struct at (i, j) (which must be in S, or any
  * site when periodic); second derivatives only when asked. Same expressions
  * as the CPU template's fg_fill. */
-static __device__ __forceinline__ void fg_fill(const double* __restrict__ phi, const fg_geo& g, int i, int j,
+static __device__ __forceinline__ void fg_fill(const fg_store* __restrict__ phi, const fg_geo& g, int i, int j,
                                               bool second, fg_site* s) {
     /* 32-bit index arithmetic: the runtime refuses fields of 2^31 values or
      * more, and 64-bit integer math costs twice the instructions. */
@@ -71,20 +88,20 @@ static __device__ __forceinline__ void fg_fill(const double* __restrict__ phi, c
     const int m2 = fg_wrapi(i - 2, nx), m1 = fg_wrapi(i - 1, nx), p1 = fg_wrapi(i + 1, nx), p2 = fg_wrapi(i + 2, nx);
 #pragma unroll
     for (int k = 0; k < FG_NCOMP; k++) {
-        const double* f = phi + k * n;
-        double f0 = __ldg(f + r0 + i);
-        double xm2 = __ldg(f + r0 + m2), xm1 = __ldg(f + r0 + m1), xp1 = __ldg(f + r0 + p1), xp2 = __ldg(f + r0 + p2);
-        double ym2 = __ldg(f + rm2 + i), ym1 = __ldg(f + rm1 + i), yp1 = __ldg(f + rp1 + i), yp2 = __ldg(f + rp2 + i);
+        const fg_store* f = phi + k * n;
+        double f0 = fg_ld(f + r0 + i);
+        double xm2 = fg_ld(f + r0 + m2), xm1 = fg_ld(f + r0 + m1), xp1 = fg_ld(f + r0 + p1), xp2 = fg_ld(f + r0 + p2);
+        double ym2 = fg_ld(f + rm2 + i), ym1 = fg_ld(f + rm1 + i), yp1 = fg_ld(f + rp1 + i), yp2 = fg_ld(f + rp2 + i);
         s->phi[k] = f0;
         s->dx[k] = FG_D1(xm2, xm1, xp1, xp2) * g.ix;
         s->dy[k] = FG_D1(ym2, ym1, yp1, yp2) * g.iy;
         if (second) {
             s->dxx[k] = FG_D2(xm2, xm1, f0, xp1, xp2) * g.ixx;
             s->dyy[k] = FG_D2(ym2, ym1, f0, yp1, yp2) * g.iyy;
-            double dm2 = FG_D1(__ldg(f + rm2 + m2), __ldg(f + rm2 + m1), __ldg(f + rm2 + p1), __ldg(f + rm2 + p2));
-            double dm1 = FG_D1(__ldg(f + rm1 + m2), __ldg(f + rm1 + m1), __ldg(f + rm1 + p1), __ldg(f + rm1 + p2));
-            double dp1 = FG_D1(__ldg(f + rp1 + m2), __ldg(f + rp1 + m1), __ldg(f + rp1 + p1), __ldg(f + rp1 + p2));
-            double dp2 = FG_D1(__ldg(f + rp2 + m2), __ldg(f + rp2 + m1), __ldg(f + rp2 + p1), __ldg(f + rp2 + p2));
+            double dm2 = FG_D1(fg_ld(f + rm2 + m2), fg_ld(f + rm2 + m1), fg_ld(f + rm2 + p1), fg_ld(f + rm2 + p2));
+            double dm1 = FG_D1(fg_ld(f + rm1 + m2), fg_ld(f + rm1 + m1), fg_ld(f + rm1 + p1), fg_ld(f + rm1 + p2));
+            double dp1 = FG_D1(fg_ld(f + rp1 + m2), fg_ld(f + rp1 + m1), fg_ld(f + rp1 + p1), fg_ld(f + rp1 + p2));
+            double dp2 = FG_D1(fg_ld(f + rp2 + m2), fg_ld(f + rp2 + m1), fg_ld(f + rp2 + p1), fg_ld(f + rp2 + p2));
             s->dxy[k] = FG_D1(dm2, dm1, dp1, dp2) * g.ixy;
         } else {
             s->dxx[k] = 0.0; s->dyy[k] = 0.0; s->dxy[k] = 0.0;
@@ -119,41 +136,41 @@ static __device__ __forceinline__ void fg_chunk_store(fg_dptr part, long long pl
 /* fg_finish projects, stores and reduces one site's gradient gr. */
 static __device__ __forceinline__ void fg_finish(const fg_cargs& a, const fg_geo& g, int idx, double* gr,
                                                  double* m, double* pw) {
-    const double* phi = (const double*)a.phi;
+    const fg_store* phi = (const fg_store*)a.phi;
     if (a.project) {
         double gn = 0.0, nn = 0.0;
 #pragma unroll
         for (int k = 0; k < FG_NCOMP; k++) {
             if (FG_AUX(k)) continue;
-            double p = __ldg(phi + k * (int)g.n + idx);
+            double p = (double)__ldg(phi + k * (int)g.n + idx);
             gn += gr[k] * p; nn += p * p;
         }
         double t = gn / nn;
 #pragma unroll
         for (int k = 0; k < FG_NCOMP; k++)
-            if (!FG_AUX(k)) gr[k] -= t * __ldg(phi + k * (int)g.n + idx);
+            if (!FG_AUX(k)) gr[k] -= t * (double)__ldg(phi + k * (int)g.n + idx);
     }
 #pragma unroll
     for (int k = 0; k < FG_NCOMP; k++)
         if (FG_AUX(k)) gr[k] = -gr[k];
-    double* out = (double*)a.out;
-    const double* vel = (const double*)a.vel;
+    fg_store* out = (fg_store*)a.out;
+    const fg_store* vel = (const fg_store*)a.vel;
     double p = 0.0, mx = 0.0;
 #pragma unroll
     for (int k = 0; k < FG_NCOMP; k++) {
         double v = gr[k];
-        out[k * (int)g.n + idx] = v;
+        out[k * (int)g.n + idx] = (fg_store)v;
         mx = isfinite(v) ? fmax(mx, fabs(v)) : FG_NAN;
-        if (vel) p += __ldg(vel + k * (int)g.n + idx) * v;
+        if (vel) p += (double)__ldg(vel + k * (int)g.n + idx) * v;
     }
     *m = fg_maxnan(*m, mx);
     *pw = p;
 }
 
 static __device__ __forceinline__ void fg_zero_site(const fg_cargs& a, int n, int idx) {
-    double* out = (double*)a.out;
+    fg_store* out = (fg_store*)a.out;
 #pragma unroll
-    for (int k = 0; k < FG_NCOMP; k++) out[k * n + idx] = 0.0;
+    for (int k = 0; k < FG_NCOMP; k++) out[k * n + idx] = (fg_store)0;
 }
 
 /* Thread -> site of the chunk-padded row grid. Returns false for whole warps
@@ -180,7 +197,7 @@ extern "C" __global__ void fg_k_continuum(fg_cargs a) {
         } else {
             const fg_params* p = (const fg_params*)a.params;
             fg_site s;
-            fg_fill((const double*)a.phi, g, i, j, true, &s);
+            fg_fill((const fg_store*)a.phi, g, i, j, true, &s);
             double gr[FG_NCOMP];
             fg_gradient(&s, p, gr);
             if (a.want_energy) e = fg_energy(&s, p) * (g.hx * g.hy);
@@ -191,13 +208,13 @@ extern "C" __global__ void fg_k_continuum(fg_cargs a) {
 }
 
 /* The undivided doubler differences d4x, d4y of component k at (i, j). */
-static __device__ __forceinline__ void fg_d4(const double* __restrict__ f, const fg_geo& g, int i, int j,
+static __device__ __forceinline__ void fg_d4(const fg_store* __restrict__ f, const fg_geo& g, int i, int j,
                                              double* qx, double* qy) {
     const int nx = (int)g.nx, ny = (int)g.ny, r0 = j * nx;
-    *qx = FG_D4(__ldg(f + r0 + fg_wrapi(i - 2, nx)), __ldg(f + r0 + fg_wrapi(i - 1, nx)), __ldg(f + r0 + i),
-                __ldg(f + r0 + fg_wrapi(i + 1, nx)), __ldg(f + r0 + fg_wrapi(i + 2, nx)));
-    *qy = FG_D4(__ldg(f + fg_wrapi(j - 2, ny) * nx + i), __ldg(f + fg_wrapi(j - 1, ny) * nx + i), __ldg(f + r0 + i),
-                __ldg(f + fg_wrapi(j + 1, ny) * nx + i), __ldg(f + fg_wrapi(j + 2, ny) * nx + i));
+    *qx = FG_D4(fg_ld(f + r0 + fg_wrapi(i - 2, nx)), fg_ld(f + r0 + fg_wrapi(i - 1, nx)), fg_ld(f + r0 + i),
+                fg_ld(f + r0 + fg_wrapi(i + 1, nx)), fg_ld(f + r0 + fg_wrapi(i + 2, nx)));
+    *qy = FG_D4(fg_ld(f + fg_wrapi(j - 2, ny) * nx + i), fg_ld(f + fg_wrapi(j - 1, ny) * nx + i), fg_ld(f + r0 + i),
+                fg_ld(f + fg_wrapi(j + 1, ny) * nx + i), fg_ld(f + fg_wrapi(j + 2, ny) * nx + i));
 }
 
 /* Consistent form, fused: the exact gradient of the discrete energy divided
@@ -222,7 +239,7 @@ extern "C" __global__ void fg_k_consistent(fg_cargs a) {
             fg_zero_site(a, (int)g.n, idx);
         } else {
             const fg_params* p = (const fg_params*)a.params;
-            const double* phi = (const double*)a.phi;
+            const fg_store* phi = (const fg_store*)a.phi;
             const double pen = a.penalty / (g.hx * g.hy);
             double gr[FG_NCOMP], ax[FG_NCOMP], ay[FG_NCOMP], bx[FG_NCOMP], by[FG_NCOMP];
             {
@@ -293,10 +310,10 @@ extern "C" __global__ void fg_k_density(fg_cargs a) {
         if (fg_in_s(g, i, j)) {
             const fg_params* p = (const fg_params*)a.params;
             fg_site s;
-            fg_fill((const double*)a.phi, g, i, j, true, &s);
+            fg_fill((const fg_store*)a.phi, g, i, j, true, &s);
             v = a.density < 0 ? fg_energy(&s, p) : fg_density(a.density, &s, p);
         }
-        if (a.out) ((double*)a.out)[idx] = v;
+        if (a.out) ((fg_store*)a.out)[idx] = (fg_store)v;
     }
     fg_chunk_store(a.part, a.ny * a.nchunk, (long long)j * a.nchunk + i / FG_CHUNK, v * (g.hx * g.hy), 0.0, 0.0);
 }
@@ -367,26 +384,44 @@ extern "C" __global__ void fg_k_final(fg_cargs a) {
     }
 }
 
-/* out[e] = sum_t coef[t] * terms[t][e], left to right, for e < len. */
+/* out[e] = sum_t coef[t] * terms[t][e], left to right in double, for e < len;
+ * rounded to fg_store once. */
+#define FG_T(t) ((double)((const fg_store*)a.terms[t])[e])
 extern "C" __global__ void fg_k_combine(fg_cargs a) {
-    double* out = (double*)a.out;
+    fg_store* out = (fg_store*)a.out;
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < a.len; e += stride) {
         double v;
         switch (a.nterms) {
         case 0: v = 0.0; break;
-        case 1: v = a.coef[0] * ((const double*)a.terms[0])[e]; break;
-        case 2: v = a.coef[0] * ((const double*)a.terms[0])[e] + a.coef[1] * ((const double*)a.terms[1])[e]; break;
-        case 3:
-            v = a.coef[0] * ((const double*)a.terms[0])[e] + a.coef[1] * ((const double*)a.terms[1])[e] +
-                a.coef[2] * ((const double*)a.terms[2])[e];
-            break;
+        case 1: v = a.coef[0] * FG_T(0); break;
+        case 2: v = a.coef[0] * FG_T(0) + a.coef[1] * FG_T(1); break;
+        case 3: v = a.coef[0] * FG_T(0) + a.coef[1] * FG_T(1) + a.coef[2] * FG_T(2); break;
         default:
             v = 0.0;
-            for (int t = 0; t < a.nterms; t++) v += a.coef[t] * ((const double*)a.terms[t])[e];
+            for (int t = 0; t < a.nterms; t++) v += a.coef[t] * FG_T(t);
         }
-        out[e] = v;
+        out[e] = (fg_store)v;
     }
+}
+#undef FG_T
+
+/* Host transfers of a float32 Program (buffer Upload/Download): out[e] =
+ * terms[0][e] for e < len, from fg_store to double (widen) or rounded from
+ * double to fg_store (narrow, round to nearest). A float64 Program copies
+ * directly and never launches them. */
+extern "C" __global__ void fg_k_widen(fg_cargs a) {
+    const fg_store* x = (const fg_store*)a.terms[0];
+    double* out = (double*)a.out;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < a.len; e += stride) out[e] = (double)x[e];
+}
+
+extern "C" __global__ void fg_k_narrow(fg_cargs a) {
+    const double* x = (const double*)a.terms[0];
+    fg_store* out = (fg_store*)a.out;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < a.len; e += stride) out[e] = (fg_store)x[e];
 }
 
 /* Unit-vector constraint: normalise phi and project vel (may be 0) onto the
@@ -396,8 +431,8 @@ extern "C" __global__ void fg_k_constrain(fg_cargs a) {
     if (idx >= a.n) return;
     const long long j = idx / a.nx, i = idx - j * a.nx;
     if (!a.periodic && (i < 2 || i >= a.nx - 2 || j < 2 || j >= a.ny - 2)) return;
-    double* phi = (double*)a.phi;
-    double* vel = (double*)a.vel;
+    fg_store* phi = (fg_store*)a.phi;
+    fg_store* vel = (fg_store*)a.vel;
     double u[FG_NCOMP];
     double nn = 0.0;
 #pragma unroll
@@ -411,20 +446,20 @@ extern "C" __global__ void fg_k_constrain(fg_cargs a) {
     for (int k = 0; k < FG_NCOMP; k++) {
         if (FG_AUX(k)) continue;
         u[k] *= inv;
-        phi[(long long)k * a.n + idx] = u[k];
-        if (vel) vp += vel[(long long)k * a.n + idx] * u[k];
+        phi[(long long)k * a.n + idx] = (fg_store)u[k];
+        if (vel) vp += (double)vel[(long long)k * a.n + idx] * u[k];
     }
     if (vel) {
 #pragma unroll
         for (int k = 0; k < FG_NCOMP; k++)
-            if (!FG_AUX(k)) vel[(long long)k * a.n + idx] -= vp * u[k];
+            if (!FG_AUX(k)) vel[(long long)k * a.n + idx] = (fg_store)((double)vel[(long long)k * a.n + idx] - vp * u[k]);
     }
 }
 
 /* The smallest index e < len whose value is not finite, into *out (an
  * unsigned long long preset to all ones). atomicMin is order independent. */
 extern "C" __global__ void fg_k_nonfinite(fg_cargs a) {
-    const double* x = (const double*)a.phi;
+    const fg_store* x = (const fg_store*)a.phi;
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < a.len; e += stride) {
         if (!isfinite(x[e])) {
@@ -477,10 +512,10 @@ static __device__ __forceinline__ bool fg_halted(const fg_cargs& a) {
  * h = -dt^2/6, q6 = -dt/6, q3 = -dt/3, as the host computes them. Shared by
  * the fused stage 4 (fg_k_tile_up); fg_k_update writes the same expressions out. */
 static __device__ __forceinline__ void fg_rk4_site(const fg_cargs& a, double kv, double h, double q6, double q3,
-                                                   int n, int idx, bool in_s, const double* phi,
-                                                   const double* vel, const double* __restrict__ g0,
-                                                   const double* __restrict__ g1, const double* __restrict__ g2,
-                                                   const double* a3, double* phio, double* velo) {
+                                                   int n, int idx, bool in_s, const fg_store* phi,
+                                                   const fg_store* vel, const fg_store* __restrict__ g0,
+                                                   const fg_store* __restrict__ g1, const fg_store* __restrict__ g2,
+                                                   const double* a3, fg_store* phio, fg_store* velo) {
     const double cv = kv * a.dt;
     double u[FG_NCOMP], w[FG_NCOMP];
 #pragma unroll
@@ -507,8 +542,8 @@ static __device__ __forceinline__ void fg_rk4_site(const fg_cargs& a, double kv,
 #pragma unroll
     for (int k = 0; k < FG_NCOMP; k++) {
         const int e = k * n + idx;
-        phio[e] = u[k];
-        velo[e] = w[k];
+        phio[e] = (fg_store)u[k];
+        velo[e] = (fg_store)w[k];
     }
 }
 
@@ -655,9 +690,9 @@ static __device__ __forceinline__ void fg_tile_body(const fg_cargs& a) {
     double kv = 1.0;
     if (a.ctl) kv = ((const volatile fg_flowctl*)a.ctl)->kv;
     const double c0 = a.coef[0], c1 = a.coef[1] * kv, c2 = a.coef[2];
-    const double* __restrict__ T0 = (const double*)a.terms[0];
-    const double* __restrict__ T1 = (const double*)a.terms[1];
-    const double* __restrict__ T2 = (const double*)a.terms[2];
+    const fg_store* __restrict__ T0 = (const fg_store*)a.terms[0];
+    const fg_store* __restrict__ T1 = (const fg_store*)a.terms[1];
+    const fg_store* __restrict__ T2 = (const fg_store*)a.terms[2];
     const int nterms = a.nterms;
     const int tid = (int)threadIdx.y * FG_CHUNK + (int)threadIdx.x, nth = FG_CHUNK * (int)blockDim.y;
     for (int t = tid; t < plane; t += nth) {
@@ -676,9 +711,9 @@ static __device__ __forceinline__ void fg_tile_body(const fg_cargs& a) {
             double v = 0.0;
             if (ok) {
                 const int e = k * n + idx;
-                v = c0 * __ldg(T0 + e);
-                if (nterms > 1) v += c1 * __ldg(T1 + e);
-                if (nterms > 2) v += c2 * __ldg(T2 + e);
+                v = c0 * (double)__ldg(T0 + e);
+                if (nterms > 1) v += c1 * (double)__ldg(T1 + e);
+                if (nterms > 2) v += c2 * (double)__ldg(T2 + e);
             }
             fg_tile[k * plane + t] = v;
         }
@@ -686,8 +721,8 @@ static __device__ __forceinline__ void fg_tile_body(const fg_cargs& a) {
     __syncthreads();
     const int i = x0 + (int)threadIdx.x, lx = (int)threadIdx.x + FG_HALO;
     const fg_params* p = (const fg_params*)a.params;
-    double* out = (double*)a.out;
-    const double* vel = (const double*)a.vel;
+    fg_store* out = (fg_store*)a.out;
+    const fg_store* vel = (const fg_store*)a.vel;
 #pragma unroll 1
     for (int r = 0; r < a.rpt; r++) {
         const int ty = (int)threadIdx.y + r * (int)blockDim.y;
@@ -748,15 +783,15 @@ static __device__ __forceinline__ void fg_tile_body(const fg_cargs& a) {
 #pragma unroll
                 for (int k = 0; k < FG_NCOMP; k++) {
                     const double v = gr[k];
-                    if (!FUSE) out[k * n + idx] = v;
+                    if (!FUSE) out[k * n + idx] = (fg_store)v;
                     mx = isfinite(v) ? fmax(mx, fabs(v)) : FG_NAN;
-                    if (vel) pw += __ldg(vel + k * n + idx) * v;
+                    if (vel) pw += (double)__ldg(vel + k * n + idx) * v;
                 }
                 m = mx;
             }
             if (FUSE)
-                fg_rk4_site(a, kv, a.coef[3], a.coef[4], a.coef[5], n, idx, in_s, T0, T1, (const double*)a.terms[3],
-                            T2, (const double*)a.terms[4], gr, (double*)a.terms[5], (double*)a.terms[6]);
+                fg_rk4_site(a, kv, a.coef[3], a.coef[4], a.coef[5], n, idx, in_s, T0, T1, (const fg_store*)a.terms[3],
+                            T2, (const fg_store*)a.terms[4], gr, (fg_store*)a.terms[5], (fg_store*)a.terms[6]);
         }
         if (a.stage <= 1) {
             fg_chunk_store(a.part, a.ny * a.nchunk, (long long)j * a.nchunk + cx, e, m, pw);
@@ -795,12 +830,12 @@ extern "C" __global__ void fg_k_update(fg_cargs a) {
     const double kv = c->kv;
     const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= a.n) return;
-    double* phi = (double*)a.phi;
-    double* vel = (double*)a.vel;
-    const double* g0 = (const double*)a.terms[0];
-    const double* g1 = (const double*)a.terms[1];
-    const double* g2 = (const double*)a.terms[2];
-    const double* g3 = (const double*)a.terms[3];
+    fg_store* phi = (fg_store*)a.phi;
+    fg_store* vel = (fg_store*)a.vel;
+    const fg_store* g0 = (const fg_store*)a.terms[0];
+    const fg_store* g1 = (const fg_store*)a.terms[1];
+    const fg_store* g2 = (const fg_store*)a.terms[2];
+    const fg_store* g3 = (const fg_store*)a.terms[3];
     const double cv = kv * a.dt, h = a.coef[0], q6 = a.coef[1], q3 = a.coef[2];
     double u[FG_NCOMP], w[FG_NCOMP];
 #pragma unroll
@@ -828,7 +863,7 @@ extern "C" __global__ void fg_k_update(fg_cargs a) {
 #pragma unroll
     for (int k = 0; k < FG_NCOMP; k++) {
         const long long e = (long long)k * a.n + idx;
-        phi[e] = u[k];
-        vel[e] = w[k];
+        phi[e] = (fg_store)u[k];
+        vel[e] = (fg_store)w[k];
     }
 }
