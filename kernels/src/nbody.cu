@@ -32,7 +32,10 @@
  * same bits in float, a third-order Newton step from the hardware estimate
  * in double); an unsoftened run keeps the library's rsqrtf / rsqrt. With
  * two targets per thread (the "x2" kernels) each shared-memory source read
- * serves two targets.
+ * serves two targets, with four ("x4", float only) four. The "x4s" kernels
+ * (float, no potentials, benchmark comparison) stage sources scaled by
+ * m^-1/2, 12 instructions an interaction instead of 13, at the accuracy
+ * cost described at fg_nb_term_scaled.
  *
  * fg_nbody_untiled: the same sum with every source read from global memory
  * (through the read-only cache), for the tiled kernel's benchmark.
@@ -138,6 +141,38 @@ static __device__ __forceinline__ void fg_nb_term2(R xi, R yi, R zi, const typen
     if (POT) phi -= minv;
 }
 
+/* One interaction in the mass-scaled form (the "x4s" benchmark kernels, no
+ * potentials, FAST only). The tile holds a source as (s x, s y, s z, s) with
+ * s = m^-1/2 and w = eps^2 s^2 beside it, so that
+ *   D = s x_j - s x_i     (one FMA a component: s x_i exact inside it),
+ *   R = |D|^2 + w = s^2 (r^2 + eps^2),   Y = R^-1/2,   f = Y^3,
+ *   a += f D = m dx / (r^2 + eps^2)^{3/2}:
+ * 12 instructions against fg_nb_term2's 13 (no m inv^3 product), one more
+ * shared-memory load per source (w). The price is accuracy: s x_j is rounded
+ * before the subtraction, an error of u |x_j| in the source's position (its
+ * float32 representation error) instead of u |dx| in the separation, so a
+ * close pair far from the origin has a term error of about u |x_j| / r in
+ * relative terms (emulated on Plummer N = 700 / 3001: term errors up to
+ * 34 / 151 u sum|a_ij| against 1.7 / 2.3 for fg_nb_term2). A zero mass is
+ * staged as (0, 0, 0, 0), w = 1: the term is exactly 0. MASK: f = 0 for the
+ * target's own index. */
+template <typename R, bool MASK>
+static __device__ __forceinline__ void fg_nb_term_scaled(R xi, R yi, R zi, const typename fg_nb_vec<R>::T& s, R w,
+                                                         bool self, R& ax, R& ay, R& az) {
+    const R dx = fg_nb_fma(-s.w, xi, s.x), dy = fg_nb_fma(-s.w, yi, s.y), dz = fg_nb_fma(-s.w, zi, s.z);
+    const R r2 = fg_nb_fma(dz, dz, fg_nb_fma(dy, dy, fg_nb_fma(dx, dx, w)));
+    const R inv = fg_nb_rsqrt_normal(r2);
+    R f = (inv * inv) * inv;
+    if (MASK) {
+        f = self ? R(0) : f;
+    }
+    ax = fg_nb_fma(f, dx, ax);
+    ay = fg_nb_fma(f, dy, ay);
+    az = fg_nb_fma(f, dz, az);
+}
+static __device__ __forceinline__ float fg_nb_rsqrt_rn(float x) { return __frsqrt_rn(x); }
+static __device__ __forceinline__ double fg_nb_rsqrt_rn(double x) { return 1.0 / sqrt(x); }
+
 
 /* The tiled kernel, NT targets per thread (targets first + t T + tx, t < NT:
  * each source read from shared memory serves NT targets). Source slices are
@@ -147,12 +182,13 @@ static __device__ __forceinline__ void fg_nb_term2(R xi, R yi, R zi, const typen
  * of the terms (j ascending within a slice, slices in order, then the P
  * partial sums in order) is the same in both, so the result does not depend
  * on which loop ran. */
-template <typename R, int P, int NT, bool POT, bool FAST>
+template <typename R, int P, int NT, bool POT, bool FAST, bool SCALED>
 static __device__ __forceinline__ void fg_nb_tiled_nt(const typename fg_nb_vec<R>::T* __restrict__ body,
                                                       typename fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2,
-                                                      typename fg_nb_vec<R>::T* tile) {
+                                                      typename fg_nb_vec<R>::T* tile, R* tilew) {
     typedef typename fg_nb_vec<R>::T V;
     constexpr int T = FG_NB_BLOCK / P; /* blockDim = (T, P) */
+    constexpr int FG_NB_UNROLL = 32;   /* interactions per unrolled step: 16 sources x 2 targets, 8 x 4 */
     static_assert(T >= 32, "a warp must read one source at a time");
     const int tx = threadIdx.x, q = threadIdx.y;
     const int first = blockIdx.x * (NT * T);
@@ -171,28 +207,60 @@ static __device__ __forceinline__ void fg_nb_tiled_nt(const typename fg_nb_vec<R
     for (int base = 0; base < n; base += FG_NB_BLOCK) {
         const int j = base + q * T + tx;
         if (j < n) {
-            tile[q * T + tx] = body[j];
+            const V b = body[j];
+            if (SCALED) {
+                /* m > 0: (s x, s y, s z, s), w = eps^2 s^2 with s = m^-1/2
+                 * correctly rounded; m = 0: (0, 0, 0, 0), w = 1. */
+                const bool pos = b.w > R(0);
+                const R sc = pos ? fg_nb_rsqrt_rn(b.w) : R(0);
+                V t;
+                t.x = sc * b.x;
+                t.y = sc * b.y;
+                t.z = sc * b.z;
+                t.w = sc;
+                tile[q * T + tx] = t;
+                tilew[q * T + tx] = pos ? eps2 * (sc * sc) : R(1);
+            } else {
+                tile[q * T + tx] = b;
+            }
         }
         __syncthreads();
         const int j0 = base + q * T;
         const int cnt = min(T, n - j0);
         const V* slice = tile + q * T;
+        const R* slicew = tilew + q * T;
         const bool own = j0 >= first && j0 < first + NT * T; /* uniform over the warp */
         if (cnt == T && !own) {
-#pragma unroll 16 /* a literal: nvcc does not expand a macro here (NVRTC does; same code) */
+#pragma unroll(FG_NB_UNROLL / NT) /* a constant expression: nvcc does not expand a macro here */
             for (int k = 0; k < T; k++) {
                 const V s = slice[k];
+                if (SCALED) {
+                    const R w = slicew[k];
 #pragma unroll
-                for (int t = 0; t < NT; t++) {
-                    fg_nb_term2<R, POT, FAST, false>(px[t], py[t], pz[t], s, false, eps2, ax[t], ay[t], az[t], phi[t]);
+                    for (int t = 0; t < NT; t++) {
+                        fg_nb_term_scaled<R, false>(px[t], py[t], pz[t], s, w, false, ax[t], ay[t], az[t]);
+                    }
+                } else {
+#pragma unroll
+                    for (int t = 0; t < NT; t++) {
+                        fg_nb_term2<R, POT, FAST, false>(px[t], py[t], pz[t], s, false, eps2, ax[t], ay[t], az[t], phi[t]);
+                    }
                 }
             }
         } else {
             for (int k = 0; k < cnt; k++) {
                 const V s = slice[k];
+                if (SCALED) {
+                    const R w = slicew[k];
 #pragma unroll
-                for (int t = 0; t < NT; t++) {
-                    fg_nb_term2<R, POT, FAST, true>(px[t], py[t], pz[t], s, j0 + k == ti[t], eps2, ax[t], ay[t], az[t], phi[t]);
+                    for (int t = 0; t < NT; t++) {
+                        fg_nb_term_scaled<R, true>(px[t], py[t], pz[t], s, w, j0 + k == ti[t], ax[t], ay[t], az[t]);
+                    }
+                } else {
+#pragma unroll
+                    for (int t = 0; t < NT; t++) {
+                        fg_nb_term2<R, POT, FAST, true>(px[t], py[t], pz[t], s, j0 + k == ti[t], eps2, ax[t], ay[t], az[t], phi[t]);
+                    }
                 }
             }
         }
@@ -237,15 +305,19 @@ static __device__ __forceinline__ void fg_nb_tiled_nt(const typename fg_nb_vec<R
 
 /* MODE 0: the production kernel (FAST rsqrt when eps^2 is normal, the
  * library's otherwise: an unsoftened run keeps rsqrt's 0 and denormal
- * handling); MODE 1: always the library's (benchmark comparison). */
+ * handling); MODE 1: always the library's (benchmark comparison); MODE 2:
+ * the mass-scaled form (fg_nb_term_scaled) when eps^2 is normal, MODE 0's
+ * kernel otherwise (benchmark comparison; no potentials). */
 template <typename R, int P, int NT, bool POT, int MODE>
 static __device__ __forceinline__ void fg_nb_tiled2(const typename fg_nb_vec<R>::T* __restrict__ body,
                                                     typename fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {
     __shared__ typename fg_nb_vec<R>::T tile[FG_NB_BLOCK];
-    if (MODE == 0 && eps2 >= fg_nb_min_normal<R>()) {
-        fg_nb_tiled_nt<R, P, NT, POT, true>(body, acc, n, eps2, tile);
+    __shared__ R tilew[MODE == 2 ? FG_NB_BLOCK : 1];
+    static_assert(MODE != 2 || !POT, "the mass-scaled form has no potentials");
+    if (MODE != 1 && eps2 >= fg_nb_min_normal<R>()) {
+        fg_nb_tiled_nt<R, P, NT, POT, true, MODE == 2>(body, acc, n, eps2, tile, tilew);
     } else {
-        fg_nb_tiled_nt<R, P, NT, POT, false>(body, acc, n, eps2, tile);
+        fg_nb_tiled_nt<R, P, NT, POT, false, false>(body, acc, n, eps2, tile, tilew);
     }
 }
 
@@ -355,13 +427,15 @@ static __device__ __forceinline__ void fg_nb_kick(typename fg_nb_vec<R>::T* __re
 }
 
 /* Entry points: fg_nbody_tiled<P>x2_<prec>[_pot] (two targets per thread:
- * the production kernels), fg_nbody_tiled<P>_<prec> (one target per thread,
+ * the production kernels), fg_nbody_tiled<P>x4_f32[_pot] and
+ * fg_nbody_tiled<P>x4s_f32 (four targets per thread, float only; x4s the
+ * mass-scaled form), fg_nbody_tiled<P>_<prec> (one target per thread,
  * no potentials: benchmark only; NVRTC 13.0 spilled its float64 potential
  * variant, so there is none), fg_nbody_untiled_<prec>[_pot], fg_nbody_kick_drift_<prec>,
  * fg_nbody_kick_<prec>; for the benchmark fg_nbody_tiled1_lib_<prec> (the
  * split loop with the library rsqrt) and fg_nbody_tiled1_legacy_<prec> (the
  * kernel before the split loop). Launch the tiled ones with blockDim =
- * (256/P, P) and gridDim.x = ceil(n / (NT 256/P)), NT = 1 or 2; the others
+ * (256/P, P) and gridDim.x = ceil(n / (NT 256/P)), NT = 1, 2 or 4; the others
  * with any 1-D block. fg_nbody_rsqrt_check_<prec> evaluates the library and
  * the fast reciprocal square roots (and, in double, the raw estimate) on an
  * array, for the tests. */
@@ -377,6 +451,22 @@ static __device__ __forceinline__ void fg_nb_kick(typename fg_nb_vec<R>::T* __re
     extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x2_##SUF##_pot(        \
         const fg_nb_vec<R>::T* __restrict__ body, fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {   \
         fg_nb_tiled2<R, P, 2, true, 0>(body, acc, n, eps2);                                             \
+    }
+
+/* Four targets per thread: float only (the double build needs 156-168
+ * registers, one block per SM). x4s: the mass-scaled form, no potentials. */
+#define FG_NB_TILED4(P)                                                                                 \
+    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x4_f32(                \
+        const fg_nb_f4* __restrict__ body, fg_nb_f4* __restrict__ acc, int n, float eps2) {             \
+        fg_nb_tiled2<float, P, 4, false, 0>(body, acc, n, eps2);                                        \
+    }                                                                                                   \
+    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x4_f32_pot(            \
+        const fg_nb_f4* __restrict__ body, fg_nb_f4* __restrict__ acc, int n, float eps2) {             \
+        fg_nb_tiled2<float, P, 4, true, 0>(body, acc, n, eps2);                                         \
+    }                                                                                                   \
+    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x4s_f32(               \
+        const fg_nb_f4* __restrict__ body, fg_nb_f4* __restrict__ acc, int n, float eps2) {             \
+        fg_nb_tiled2<float, P, 4, false, 2>(body, acc, n, eps2);                                        \
     }
 
 #define FG_NB_PREC(R, SUF)                                                                              \
@@ -433,3 +523,7 @@ extern "C" __global__ void fg_nbody_rsqrt_check_f64(const double* __restrict__ x
 
 FG_NB_PREC(float, f32)
 FG_NB_PREC(double, f64)
+FG_NB_TILED4(1)
+FG_NB_TILED4(2)
+FG_NB_TILED4(4)
+FG_NB_TILED4(8)

@@ -139,6 +139,17 @@ class Simulation:
             self._field = Field._from_handle(go.SimField(self._h(), 0))
         return self._field
 
+    def device_field(self):
+        """The working field where the backend keeps it, without a copy: a
+        :class:`fieldgo.devicefield.DeviceField` with ``__arrow_c_device_array__``
+        (device type CUDA on a GPU, CPU otherwise) and, on CUDA,
+        ``__cuda_array_interface__`` (``cupy.asarray(sim.device_field())``). It is
+        the state as of the last minimize or set_field, in the simulation's storage
+        precision; the next minimize overwrites it, and it is invalid once the
+        simulation is closed."""
+        from .devicefield import DeviceField
+        return DeviceField(self)
+
     @property
     def velocity(self) -> Field:
         """The flow's velocity field (arrested Newton flow)."""

@@ -95,12 +95,13 @@ func TiledName(p int, prec nbody.Precision, pot bool) string {
 }
 
 // TiledNameNT is the tiled kernel's entry point for P threads per target
-// and nt (1 or 2) targets per thread. Only the two-target kernels have a
-// potential variant (the one-target ones are the benchmark's comparison).
+// and nt (1, 2, or in float32 4) targets per thread. Only the two- and
+// four-target kernels have a potential variant (the one-target ones are the
+// benchmark's comparison).
 func TiledNameNT(p, nt int, prec nbody.Precision, pot bool) string {
 	x := ""
-	if nt == 2 {
-		x = "x2"
+	if nt > 1 {
+		x = fmt.Sprintf("x%d", nt)
 	}
 	s := fmt.Sprintf("fg_nbody_tiled%d%s_%s", p, x, suffix(prec))
 	if pot {
@@ -108,6 +109,13 @@ func TiledNameNT(p, nt int, prec nbody.Precision, pot bool) string {
 	}
 	return s
 }
+
+// ScaledName is the float32 four-targets-per-thread kernel in the
+// mass-scaled form (nbody.cu, fg_nb_term_scaled: 12 instructions an
+// interaction instead of 13, source positions rounded before the
+// subtraction), P threads per target, no potentials: a benchmark
+// comparison, launched like TiledNameNT(p, 4, Float32, false).
+func ScaledName(p int) string { return fmt.Sprintf("fg_nbody_tiled%dx4s_f32", p) }
 
 // UntiledName is the untiled kernel's entry point.
 func UntiledName(prec nbody.Precision, pot bool) string {
@@ -139,8 +147,12 @@ func (d *Device) PFor(n, nt int) int {
 	return ThreadsPerTarget((n+nt-1)/nt, d.b.SMs(), d.b.MaxThreadsPerSM())
 }
 
-// LaunchTiledNT is LaunchTiled with nt (1 or 2) targets per thread.
+// LaunchTiledNT is LaunchTiled with nt targets per thread: 1, 2, or in
+// float32 4.
 func (d *Device) LaunchTiledNT(p, nt int, prec nbody.Precision, pot bool, body, acc *cuda.DeviceBuffer, n int, softening float64) error {
+	if !(nt == 1 || nt == 2 || nt == 4 && prec == nbody.Float32) {
+		return errs.New(errs.Parameter, "%d targets per thread in %v: the tiled kernels have 1, 2 and (float32) 4", nt, prec)
+	}
 	if p == 0 {
 		p = d.PFor(n, nt)
 	}
@@ -148,8 +160,8 @@ func (d *Device) LaunchTiledNT(p, nt int, prec nbody.Precision, pot bool, body, 
 }
 
 // launchTiledName launches a tiled entry point of P threads per target and
-// nt targets per thread by name (also the benchmark's fg_nbody_tiled1_lib
-// and fg_nbody_tiled1_legacy).
+// nt targets per thread by name (also the benchmark's fg_nbody_tiled1_lib,
+// fg_nbody_tiled1_legacy and ScaledName kernels).
 func (d *Device) launchTiledName(name string, p, nt int, body, acc *cuda.DeviceBuffer, n int, softening float64, prec nbody.Precision) error {
 	fn, err := d.m.Function(name)
 	if err != nil {

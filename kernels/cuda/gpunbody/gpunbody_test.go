@@ -121,14 +121,25 @@ type accuracyKernel struct {
 	pot   bool
 }
 
-// accuracyKernels: every tiled kernel (P = 1, 2, 4, 8; two targets per
-// thread with potentials, one target per thread without), the benchmark's library-rsqrt and legacy
-// kernels (no potentials), and P = 0: Solver.Accelerations through Device.
+// accuracyKernels: every tiled kernel (P = 1, 2, 4, 8; two and, in float32,
+// four targets per thread with potentials, one target per thread without;
+// the float32 mass-scaled four-target kernels without), the benchmark's
+// library-rsqrt and legacy kernels (no potentials), and P = 0:
+// Solver.Accelerations through Device.
 func accuracyKernels(prec nbody.Precision) []accuracyKernel {
 	var ks []accuracyKernel
-	for _, nt := range []int{1, 2} {
+	nts := []int{1, 2}
+	if prec == nbody.Float32 {
+		nts = append(nts, 4)
+	}
+	for _, nt := range nts {
 		for _, p := range []int{1, 2, 4, 8} {
-			ks = append(ks, accuracyKernel{TiledNameNT(p, nt, prec, nt == 2), p, nt, nt == 2})
+			ks = append(ks, accuracyKernel{TiledNameNT(p, nt, prec, nt > 1), p, nt, nt > 1})
+		}
+	}
+	if prec == nbody.Float32 {
+		for _, p := range []int{1, 2, 4, 8} {
+			ks = append(ks, accuracyKernel{ScaledName(p), p, 4, false})
 		}
 	}
 	return append(ks, accuracyKernel{"fg_nbody_tiled1_lib_" + suffix(prec), 1, 1, false},
@@ -190,9 +201,9 @@ func TestGPUDeterministic(t *testing.T) {
 }
 
 // TestGPUMaskingAndZeroMass: with no softening the masked self term gives
-// finite accelerations (not 0/0); zero-mass bodies feel forces (nonzero
-// acceleration) but exert none (the others' accelerations equal, within the
-// bound, those of the set without them).
+// finite accelerations (not 0/0); with and without softening, zero-mass
+// bodies feel forces (nonzero acceleration) but exert none (the others'
+// accelerations equal, within the bound, those of the set without them).
 func TestGPUMaskingAndZeroMass(t *testing.T) {
 	d := device(t)
 	const n = 1000
@@ -209,31 +220,53 @@ func TestGPUMaskingAndZeroMass(t *testing.T) {
 	for _, i := range keep {
 		sub.X, sub.Y, sub.Z, sub.M = append(sub.X, b.X[i]), append(sub.Y, b.Y[i]), append(sub.Z, b.Z[i]), append(sub.M, b.M[i])
 	}
-	for _, prec := range []nbody.Precision{nbody.Float64, nbody.Float32} {
-		ax, ay, az := make([]float64, n), make([]float64, n), make([]float64, n)
-		if err := d.Accelerations(b.X, b.Y, b.Z, b.M, 0, prec, ax, ay, az, nil); err != nil {
+	// The default kernel unsoftened (the masked library-rsqrt path) and
+	// softened, and the float32 four-target kernels softened (their fast
+	// paths; the mass-scaled one stages a zero mass as a zero source).
+	type run struct {
+		prec nbody.Precision
+		eps  float64
+		name string // "" for Device.Accelerations
+	}
+	runs := []run{{nbody.Float64, 0, ""}, {nbody.Float32, 0, ""}, {nbody.Float64, 0.01, ""}, {nbody.Float32, 0.01, ""}}
+	for _, p := range []int{1, 8} {
+		runs = append(runs, run{nbody.Float32, 0.01, TiledNameNT(p, 4, nbody.Float32, false)}, run{nbody.Float32, 0.01, ScaledName(p)})
+	}
+	eval := func(r run, bs *nbody.Bodies, ax, ay, az []float64) {
+		var err error
+		if r.name == "" {
+			err = d.Accelerations(bs.X, bs.Y, bs.Z, bs.M, r.eps, r.prec, ax, ay, az, nil)
+		} else {
+			p := 1
+			fmt.Sscanf(r.name, "fg_nbody_tiled%d", &p)
+			err = d.accelerationsName(r.name, p, 4, bs, r.eps, r.prec, ax, ay, az, make([]float64, bs.Len()))
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
+	}
+	for _, r := range runs {
+		prec := r.prec
+		ax, ay, az := make([]float64, n), make([]float64, n), make([]float64, n)
+		eval(r, b, ax, ay, az)
 		m := len(keep)
 		bx, by, bz := make([]float64, m), make([]float64, m), make([]float64, m)
-		if err := d.Accelerations(sub.X, sub.Y, sub.Z, sub.M, 0, prec, bx, by, bz, nil); err != nil {
-			t.Fatal(err)
-		}
-		sx, sy, sz := nbody.AbsSums(sub.X, sub.Y, sub.Z, sub.M, 0)
+		eval(r, sub, bx, by, bz)
+		sx, sy, sz := nbody.AbsSums(sub.X, sub.Y, sub.Z, sub.M, r.eps)
 		k := nbody.ErrorBoundK(n)
 		u := 2 * prec.UnitRoundoff()
 		for i := 0; i < n; i++ {
 			if !finite(ax[i]) || !finite(ay[i]) || !finite(az[i]) {
-				t.Fatalf("%v: body %d has a non-finite acceleration with eps = 0", prec, i)
+				t.Fatalf("%v %q eps=%v: body %d has a non-finite acceleration", prec, r.name, r.eps, i)
 			}
 			if b.M[i] == 0 && ax[i] == 0 && ay[i] == 0 && az[i] == 0 {
-				t.Fatalf("%v: zero-mass body %d feels no force", prec, i)
+				t.Fatalf("%v %q eps=%v: zero-mass body %d feels no force", prec, r.name, r.eps, i)
 			}
 		}
 		for j, i := range keep {
 			for _, c := range [][3]float64{{ax[i], bx[j], sx[j]}, {ay[i], by[j], sy[j]}, {az[i], bz[j], sz[j]}} {
 				if e := math.Abs(c[0] - c[1]); !(e <= k*u*c[2]) {
-					t.Fatalf("%v: body %d: zero-mass bodies changed its acceleration by %.3g > %.3g", prec, i, e, k*u*c[2])
+					t.Fatalf("%v %q eps=%v: body %d: zero-mass bodies changed its acceleration by %.3g > %.3g", prec, r.name, r.eps, i, e, k*u*c[2])
 				}
 			}
 		}
@@ -324,6 +357,9 @@ func TestGPUKernelResources(t *testing.T) {
 			"fg_nbody_tiled1_lib_" + suffix(prec), "fg_nbody_tiled1_legacy_" + suffix(prec)}
 		for _, p := range []int{1, 2, 4, 8} {
 			names = append(names, TiledNameNT(p, 1, prec, false), TiledNameNT(p, 2, prec, false), TiledNameNT(p, 2, prec, true))
+			if prec == nbody.Float32 {
+				names = append(names, TiledNameNT(p, 4, prec, false), TiledNameNT(p, 4, prec, true), ScaledName(p))
+			}
 		}
 		for _, name := range names {
 			fn, err := d.m.Function(name)
@@ -343,8 +379,9 @@ func TestGPUKernelResources(t *testing.T) {
 // BenchmarkGPUAccelerations: interactions/s and % of peak (20 flops per
 // interaction in float32, 30 in float64; H200 peaks 67 and 33.5 TFLOP/s,
 // FIELDGO_PEAK_F32/F64 in TFLOP/s for another GPU) for N = 2^14..2^20, in the
-// same process: the tiled kernel with one and with two targets per thread
-// (P chosen by PFor), the untiled one, and for N >= 2^19 the tiled kernel
+// same process: the tiled kernel with one, two and (float32) four targets
+// per thread (P chosen by PFor), the float32 mass-scaled four-target kernel
+// ("x4s", ScaledName), the untiled one, and for N >= 2^19 the tiled kernel
 // before the split loop ("legacy": every term masked, library rsqrt) and the
 // split loop with the library rsqrt ("lib"), each evaluation timed with CUDA
 // events; N <= 2^16 with every P. The last lines log the float32/float64
@@ -382,7 +419,11 @@ func BenchmarkGPUAccelerations(b *testing.B) {
 				launch    func() error
 			}
 			var ks []kernel
-			for _, nt := range []int{1, 2} {
+			nts := []int{1, 2}
+			if prec == nbody.Float32 {
+				nts = append(nts, 4)
+			}
+			for _, nt := range nts {
 				pAuto := d.PFor(n, nt)
 				for _, p := range []int{1, 2, 4, 8} {
 					if p != pAuto && lg > 16 {
@@ -396,6 +437,12 @@ func BenchmarkGPUAccelerations(b *testing.B) {
 						return d.LaunchTiledNT(p, nt, prec, false, body, acc, n, 0.01)
 					}})
 				}
+			}
+			if prec == nbody.Float32 {
+				p4 := d.PFor(n, 4)
+				ks = append(ks, kernel{fmt.Sprintf("tiled(P=%d,x4s)", p4), "x4s", func() error {
+					return d.launchTiledName(ScaledName(p4), p4, 4, body, acc, n, 0.01, prec)
+				}})
 			}
 			ks = append(ks, kernel{"untiled", "untiled", func() error { return d.LaunchUntiled(prec, false, body, acc, n, 0.01) }})
 			if lg >= 19 {
@@ -443,8 +490,9 @@ func BenchmarkGPUAccelerations(b *testing.B) {
 	for lg := lo; lg <= hi; lg++ {
 		for _, prec := range []nbody.Precision{nbody.Float32, nbody.Float64} {
 			g := func(key string) float64 { return rate[fmt.Sprintf("%s/%v/%d", key, prec, lg)] }
-			b.Logf("N=2^%d %v: tiled x1 (P=%d) %.3g /s (%.1f%% peak), x2 (P=%d) %.3g /s (%.1f%% peak), untiled %.3g; x2/untiled %.2f; legacy %.3g, lib-rsqrt %.3g",
-				lg, prec, d.PFor(1<<lg, 1), g("x1"), pct(g("x1"), prec), d.PFor(1<<lg, 2), g("x2"), pct(g("x2"), prec), g("untiled"), g("x2")/g("untiled"), g("legacy"), g("lib"))
+			b.Logf("N=2^%d %v: tiled x1 (P=%d) %.3g /s (%.1f%% peak), x2 (P=%d) %.3g /s (%.1f%% peak), x4 (P=%d) %.3g /s (%.1f%% peak), x4s %.3g /s (%.1f%% peak), untiled %.3g; x2/untiled %.2f; legacy %.3g, lib-rsqrt %.3g",
+				lg, prec, d.PFor(1<<lg, 1), g("x1"), pct(g("x1"), prec), d.PFor(1<<lg, 2), g("x2"), pct(g("x2"), prec),
+				d.PFor(1<<lg, 4), g("x4"), pct(g("x4"), prec), g("x4s"), pct(g("x4s"), prec), g("untiled"), g("x2")/g("untiled"), g("legacy"), g("lib"))
 		}
 	}
 	// The precision recommendation: float32 when it is faster by more than
