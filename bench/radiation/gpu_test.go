@@ -1,6 +1,7 @@
 package radbench
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"os"
@@ -59,7 +60,9 @@ func fieldsOn(tb testing.TB, sc *scene, opt radiation.Options) *radiation.Cube {
 // field's derivative along tau is at most ~ gamma^4 (1 + beta)^3 / r ~ 2^7
 // times the field's scale over a unit of tau at beta = 0.8: 2^14 u covers
 // tau's ~2^6 u |tau| amplified by that, with margin. The measured worst
-// ratio is logged (it is far below).
+// ratio is logged (it is far below). A second scene's times run past both
+// ends of the fastest particles' knots: the GPU's NaN samples (and the cold
+// solves after them) must be the CPU's.
 func TestGPUMatchesCPU(t *testing.T) {
 	d := gpu(t)
 	t.Setenv("FIELDGO_RAD_O", "512")
@@ -67,6 +70,14 @@ func TestGPUMatchesCPU(t *testing.T) {
 	t.Setenv("FIELDGO_RAD_P", "4")
 	sc := newScene(t)
 	defer sc.release()
+	matchCPU(t, d, sc, "orbits")
+	for s := range sc.times {
+		sc.times[s] = 10 + 85*float64(s)/float64(sc.S)
+	}
+	matchCPU(t, d, sc, "partly out of range")
+}
+
+func matchCPU(t *testing.T, d *gpuradiation.Device, sc *scene, what string) {
 	def := radiation.DefaultOptions()
 	for _, m := range []radiation.Method{radiation.Newton, radiation.RK4} {
 		for _, s := range []string{"cold", "warm", "reuse"} {
@@ -80,25 +91,38 @@ func TestGPUMatchesCPU(t *testing.T) {
 			opt.Device = d
 			g := fieldsOn(t, sc, opt)
 			worst := 0.0
+			nan := 0
 			for k := range cpu.Data {
 				scale := 0.0
 				for _, v := range cpu.Data[k] {
-					scale = math.Max(scale, math.Abs(v))
+					if !math.IsNaN(v) {
+						scale = math.Max(scale, math.Abs(v))
+					}
 				}
 				for i, v := range g.Data[k] {
+					if math.IsNaN(v) || math.IsNaN(cpu.Data[k][i]) {
+						if math.IsNaN(v) != math.IsNaN(cpu.Data[k][i]) {
+							t.Fatalf("%s %s %s: %s[%d] GPU %v CPU %v", what, m, s, g.Columns[k], i, v, cpu.Data[k][i])
+						}
+						nan++
+						continue
+					}
 					e := math.Abs(v - cpu.Data[k][i])
 					if !(e <= 0x1p14*0x1p-53*scale) {
-						t.Fatalf("%s %s: %s[%d] GPU %v CPU %v: |diff| %.3g > 2^14 u %.3g", m, s, g.Columns[k], i, v, cpu.Data[k][i], e, scale)
+						t.Fatalf("%s %s %s: %s[%d] GPU %v CPU %v: |diff| %.3g > 2^14 u %.3g", what, m, s, g.Columns[k], i, v, cpu.Data[k][i], e, scale)
 					}
 					if scale > 0 {
 						worst = math.Max(worst, e/(0x1p-53*scale))
 					}
 				}
 			}
-			t.Logf("%s %s float64: worst |GPU - CPU| = %.1f u max|component| (bound 16384)", m, s, worst)
+			t.Logf("%s, %s %s float64: worst |GPU - CPU| = %.1f u max|component| (bound 16384); %d NaN values, the same as the CPU's", what, m, s, worst, nan)
 			cpu.Release()
 			g.Release()
 		}
+	}
+	if what != "orbits" {
+		return
 	}
 	// Float32 on the GPU against the float64 CPU cube: reported, not bounded
 	// here (core/radiation's tests bound the float32 mode's error).
@@ -121,61 +145,61 @@ func TestGPUMatchesCPU(t *testing.T) {
 // TestGPUSearchesBitIdentical: on the GPU the cold, warm and cached (coef
 // reuse) kernels give the same cube bit for bit, in both precisions and both
 // methods (they share one polynomial evaluation; only the interval search
-// differs), and a second run repeats the first.
+// differs), and a second run repeats the first. So do the launch shapes
+// (other blocks and tiles, a tile that does not divide S, observers
+// unsorted, a grid that loops over observer slots) and, in float64 Newton, the comparison kernels (one thread per
+// observer, interval records and column-major): the tiles add the particles
+// in the same order.
 func TestGPUSearchesBitIdentical(t *testing.T) {
 	d := gpu(t)
-	t.Setenv("FIELDGO_RAD_O", "1024")
+	t.Setenv("FIELDGO_RAD_O", "1000")
 	t.Setenv("FIELDGO_RAD_S", "256")
 	t.Setenv("FIELDGO_RAD_P", "3")
 	sc := newScene(t)
 	defer sc.release()
+	type run struct {
+		search      string
+		block, tile int
+		grid        int
+		unsorted    bool
+		variant     string
+		newtonF64   bool // the comparison kernels exist for Newton float64 only
+	}
+	runs := []run{{search: "warm"}, {search: "reuse"}, {search: "reuse"},
+		{search: "reuse", block: 32, tile: 3}, {search: "warm", block: 128, tile: 2, unsorted: true}, {search: "cold", tile: 8}, {search: "reuse", grid: 3},
+		{search: "cold", variant: gpuradiation.Obs, newtonF64: true}, {search: "reuse", variant: gpuradiation.Obs, newtonF64: true},
+		{search: "cold", variant: gpuradiation.ColumnMajor, newtonF64: true}, {search: "warm", variant: gpuradiation.ColumnMajor, newtonF64: true},
+		{search: "reuse", variant: gpuradiation.ColumnMajor, newtonF64: true}}
+	options := func(prec radiation.Precision, m radiation.Method, search string) radiation.Options {
+		opt := radiation.DefaultOptions()
+		opt.Method, opt.Precision, opt.Device, opt.Retarded = m, prec, d, true
+		opt.Search, opt.CoefReuse = radiation.Warm, search == "reuse"
+		if search == "cold" {
+			opt.Search = radiation.Cold
+		}
+		return opt
+	}
 	for _, prec := range []radiation.Precision{radiation.Float64, radiation.Float32} {
 		for _, m := range []radiation.Method{radiation.Newton, radiation.RK4} {
-			var base *radiation.Cube
-			for _, s := range []string{"cold", "warm", "reuse", "reuse"} {
-				opt := radiation.DefaultOptions()
-				opt.Method, opt.Precision, opt.Device, opt.Retarded = m, prec, d, true
-				opt.Search, opt.CoefReuse = radiation.Warm, s == "reuse"
-				if s == "cold" {
-					opt.Search = radiation.Cold
-				}
-				c := fieldsOn(t, sc, opt)
-				if base == nil {
-					base = c
+			base := fieldsOn(t, sc, options(prec, m, "cold"))
+			n := 0
+			for _, r := range runs {
+				if r.newtonF64 && (prec != radiation.Float64 || m != radiation.Newton) {
 					continue
 				}
+				d.BlockSize, d.Tile, d.MaxGrid, d.Unsorted, d.Variant = r.block, r.tile, r.grid, r.unsorted, r.variant
+				c := fieldsOn(t, sc, options(prec, m, r.search))
+				launch := d.LastLaunch
+				d.BlockSize, d.Tile, d.MaxGrid, d.Unsorted, d.Variant = 0, 0, 0, false, ""
 				for k := range c.Data {
 					for i, v := range c.Data[k] {
 						if math.Float64bits(v) != math.Float64bits(base.Data[k][i]) {
-							t.Fatalf("%v %v %s: %s[%d] = %v, cold gave %v", prec, m, s, c.Columns[k], i, v, base.Data[k][i])
+							t.Fatalf("%v %v %+v (%s): %s[%d] = %v, cold gave %v", prec, m, r, launch, c.Columns[k], i, v, base.Data[k][i])
 						}
 					}
 				}
 				c.Release()
-			}
-			if prec == radiation.Float64 && m == radiation.Newton {
-				// The column-major kernels (the layout before the interval
-				// records) give the same bits.
-				for _, s := range []string{"cold", "warm", "reuse"} {
-					opt := radiation.DefaultOptions()
-					opt.Method, opt.Precision, opt.Device, opt.Retarded = m, prec, d, true
-					opt.Search, opt.CoefReuse = radiation.Warm, s == "reuse"
-					if s == "cold" {
-						opt.Search = radiation.Cold
-					}
-					d.ColumnMajor = true
-					c := fieldsOn(t, sc, opt)
-					d.ColumnMajor = false
-					for k := range c.Data {
-						for i, v := range c.Data[k] {
-							if math.Float64bits(v) != math.Float64bits(base.Data[k][i]) {
-								t.Fatalf("column-major %s: %s[%d] = %v, interval-major cold gave %v", s, c.Columns[k], i, v, base.Data[k][i])
-							}
-						}
-					}
-					c.Release()
-				}
-				t.Logf("float64 Newton: column-major cold, warm, reuse kernels bit-identical to the interval-major ones")
+				n++
 			}
 			nan := 0
 			for _, v := range base.Data[0] {
@@ -186,8 +210,9 @@ func TestGPUSearchesBitIdentical(t *testing.T) {
 			if nan != 0 {
 				t.Fatalf("%v %v: %d NaN samples", prec, m, nan)
 			}
+			t.Logf("%v %v: %d runs (warm, reuse twice, other blocks/tiles/order%s) bit-identical to cold over %d samples x %d columns",
+				prec, m, n, map[bool]string{true: ", one thread per observer, column-major", false: ""}[n > 7], sc.O*sc.S, len(base.Columns))
 			base.Release()
-			t.Logf("%v %v: cold, warm, reuse (twice) bit-identical over %d samples x %d columns", prec, m, sc.O*sc.S, len(base.Columns))
 		}
 	}
 }
@@ -197,8 +222,10 @@ func TestGPUSearchesBitIdentical(t *testing.T) {
 // naive kernel (cold search, no reuse) in the same run, the warm search
 // without reuse, float32 and RK4, from the kernel's device time (CUDA events;
 // "wall" includes upload, download and the host's knot preparation), and logs
-// each kernel's registers, spills and occupancy. The scene: FIELDGO_RAD_O
-// observers (default here 32768), S = 256 samples, P = 16 particles.
+// each kernel's registers, spills and occupancy. The "_obs" variants are the
+// structure before the tiles (one thread per observer adding into the cube),
+// same math. The scene: FIELDGO_RAD_O observers (default here 32768), S = 256
+// samples, P = 16 particles.
 //
 //	go test -c -o .gpu/radbench.test ./bench/radiation
 //	.gpu/radbench.test -test.run '^$' -test.bench GPURadiation -test.benchtime 3x -test.v
@@ -216,40 +243,51 @@ func BenchmarkGPURadiation(b *testing.B) {
 	def := radiation.DefaultOptions()
 	def.Device = d
 	mk := func(f func(o *radiation.Options)) radiation.Options { o := def; f(&o); return o }
-	variants := []struct {
-		name string
-		opt  radiation.Options
-		cm   bool
-	}{
-		{"newton2_f64_naive_cold_colmajor", mk(func(o *radiation.Options) { o.Search, o.CoefReuse = radiation.Cold, false }), true},
-		{"newton2_f64_warm_reuse_colmajor", def, true},
-		{"newton2_f64_naive_cold", mk(func(o *radiation.Options) { o.Search, o.CoefReuse = radiation.Cold, false }), false},
-		{"newton2_f64_warm", mk(func(o *radiation.Options) { o.CoefReuse = false }), false},
-		{"newton2_f64_warm_reuse", def, false},
-		{"newton2_f32_naive_cold", mk(func(o *radiation.Options) {
+	naive := mk(func(o *radiation.Options) { o.Search, o.CoefReuse = radiation.Cold, false })
+	type variant struct {
+		name        string
+		opt         radiation.Options
+		kind        string // gpuradiation.Obs, or "" (tiled)
+		block, tile int
+		unsorted    bool
+	}
+	variants := []variant{
+		{name: "newton2_f64_naive_cold_obs", opt: naive, kind: gpuradiation.Obs},
+		{name: "newton2_f64_warm_reuse_obs", opt: def, kind: gpuradiation.Obs},
+		{name: "newton2_f64_naive_cold", opt: naive},
+		{name: "newton2_f64_warm", opt: mk(func(o *radiation.Options) { o.CoefReuse = false })},
+		{name: "newton2_f64_warm_reuse", opt: def},
+		{name: "newton2_f64_warm_reuse_unsorted", opt: def, unsorted: true},
+		{name: "newton2_f32_naive_cold", opt: mk(func(o *radiation.Options) {
 			o.Search, o.CoefReuse, o.Precision = radiation.Cold, false, radiation.Float32
-		}), false},
-		{"newton2_f32_warm", mk(func(o *radiation.Options) { o.CoefReuse, o.Precision = false, radiation.Float32 }), false},
-		{"newton2_f32_warm_reuse", mk(func(o *radiation.Options) { o.Precision = radiation.Float32 }), false},
-		{"rk4x4_f64_warm", mk(func(o *radiation.Options) { o.Method, o.CoefReuse = radiation.RK4, false }), false},
-		{"rk4x4_f64_warm_reuse", mk(func(o *radiation.Options) { o.Method = radiation.RK4 }), false},
+		})},
+		{name: "newton2_f32_warm", opt: mk(func(o *radiation.Options) { o.CoefReuse, o.Precision = false, radiation.Float32 })},
+		{name: "newton2_f32_warm_reuse", opt: mk(func(o *radiation.Options) { o.Precision = radiation.Float32 })},
+		{name: "rk4x4_f64_warm", opt: mk(func(o *radiation.Options) { o.Method, o.CoefReuse = radiation.RK4, false })},
+		{name: "rk4x4_f64_warm_reuse", opt: mk(func(o *radiation.Options) { o.Method = radiation.RK4 })},
+	}
+	// Launch shapes of the default kernel (block x tile <= 48 KiB of shared).
+	for _, bt := range [][2]int{{32, 4}, {128, 4}, {64, 2}, {64, 8}, {32, 16}} {
+		variants = append(variants, variant{name: fmt.Sprintf("newton2_f64_warm_reuse_block=%d_tile=%d", bt[0], bt[1]), opt: def, block: bt[0], tile: bt[1]})
 	}
 	rates := map[string]float64{}
 	for _, v := range variants {
-		kname := v.opt.Kernel()
-		if v.cm {
-			kname += "_cm"
-		}
+		kname := v.opt.Kernel() + v.kind
 		fn, err := d.Module().Function(kname)
 		if err != nil {
 			b.Fatal(err)
 		}
 		in := fn.Describe()
-		b.Logf("%-24s %-26s %3d registers, spill %d/%d B, local %d B, block %d, %d blocks/SM, occupancy %.2f",
-			v.name, in.Name, in.Registers, in.SpillStores, in.SpillLoads, in.LocalBytes, in.BlockSize, in.BlocksPerSM, in.Occupancy)
+		if v.kind == "" {
+			block, tile, fb := cmp.Or(v.block, gpuradiation.DefaultBlock), cmp.Or(v.tile, gpuradiation.DefaultTile), 8
+			if v.opt.Precision == radiation.Float32 {
+				fb = 4
+			}
+			in = fn.DescribeAt(block, gpuradiation.SharedBytes(block, tile, fb))
+		}
 		b.Run(v.name, func(b *testing.B) {
-			d.ColumnMajor = v.cm
-			defer func() { d.ColumnMajor = false }()
+			d.Variant, d.BlockSize, d.Tile, d.Unsorted = v.kind, v.block, v.tile, v.unsorted
+			defer func() { d.Variant, d.BlockSize, d.Tile, d.Unsorted = "", 0, 0, false }()
 			kernel := 0.0
 			for i := 0; i < b.N; i++ {
 				c := fieldsOn(b, sc, v.opt)
@@ -265,29 +303,16 @@ func BenchmarkGPURadiation(b *testing.B) {
 			b.ReportMetric(samples*float64(b.N)/b.Elapsed().Seconds(), "wall-samples/s")
 			b.ReportMetric(kernel/float64(b.N)*1e3, "kernel-ms")
 		})
-	}
-	// Block size: the occupancy API's choice against fixed smaller blocks
-	// (more blocks per SM for the register-heavy kernels).
-	for _, bs := range []int{32, 64, 128} {
-		b.Run(fmt.Sprintf("newton2_f64_warm_reuse_block=%d", bs), func(b *testing.B) {
-			d.BlockSize = bs
-			defer func() { d.BlockSize = 0 }()
-			kernel := 0.0
-			for i := 0; i < b.N; i++ {
-				c := fieldsOn(b, sc, def)
-				kernel += d.LastSeconds
-				c.Release()
-			}
-			b.ReportMetric(samples*float64(b.N)/kernel, "samples/s")
-			b.ReportMetric(kernel/float64(b.N)*1e3, "kernel-ms")
-		})
+		b.Logf("%-44s %-28s %3d registers, spill %d/%d B, local %d B, %s, %d blocks/SM, occupancy %.2f: %.3g samples/s",
+			v.name, in.Name, in.Registers, in.SpillStores, in.SpillLoads, in.LocalBytes, d.LastLaunch, in.BlocksPerSM, in.Occupancy, rates[v.name])
 	}
 	goal := 4e10
 	r := rates["newton2_f64_warm_reuse"]
 	b.Logf("Newton n=2 float64 (warm + coef_reuse): %.3g samples/s, goal %.3g: %s; naive (cold, no reuse) %.3g: x%.2f",
 		r, goal, map[bool]string{true: "met", false: "missed"}[r >= goal], rates["newton2_f64_naive_cold"], r/rates["newton2_f64_naive_cold"])
-	b.Logf("interval-major over column-major layout: naive x%.2f, warm+reuse x%.2f", rates["newton2_f64_naive_cold"]/rates["newton2_f64_naive_cold_colmajor"],
-		r/rates["newton2_f64_warm_reuse_colmajor"])
+	b.Logf("tiles over one thread per observer (same math): naive x%.2f, warm+reuse x%.2f; default over the one-thread-per-observer naive kernel x%.2f",
+		rates["newton2_f64_naive_cold"]/rates["newton2_f64_naive_cold_obs"], r/rates["newton2_f64_warm_reuse_obs"], r/rates["newton2_f64_naive_cold_obs"])
+	b.Logf("direction order over given order: x%.2f", r/rates["newton2_f64_warm_reuse_unsorted"])
 	b.Logf("warm search over cold (no reuse): float64 x%.2f, float32 x%.2f", rates["newton2_f64_warm"]/rates["newton2_f64_naive_cold"],
 		rates["newton2_f32_warm"]/rates["newton2_f32_naive_cold"])
 	b.Logf("coef_reuse on/off: Newton f64 x%.2f, f32 x%.2f, RK4 f64 x%.2f", r/rates["newton2_f64_warm"],

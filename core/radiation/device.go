@@ -17,23 +17,26 @@ type Device interface {
 	Run(job *DeviceJob) error
 }
 
-// DeviceArrays are the kernel's inputs in its precision F, laid out as
-// kernels/src/radiation.cu reads them: knot times T and widths H (N
-// each); state coefficients Z, C1, C2 (8 columns of N); acceleration AZ,
-// AC1, AC2 (4 columns of N); Charge (P); observers OX, OY, OZ and R0 =
-// |x_obs| (O each); TP the shifted sample times t_obs - |x_obs|/c (O x S,
-// observer-major).
+// DeviceArrays are the kernel's inputs in its precision F, column-major as
+// the CPU kernel reads them (the device lays them out as interval records):
+// knot times T and widths H (N each); per interval the state coefficients
+// Y0, Y1, C1, C2 (8 columns of N; Y0 = z[i]/(6h), Y1 = z[i+1]/(6h));
+// acceleration AY0, AY1, AC1, AC2 (4 columns of N); Charge (P); observers
+// OX, OY, OZ and R0 = |x_obs| (O each); TP the shifted sample times t_obs -
+// |x_obs|/c (O x S, observer-major).
 type DeviceArrays[F float] struct {
-	T, H, Z, C1, C2, AZ, AC1, AC2 []F
-	Charge                        []F
-	OX, OY, OZ, R0                []F
-	TP                            []F
+	T, H, Y0, Y1, C1, C2, AY0, AY1, AC1, AC2 []F
+	Charge                                   []F
+	OX, OY, OZ, R0                           []F
+	TP                                       []F
 }
 
 // DeviceJob is one Fields call for a Device. Exactly one of F64, F32 is set
-// (Options.Precision). Out is the cube's NComp columns of O*S (zeroed: the
-// kernel adds particle by particle), Tret its P retarded-time columns or
-// nil; both are float64 whatever the precision.
+// (Options.Precision). Out is the cube's NComp columns of O*S (the device
+// writes every value: for each sample the particles' sums, added in order
+// p = 0, 1, ..., as the CPU kernel adds them), Tret its P retarded-time
+// columns or nil; both are float64 whatever the precision. OX, OY, OZ are
+// the observers in float64 (for the device's observer schedule).
 type DeviceJob struct {
 	Options Options
 	N, P    int     // knots in all, particles
@@ -44,6 +47,8 @@ type DeviceJob struct {
 	F32     *DeviceArrays[float32]
 	Out     []float64
 	Tret    []float64
+	// Observer positions in float64 (O each).
+	OX, OY, OZ []float64
 }
 
 // Kernel is the entry point of kernels/src/radiation.cu for the options:
@@ -65,7 +70,7 @@ func (o Options) Kernel() string {
 }
 
 func deviceArrays[F float](k *knots[F], src Source, obs Observers, times []float64, S int) *DeviceArrays[F] {
-	a := &DeviceArrays[F]{T: k.t, H: k.h, Z: k.z, C1: k.c1, C2: k.c2, AZ: k.az, AC1: k.ac1, AC2: k.ac2,
+	a := &DeviceArrays[F]{T: k.t, H: k.h, Y0: k.y0, Y1: k.y1, C1: k.c1, C2: k.c2, AY0: k.ay0, AY1: k.ay1, AC1: k.ac1, AC2: k.ac2,
 		Charge: convert[F](src.Charge)}
 	o := len(obs.X)
 	a.OX, a.OY, a.OZ, a.R0 = make([]F, o), make([]F, o), make([]F, o), make([]F, o)
@@ -102,7 +107,7 @@ func fieldsOnDevice[F float](k *knots[F], src Source, obs Observers, times []flo
 	if int64(k.n) >= 1<<31 || int64(P)*int64(o)*int64(S) >= 1<<62 {
 		return errs.New(errs.Shape, "%d knots: the CUDA kernel indexes knots with 32-bit integers", k.n)
 	}
-	job := &DeviceJob{Options: *opt, N: k.n, P: P, O: o, S: S, C: src.C}
+	job := &DeviceJob{Options: *opt, N: k.n, P: P, O: o, S: S, C: src.C, OX: obs.X, OY: obs.Y, OZ: obs.Z}
 	job.Off = make([]int32, len(k.off))
 	for i, v := range k.off {
 		job.Off[i] = int32(v)

@@ -12,13 +12,22 @@ type float = spline.Float
 func sqrt[F float](x F) F { return F(math.Sqrt(float64(x))) } // correctly rounded for float32 too
 
 // knots are the state and acceleration splines in the kernel's precision,
-// column-major with stride n (kernels/src/radiation.cu reads the same arrays).
+// column-major with stride n (kernels/src/radiation.cu reads the same numbers,
+// laid out as interval records). Per interval i (knots i, i+1) the cubic is
+// kept as y0 = z[i]/(6h), y1 = z[i+1]/(6h) (h = h[i+1]), c1, c2, so that an
+// evaluation has no division:
+//
+//	S = y0 dt2^3 + y1 dt1^3 + c1 dt1 + c2 dt2
+//
+// (the spline's (z[i] dt2^3 + z[i+1] dt1^3)/(6h) + c1 dt1 + c2 dt2 with the
+// division done once per interval on the host). The last knot of a particle
+// has no interval (zeros).
 type knots[F float] struct {
-	n            int
-	off          []int
-	t, h         []F
-	z, c1, c2    []F // 8 columns: t, x, y, z, ut, ux, uy, uz
-	az, ac1, ac2 []F // 4 columns: at, ax, ay, az
+	n                  int
+	off                []int
+	t, h               []F
+	y0, y1, c1, c2     []F // 8 columns: t, x, y, z, ut, ux, uy, uz
+	ay0, ay1, ac1, ac2 []F // 4 columns: at, ax, ay, az
 }
 
 // interval holds one interval's state coefficients: what coef_reuse keeps
@@ -26,12 +35,12 @@ type knots[F float] struct {
 // per sample, for the field (accelInterval), on the interval the state's
 // search found.
 type interval[F float] struct {
-	t0, t1, h      F
-	z0, z1, c1, c2 [nState]F
+	t0, t1         F
+	y0, y1, c1, c2 [nState]F
 }
 
 type accelInterval[F float] struct {
-	z0, z1, c1, c2 [nAccel]F
+	y0, y1, c1, c2 [nAccel]F
 }
 
 const (
@@ -40,38 +49,41 @@ const (
 )
 
 func (k *knots[F]) fetch(iv *interval[F], i int) {
-	iv.t0, iv.t1, iv.h = k.t[i], k.t[i+1], k.h[i+1]
+	iv.t0, iv.t1 = k.t[i], k.t[i+1]
 	for d := 0; d < nState; d++ {
 		j := d*k.n + i
-		iv.z0[d], iv.z1[d], iv.c1[d], iv.c2[d] = k.z[j], k.z[j+1], k.c1[j], k.c2[j]
+		iv.y0[d], iv.y1[d], iv.c1[d], iv.c2[d] = k.y0[j], k.y1[j], k.c1[j], k.c2[j]
 	}
 }
 
 func (k *knots[F]) fetchAccel(ia *accelInterval[F], i int) {
 	for d := 0; d < nAccel; d++ {
 		j := d*k.n + i
-		ia.z0[d], ia.z1[d], ia.c1[d], ia.c2[d] = k.az[j], k.az[j+1], k.ac1[j], k.ac2[j]
+		ia.y0[d], ia.y1[d], ia.c1[d], ia.c2[d] = k.ay0[j], k.ay1[j], k.ac1[j], k.ac2[j]
 	}
 }
 
-// cubic is the one polynomial evaluation every path shares (the formula of
-// package spline): cold, warm and cached searches differ only in how they
-// find the interval, so their results are bit-identical.
-func cubic[F float](z0, z1, c1, c2, dt1, dt2, h F) F {
-	return (z0*dt2*dt2*dt2+z1*dt1*dt1*dt1)/(6*h) + c1*dt1 + c2*dt2
+// cubic is the one polynomial evaluation every path shares, with e1 = dt1^3
+// and e2 = dt2^3 formed once per evaluation: cold, warm and cached searches
+// differ only in how they find the interval, so their results are
+// bit-identical.
+func cubic[F float](y0, y1, c1, c2, dt1, dt2, e1, e2 F) F {
+	return y0*e2 + y1*e1 + c1*dt1 + c2*dt2
 }
 
 func (iv *interval[F]) state(tau F, out *[nState]F) {
 	dt1, dt2 := tau-iv.t0, iv.t1-tau
+	e1, e2 := dt1*dt1*dt1, dt2*dt2*dt2
 	for d := 0; d < nState; d++ {
-		out[d] = cubic(iv.z0[d], iv.z1[d], iv.c1[d], iv.c2[d], dt1, dt2, iv.h)
+		out[d] = cubic(iv.y0[d], iv.y1[d], iv.c1[d], iv.c2[d], dt1, dt2, e1, e2)
 	}
 }
 
 func (iv *interval[F]) accel(ia *accelInterval[F], tau F, out *[nAccel]F) {
 	dt1, dt2 := tau-iv.t0, iv.t1-tau
+	e1, e2 := dt1*dt1*dt1, dt2*dt2*dt2
 	for d := 0; d < nAccel; d++ {
-		out[d] = cubic(ia.z0[d], ia.z1[d], ia.c1[d], ia.c2[d], dt1, dt2, iv.h)
+		out[d] = cubic(ia.y0[d], ia.y1[d], ia.c1[d], ia.c2[d], dt1, dt2, e1, e2)
 	}
 }
 
@@ -120,7 +132,7 @@ func (w *walker[F]) stateAccel(tau F, st *[nState]F, ac *[nAccel]F) {
 // and c.
 type observer[F float] struct {
 	x, y, z, r0 F
-	c           F
+	c, ic       F // c and 1/c
 }
 
 // lightCone is the retarded-time condition in shifted time: with t' = t_obs -
@@ -136,6 +148,20 @@ func (o *observer[F]) lightCone(st *[nState]F, tp F) (f, fp F) {
 	return f, fp
 }
 
+// newtonStep is the Newton correction f/fp of lightCone with one division:
+// f (R + |x_obs|) = (t(tau) - t') (R + |x_obs|) + (|r|^2 - 2 x_obs.r)/c and
+// fp R c = ut R c - r.u_s, so f/fp = f(R+|x_obs|) R c / ((R + |x_obs|) fp R c).
+func (o *observer[F]) newtonStep(st *[nState]F, tp F) F {
+	rx, ry, rz := o.x-st[1], o.y-st[2], o.z-st[3]
+	R := sqrt(rx*rx + ry*ry + rz*rz)
+	num := st[1]*st[1] + st[2]*st[2] + st[3]*st[3] - 2*(o.x*st[1]+o.y*st[2]+o.z*st[3])
+	Rc := R * o.c
+	Rr := R + o.r0
+	fn := (st[0]-tp)*Rr + num*o.ic
+	fpn := st[4]*Rc - (rx*st[5] + ry*st[6] + rz*st[7])
+	return fn * Rc / (Rr * fpn)
+}
+
 // lw adds q's Liénard–Wiechert fields at the observer to acc (Ex, Ey, Ez, Bx,
 // By, Bz, phi, Ax, Ay, Az), Gaussian units:
 //
@@ -143,27 +169,30 @@ func (o *observer[F]) lightCone(st *[nState]F, tp F) (f, fp F) {
 //	B = n x E,  phi = q / (kappa R),  A = q beta / (kappa R),  kappa = 1 - n.beta,
 //
 // with beta = u_s/(c ut) and beta' = d beta/dt = (a_s ut - u_s a_t)/(c ut^3).
-// It returns df/dtau for the next sample's prediction.
-func (o *observer[F]) lw(st *[nState]F, ac *[nAccel]F, q F, acc *[NComp]F) (fp F) {
+// Three divisions (1/R, 1/ut, 1/kappa), the rest multiplications. It returns
+// dtau/dt' = 1/(ut kappa) = 1/(df/dtau) for the next sample's prediction.
+func (o *observer[F]) lw(st *[nState]F, ac *[nAccel]F, q F, acc *[NComp]F) (ifp F) {
 	rx, ry, rz := o.x-st[1], o.y-st[2], o.z-st[3]
-	R := sqrt(rx*rx + ry*ry + rz*rz)
-	nx, ny, nz := rx/R, ry/R, rz/R
+	iR := 1 / sqrt(rx*rx+ry*ry+rz*rz)
+	nx, ny, nz := rx*iR, ry*iR, rz*iR
 	ut := st[4]
-	cut := o.c * ut
-	bx, by, bz := st[5]/cut, st[6]/cut, st[7]/cut
-	cut3 := cut * ut * ut
-	dbx := (ac[1]*ut - st[5]*ac[0]) / cut3
-	dby := (ac[2]*ut - st[6]*ac[0]) / cut3
-	dbz := (ac[3]*ut - st[7]*ac[0]) / cut3
+	iut := 1 / ut
+	icut := o.ic * iut
+	bx, by, bz := st[5]*icut, st[6]*icut, st[7]*icut
+	icut3 := icut * iut * iut
+	dbx := (ac[1]*ut - st[5]*ac[0]) * icut3
+	dby := (ac[2]*ut - st[6]*ac[0]) * icut3
+	dbz := (ac[3]*ut - st[7]*ac[0]) * icut3
 	kappa := 1 - (nx*bx + ny*by + nz*bz)
-	k3 := kappa * kappa * kappa
+	ik := 1 / kappa
+	ik3 := ik * ik * ik
 	// Velocity field: (n - beta) / (ut^2 kappa^3 R^2).
 	mx, my, mz := nx-bx, ny-by, nz-bz
-	cv := q / (ut * ut * k3 * R * R)
+	cv := q * iut * iut * ik3 * iR * iR
 	// Radiation field: n x (m x beta') = m (n.beta') - beta' (n.m).
 	ndb := nx*dbx + ny*dby + nz*dbz
 	nm := nx*mx + ny*my + nz*mz
-	cr := q / (o.c * k3 * R)
+	cr := q * o.ic * ik3 * iR
 	ex := cv*mx + cr*(mx*ndb-dbx*nm)
 	ey := cv*my + cr*(my*ndb-dby*nm)
 	ez := cv*mz + cr*(mz*ndb-dbz*nm)
@@ -173,12 +202,12 @@ func (o *observer[F]) lw(st *[nState]F, ac *[nAccel]F, q F, acc *[NComp]F) (fp F
 	acc[3] += ny*ez - nz*ey
 	acc[4] += nz*ex - nx*ez
 	acc[5] += nx*ey - ny*ex
-	phi := q / (kappa * R)
+	phi := q * ik * iR
 	acc[6] += phi
 	acc[7] += phi * bx
 	acc[8] += phi * by
 	acc[9] += phi * bz
-	return ut * kappa
+	return iut * ik
 }
 
 // coldSolve finds the retarded proper time of sample time tp from scratch:
@@ -270,7 +299,8 @@ func run[F float](k *knots[F], ob observer[F], tps []F, charge []F, opt *Options
 		w := walker[F]{k: k, a: k.off[p], b: k.off[p+1], search: opt.Search, reuse: opt.CoefReuse && opt.Search != Cold, idx: k.off[p]}
 		lo, hi := k.t[w.a], k.t[w.b-1]
 		q := charge[p]
-		var tau, fp F
+		var tau F
+		ifp := F(1)
 		have := false
 		for s := 0; s < S; s++ {
 			tp := tps[s]
@@ -278,11 +308,10 @@ func run[F float](k *knots[F], ob observer[F], tps []F, charge []F, opt *Options
 				dt := tp - tps[s-1]
 				switch opt.Method {
 				case Newton:
-					tau += dt / fp // predictor: dtau/dt_obs at the previous sample
+					tau += dt * ifp // predictor: dtau/dt_obs at the previous sample
 					for it := 0; it < opt.NIters; it++ {
 						w.state(tau, &st)
-						f, d := ob.lightCone(&st, tp)
-						tau -= f / d
+						tau -= ob.newtonStep(&st, tp)
 					}
 				case RK4:
 					h := dt / F(opt.NSubsteps)
@@ -316,7 +345,7 @@ func run[F float](k *knots[F], ob observer[F], tps []F, charge []F, opt *Options
 			}
 			acc = [NComp]F{}
 			w.stateAccel(tau, &st, &ac)
-			fp = ob.lw(&st, &ac, q, &acc)
+			ifp = ob.lw(&st, &ac, q, &acc)
 			for c := range out {
 				out[c][j] += float64(acc[c])
 			}

@@ -250,8 +250,10 @@ func toKnots[F float](src Source) *knots[F] {
 	s, a := src.State, src.Accel
 	k := &knots[F]{n: s.N, off: s.Off, t: convert[F](s.T), h: convert[F](s.H)}
 	if _, same := any(s.T).([]F); same {
-		k.z, k.c1, k.c2 = convert[F](s.Z), convert[F](s.C1), convert[F](s.C2)
-		k.az, k.ac1, k.ac2 = convert[F](a.Z), convert[F](a.C1), convert[F](a.C2)
+		k.c1, k.c2 = convert[F](s.C1), convert[F](s.C2)
+		k.ac1, k.ac2 = convert[F](a.C1), convert[F](a.C2)
+		k.y0, k.y1 = scaled[F](s, s.Z, s.H)
+		k.ay0, k.ay1 = scaled[F](s, a.Z, s.H)
 		return k
 	}
 	// In a narrower precision the rounded knots move by up to eps |tau|, which
@@ -266,15 +268,37 @@ func toKnots[F float](src Source) *knots[F] {
 			k.h[i] = k.t[i] - k.t[i-1]
 		}
 	}
-	k.z, k.c1, k.c2 = narrow[F](s, s.Z, s.C1, s.C2, k.h)
-	k.az, k.ac1, k.ac2 = narrow[F](s, a.Z, a.C1, a.C2, k.h)
+	k.c1, k.c2 = narrow[F](s, s.Z, s.C1, s.C2, k.h)
+	k.ac1, k.ac2 = narrow[F](s, a.Z, a.C1, a.C2, k.h)
+	k.y0, k.y1 = scaled[F](s, s.Z, k.h)
+	k.ay0, k.ay1 = scaled[F](s, a.Z, k.h)
 	return k
 }
 
-// narrow recomputes a spline's coefficients for rounded knots with widths h.
-func narrow[F float](s *spline.Spline, z, c1, c2 []float64, h []F) (zf, c1f, c2f []F) {
+// scaled are the cubic's second-derivative coefficients per interval i,
+// y0 = z[i]/(6 h[i+1]) and y1 = z[i+1]/(6 h[i+1]), formed in float64 from the
+// widths the kernel uses and rounded once (zeros at a particle's last knot).
+func scaled[F float, H float](s *spline.Spline, z []float64, h []H) (y0, y1 []F) {
 	n := s.N
-	zf, c1f, c2f = convert[F](z), make([]F, len(z)), make([]F, len(z))
+	y0, y1 = make([]F, len(z)), make([]F, len(z))
+	for p := 0; p+1 < len(s.Off); p++ {
+		a, b := s.Off[p], s.Off[p+1]
+		for c := 0; c < len(z)/n; c++ {
+			for i := a; i < b-1; i++ {
+				j := c*n + i
+				w6 := 6 * float64(h[i+1])
+				y0[j], y1[j] = F(z[j]/w6), F(z[j+1]/w6)
+			}
+		}
+	}
+	return y0, y1
+}
+
+// narrow recomputes a spline's coefficients c1, c2 for rounded knots with
+// widths h.
+func narrow[F float](s *spline.Spline, z, c1, c2 []float64, h []F) (c1f, c2f []F) {
+	n := s.N
+	c1f, c2f = make([]F, len(z)), make([]F, len(z))
 	d := len(z) / n
 	for p := 0; p+1 < len(s.Off); p++ {
 		a, b := s.Off[p], s.Off[p+1]
@@ -295,7 +319,7 @@ func narrow[F float](s *spline.Spline, z, c1, c2 []float64, h []F) (zf, c1f, c2f
 			}
 		}
 	}
-	return zf, c1f, c2f
+	return c1f, c2f
 }
 
 // checkKnots refuses knots that collide once rounded (float32): they would
@@ -349,7 +373,7 @@ func fields[F float](k *knots[F], src Source, obs Observers, times []float64, cu
 				for s, t := range row {
 					tps[s] = F(t - r0/src.C) // shifted in float64, then rounded
 				}
-				ob := observer[F]{x: F(x), y: F(y), z: F(z), r0: F(r0), c: F(src.C)}
+				ob := observer[F]{x: F(x), y: F(y), z: F(z), r0: F(r0), c: F(src.C), ic: 1 / F(src.C)}
 				run(k, ob, tps, charge, opt, out, tret, i*S)
 			}
 		}()

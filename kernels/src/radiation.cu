@@ -1,31 +1,51 @@
-// Retarded-time Liénard–Wiechert kernels: one thread per observer walking its
-// samples in order, for every particle. The same math as core/radiation's CPU
-// kernel (kernel.go), line for line: natural cubic splines evaluated with
-//   S = (z0 dt2^3 + z1 dt1^3) / (6 h) + c1 dt1 + c2 dt2,
-// the interval found by a cold binary search, a warm-started gallop + bisect,
-// or kept in registers while tau stays inside it (coef_reuse); the three share
-// fg_rad_cubic, so their cubes are bit-identical.
+// Retarded-time Liénard–Wiechert kernels. The same math as core/radiation's
+// CPU kernel (kernel.go), function for function: natural cubic splines
+// evaluated with
+//   S = y0 dt2^3 + y1 dt1^3 + c1 dt1 + c2 dt2,   y0 = z[i]/(6h), y1 = z[i+1]/(6h)
+// (the division by 6h done once per interval on the host), the interval found
+// by a cold binary search, a warm-started gallop + bisect, or kept in
+// registers while tau stays inside it (coef_reuse); the three share
+// fg_rad_cubic, so their cubes are bit-identical. Newton corrections use one
+// division (fg_rad_newton_step), the field three (1/R, 1/ut, 1/kappa).
+//
+// Default entry points fg_rad_<method>_<search>_<f64|f32> (method newton |
+// rk4, search cold | warm | reuse; no run-time flags inside): a block of B
+// threads takes B observers (slot -> observer through perm, an order that
+// keeps a warp's observers in similar directions, so their retarded times and
+// spline intervals are close), and walks their samples in tiles of `tile`:
+// for each particle p = 0, 1, ... in order, each thread advances its walker
+// through the tile's samples and adds the fields into its own column of a
+// shared-memory tile (the same additions, in the same order, as the CPU
+// kernel's cube +=); then the block writes the tile out, each observer's
+// `tile` samples contiguous, with no read-modify-write of the cube (it is
+// written, not accumulated into). A walker's state between tiles (tau, the
+// predictor dtau/dt', its interval or -1 when it has no root, the last
+// sample's interval step used as the next search's guess) lives in a small
+// global scratch, P x (gridDim.x * B), coalesced. Blocks loop over observer
+// slots (grid-stride), so the scratch is sized by the grid, not by O.
+//
+// Comparison entry points (the benchmark's): "_obs" (one thread per observer
+// looping particles, then samples, adding into the cube: the structure before
+// the tiles; Newton float64 cold and reuse) and "_cm" (the same reading the
+// column-major arrays instead of the interval records). All give the same
+// bits as the tiled kernels.
 //
 // Layout: the knot times t[N] (searched), particle p owning off[p]..off[p+1]-1,
 // and one record of FG_RAD_REC = 64 values per knot interval i (interval-major,
 // built on the host: kernels/cuda/gpuradiation), so one interval fetch reads a
 // few whole cache lines (float64: the state's 36 values in 3 lines of 128 B,
-// the acceleration's 16 in the fourth; float32: 2 lines) instead of one
-// sector of each of 35 (+16) columns:
-//   [0] t[i]  [1] t[i+1]  [2] h[i+1]  [3] unused
-//   [4+d] z[d][i]  [12+d] z[d][i+1]  [20+d] c1[d][i]  [28+d] c2[d][i]   d < 8
-//   [48+d] az[d][i]  [52+d] az[d][i+1]  [56+d] ac1[d][i]  [60+d] ac2[d][i]   d < 4
-// The same numbers as the column-major arrays (t, h; z, c1, c2: 8 columns of N
-// (t, x, y, z, ut, ux, uy, uz); az, ac1, ac2: 4 columns (at, ax, ay, az)),
-// which the "_cm" entry points (Newton float64, for the benchmark) still read:
-// the cubes are bit-identical.
+// the acceleration's 16 in the fourth; float32: 2 lines):
+//   [0] t[i]  [1] t[i+1]  [2] [3] unused
+//   [4+d] y0[d][i]  [12+d] y1[d][i]  [20+d] c1[d][i]  [28+d] c2[d][i]   d < 8
+//   [48+d] ay0[d][i]  [52+d] ay1[d][i]  [56+d] ac1[d][i]  [60+d] ac2[d][i]   d < 4
+// The same numbers as the column-major arrays (y0, y1, c1, c2: 8 columns of N
+// (t, x, y, z, ut, ux, uy, uz); ay0, ay1, ac1, ac2: 4 columns (at, ax, ay,
+// az)), which the "_cm" entry points read.
 // Observers: ox, oy, oz, r0 = |x_obs| (O each); tp: shifted times
 // t_obs - |x_obs|/c, O x S observer-major. Output: 10 columns of O*S doubles
-// (Ex, Ey, Ez, Bx, By, Bz, phi, Ax, Ay, Az), accumulated over particles
-// (zero it first), and optionally the retarded lab time per particle.
-//
-// Entry points are extern "C" and named fg_rad_<method>_<search>_<f64|f32>,
-// method newton | rk4, search cold | warm | reuse: no run-time flags inside.
+// (Ex, Ey, Ez, Bx, By, Bz, phi, Ax, Ay, Az), summed over particles (the tiled
+// kernels write every value; "_obs"/"_cm" add into a zeroed cube), and
+// optionally the retarded lab time per particle.
 
 #ifndef FG_RAD_CU
 #define FG_RAD_CU
@@ -37,9 +57,9 @@
 #define FG_RAD_REC_ACCEL 48
 
 template <typename F> struct fg_rad_args {
-  const F* t; const F* h;
-  const F* z; const F* c1; const F* c2;
-  const F* az; const F* ac1; const F* ac2;
+  const F* t;
+  const F* y0; const F* y1; const F* c1; const F* c2;      // column-major ("_cm" only)
+  const F* ay0; const F* ay1; const F* ac1; const F* ac2;
   const int* off; int P; int n;
   const F* charge;
   const F* ox; const F* oy; const F* oz; const F* r0; int O;
@@ -48,6 +68,9 @@ template <typename F> struct fg_rad_args {
   double* out;   // FG_RAD_NCOMP * O * S
   double* tret;  // P * O * S, or NULL
   const F* rec;  // N * FG_RAD_REC interval records (interval-major layout)
+  const int* perm;  // O: the observer of each slot (tiled kernels), or NULL: identity
+  F* w_tau; F* w_ifp; int* w_idx; int* w_step;  // walker scratch, P x gridDim.x * blockDim.x (tiled)
+  int tile; int pad_;  // samples per tile (tiled)
 };
 
 enum { FG_RAD_COLD = 0, FG_RAD_WARM = 1, FG_RAD_REUSE = 2 };
@@ -56,20 +79,21 @@ enum { FG_RAD_INTERVAL_MAJOR = 0, FG_RAD_COLUMN_MAJOR = 1 };
 
 // One interval's state coefficients: what coef_reuse keeps in registers.
 template <typename F> struct fg_rad_interval {
-  F t0, t1, h;
-  F z0[FG_RAD_NSTATE], z1[FG_RAD_NSTATE], c1[FG_RAD_NSTATE], c2[FG_RAD_NSTATE];
+  F t0, t1;
+  F y0[FG_RAD_NSTATE], y1[FG_RAD_NSTATE], c1[FG_RAD_NSTATE], c2[FG_RAD_NSTATE];
 };
 
 // The acceleration's, fetched once per sample for the field.
 template <typename F> struct fg_rad_accel_interval {
-  F z0[FG_RAD_NACCEL], z1[FG_RAD_NACCEL], c1[FG_RAD_NACCEL], c2[FG_RAD_NACCEL];
+  F y0[FG_RAD_NACCEL], y1[FG_RAD_NACCEL], c1[FG_RAD_NACCEL], c2[FG_RAD_NACCEL];
 };
 
 template <typename F> static __device__ __forceinline__ F fg_rad_sqrt(F x) { return sqrt(x); }
 
+// e1 = dt1^3, e2 = dt2^3, formed once per evaluation.
 template <typename F>
-static __device__ __forceinline__ F fg_rad_cubic(F z0, F z1, F c1, F c2, F dt1, F dt2, F h) {
-  return (z0 * dt2 * dt2 * dt2 + z1 * dt1 * dt1 * dt1) / (6 * h) + c1 * dt1 + c2 * dt2;
+static __device__ __forceinline__ F fg_rad_cubic(F y0, F y1, F c1, F c2, F dt1, F dt2, F e1, F e2) {
+  return y0 * e2 + y1 * e1 + c1 * dt1 + c2 * dt2;
 }
 
 // Cold search: the largest i in [a, b-2] with t[i] <= tau, or a.
@@ -77,13 +101,13 @@ template <typename F> static __device__ __forceinline__ int fg_rad_search(const 
   int lo = a, hi = b - 1;
   while (hi - lo > 1) {
     int mid = (int)((unsigned)(lo + hi) >> 1);
-    if (t[mid] <= tau) lo = mid; else hi = mid;
+    if (__ldg(t + mid) <= tau) lo = mid; else hi = mid;
   }
   return lo;
 }
 
 template <typename F> static __device__ __forceinline__ bool fg_rad_in(const F* t, int a, int b, int i, F tau) {
-  return (i == a || t[i] <= tau) && (i == b - 2 || !(t[i + 1] <= tau));
+  return (i == a || __ldg(t + i) <= tau) && (i == b - 2 || !(__ldg(t + i + 1) <= tau));
 }
 
 // Warm search: check the guess, gallop towards tau, bisect the bracket.
@@ -91,13 +115,13 @@ template <typename F> static __device__ __forceinline__ int fg_rad_search_from(c
   if (guess < a) guess = a; else if (guess > b - 2) guess = b - 2;
   if (fg_rad_in(t, a, b, guess, tau)) return guess;
   int lo, hi;
-  if (t[guess] <= tau) {
+  if (__ldg(t + guess) <= tau) {
     lo = guess + 1;
     int step = 1;
     for (;;) {
       int next = lo + step;
       if (next >= b - 1) { hi = b - 1; break; }
-      if (t[next] <= tau) { lo = next; step <<= 1; } else { hi = next; break; }
+      if (__ldg(t + next) <= tau) { lo = next; step <<= 1; } else { hi = next; break; }
     }
   } else {
     hi = guess;
@@ -105,13 +129,13 @@ template <typename F> static __device__ __forceinline__ int fg_rad_search_from(c
     for (;;) {
       int next = hi - step;
       if (next <= a) { lo = a; break; }
-      if (t[next] <= tau) { lo = next; break; }
+      if (__ldg(t + next) <= tau) { lo = next; break; }
       hi = next; step <<= 1;
     }
   }
   while (hi - lo > 1) {
     int mid = (int)((unsigned)(lo + hi) >> 1);
-    if (t[mid] <= tau) lo = mid; else hi = mid;
+    if (__ldg(t + mid) <= tau) lo = mid; else hi = mid;
   }
   return lo;
 }
@@ -133,18 +157,18 @@ template <typename F, int LAYOUT> static __device__ __forceinline__ void fg_rad_
     F v[36];
 #pragma unroll
     for (int g = 0; g < 9; g++) fg_rad_ld4(r + 4 * g, v + 4 * g);
-    iv.t0 = v[0]; iv.t1 = v[1]; iv.h = v[2];
+    iv.t0 = v[0]; iv.t1 = v[1];
 #pragma unroll
     for (int d = 0; d < FG_RAD_NSTATE; d++) {
-      iv.z0[d] = v[4 + d]; iv.z1[d] = v[12 + d]; iv.c1[d] = v[20 + d]; iv.c2[d] = v[28 + d];
+      iv.y0[d] = v[4 + d]; iv.y1[d] = v[12 + d]; iv.c1[d] = v[20 + d]; iv.c2[d] = v[28 + d];
     }
     return;
   }
-  iv.t0 = A.t[i]; iv.t1 = A.t[i + 1]; iv.h = A.h[i + 1];
+  iv.t0 = A.t[i]; iv.t1 = A.t[i + 1];
 #pragma unroll
   for (int d = 0; d < FG_RAD_NSTATE; d++) {
     int j = d * A.n + i;
-    iv.z0[d] = A.z[j]; iv.z1[d] = A.z[j + 1]; iv.c1[d] = A.c1[j]; iv.c2[d] = A.c2[j];
+    iv.y0[d] = A.y0[j]; iv.y1[d] = A.y1[j]; iv.c1[d] = A.c1[j]; iv.c2[d] = A.c2[j];
   }
 }
 
@@ -156,45 +180,51 @@ template <typename F, int LAYOUT> static __device__ __forceinline__ void fg_rad_
     for (int g = 0; g < 4; g++) fg_rad_ld4(r + 4 * g, v + 4 * g);
 #pragma unroll
     for (int d = 0; d < FG_RAD_NACCEL; d++) {
-      ia.z0[d] = v[d]; ia.z1[d] = v[4 + d]; ia.c1[d] = v[8 + d]; ia.c2[d] = v[12 + d];
+      ia.y0[d] = v[d]; ia.y1[d] = v[4 + d]; ia.c1[d] = v[8 + d]; ia.c2[d] = v[12 + d];
     }
     return;
   }
 #pragma unroll
   for (int d = 0; d < FG_RAD_NACCEL; d++) {
     int j = d * A.n + i;
-    ia.z0[d] = A.az[j]; ia.z1[d] = A.az[j + 1]; ia.c1[d] = A.ac1[j]; ia.c2[d] = A.ac2[j];
+    ia.y0[d] = A.ay0[j]; ia.y1[d] = A.ay1[j]; ia.c1[d] = A.ac1[j]; ia.c2[d] = A.ac2[j];
   }
 }
 
 template <typename F> static __device__ __forceinline__ void fg_rad_state(const fg_rad_interval<F>& iv, F tau, F* st) {
   F dt1 = tau - iv.t0, dt2 = iv.t1 - tau;
+  F e1 = dt1 * dt1 * dt1, e2 = dt2 * dt2 * dt2;
 #pragma unroll
-  for (int d = 0; d < FG_RAD_NSTATE; d++) st[d] = fg_rad_cubic(iv.z0[d], iv.z1[d], iv.c1[d], iv.c2[d], dt1, dt2, iv.h);
+  for (int d = 0; d < FG_RAD_NSTATE; d++) st[d] = fg_rad_cubic(iv.y0[d], iv.y1[d], iv.c1[d], iv.c2[d], dt1, dt2, e1, e2);
 }
 
 template <typename F>
 static __device__ __forceinline__ void fg_rad_accel(const fg_rad_interval<F>& iv, const fg_rad_accel_interval<F>& ia, F tau, F* ac) {
   F dt1 = tau - iv.t0, dt2 = iv.t1 - tau;
+  F e1 = dt1 * dt1 * dt1, e2 = dt2 * dt2 * dt2;
 #pragma unroll
-  for (int d = 0; d < FG_RAD_NACCEL; d++) ac[d] = fg_rad_cubic(ia.z0[d], ia.z1[d], ia.c1[d], ia.c2[d], dt1, dt2, iv.h);
+  for (int d = 0; d < FG_RAD_NACCEL; d++) ac[d] = fg_rad_cubic(ia.y0[d], ia.y1[d], ia.c1[d], ia.c2[d], dt1, dt2, e1, e2);
 }
 
 // One particle seen by one observer.
+// hint: added to idx as the next warm search's guess (the tiled kernels set
+// it to the previous sample's interval step); the search's result does not
+// depend on its guess, so neither do the bits.
 template <typename F, int SEARCH, int LAYOUT> struct fg_rad_walker {
   const fg_rad_args<F>& A;
-  int a, b, idx;
+  int a, b, idx, hint;
   bool valid;
   fg_rad_interval<F> iv;
-  __device__ fg_rad_walker(const fg_rad_args<F>& A_, int a_, int b_) : A(A_), a(a_), b(b_), idx(a_), valid(false) {}
+  __device__ fg_rad_walker(const fg_rad_args<F>& A_, int a_, int b_) : A(A_), a(a_), b(b_), idx(a_), hint(0), valid(false) {}
 
   __device__ __forceinline__ void locate(F tau) {
     if (SEARCH == FG_RAD_COLD) {
       idx = fg_rad_search(A.t, a, b, tau);
-    } else if (SEARCH == FG_RAD_REUSE && valid && fg_rad_in(A.t, a, b, idx, tau)) {
-      return;
+    } else if (SEARCH == FG_RAD_REUSE && valid && (idx == a || iv.t0 <= tau) && (idx == b - 2 || !(iv.t1 <= tau))) {
+      return;  // fg_rad_in on the cached t[idx], t[idx+1]
     } else {
-      idx = fg_rad_search_from(A.t, a, b, idx, tau);
+      idx = fg_rad_search_from(A.t, a, b, idx + hint, tau);
+      hint = 0;
     }
     fg_rad_fetch<F, LAYOUT>(A, iv, idx);
     valid = SEARCH == FG_RAD_REUSE;
@@ -209,7 +239,7 @@ template <typename F, int SEARCH, int LAYOUT> struct fg_rad_walker {
   }
 };
 
-template <typename F> struct fg_rad_observer { F x, y, z, r0, c; };
+template <typename F> struct fg_rad_observer { F x, y, z, r0, c, ic; };
 
 // f = t(tau) + (R - |x_obs|)/c - t', fp = ut - n.u_s/c, without cancellation.
 template <typename F>
@@ -221,25 +251,41 @@ static __device__ __forceinline__ void fg_rad_light_cone(const fg_rad_observer<F
   *fp = st[4] - (rx * st[5] + ry * st[6] + rz * st[7]) / (R * o.c);
 }
 
+// The Newton correction f/fp with one division: f (R + |x_obs|) =
+// (t(tau) - t') (R + |x_obs|) + (|r|^2 - 2 x_obs.r)/c, fp R c = ut R c - r.u_s.
+template <typename F>
+static __device__ __forceinline__ F fg_rad_newton_step(const fg_rad_observer<F>& o, const F* st, F tp) {
+  F rx = o.x - st[1], ry = o.y - st[2], rz = o.z - st[3];
+  F R = fg_rad_sqrt(rx * rx + ry * ry + rz * rz);
+  F num = st[1] * st[1] + st[2] * st[2] + st[3] * st[3] - 2 * (o.x * st[1] + o.y * st[2] + o.z * st[3]);
+  F Rc = R * o.c;
+  F Rr = R + o.r0;
+  F fn = (st[0] - tp) * Rr + num * o.ic;
+  F fpn = st[4] * Rc - (rx * st[5] + ry * st[6] + rz * st[7]);
+  return fn * Rc / (Rr * fpn);
+}
+
 template <typename F>
 static __device__ __forceinline__ F fg_rad_lw(const fg_rad_observer<F>& o, const F* st, const F* ac, F q, F* acc) {
   F rx = o.x - st[1], ry = o.y - st[2], rz = o.z - st[3];
-  F R = fg_rad_sqrt(rx * rx + ry * ry + rz * rz);
-  F nx = rx / R, ny = ry / R, nz = rz / R;
+  F iR = 1 / fg_rad_sqrt(rx * rx + ry * ry + rz * rz);
+  F nx = rx * iR, ny = ry * iR, nz = rz * iR;
   F ut = st[4];
-  F cut = o.c * ut;
-  F bx = st[5] / cut, by = st[6] / cut, bz = st[7] / cut;
-  F cut3 = cut * ut * ut;
-  F dbx = (ac[1] * ut - st[5] * ac[0]) / cut3;
-  F dby = (ac[2] * ut - st[6] * ac[0]) / cut3;
-  F dbz = (ac[3] * ut - st[7] * ac[0]) / cut3;
+  F iut = 1 / ut;
+  F icut = o.ic * iut;
+  F bx = st[5] * icut, by = st[6] * icut, bz = st[7] * icut;
+  F icut3 = icut * iut * iut;
+  F dbx = (ac[1] * ut - st[5] * ac[0]) * icut3;
+  F dby = (ac[2] * ut - st[6] * ac[0]) * icut3;
+  F dbz = (ac[3] * ut - st[7] * ac[0]) * icut3;
   F kappa = 1 - (nx * bx + ny * by + nz * bz);
-  F k3 = kappa * kappa * kappa;
+  F ik = 1 / kappa;
+  F ik3 = ik * ik * ik;
   F mx = nx - bx, my = ny - by, mz = nz - bz;
-  F cv = q / (ut * ut * k3 * R * R);
+  F cv = q * iut * iut * ik3 * iR * iR;
   F ndb = nx * dbx + ny * dby + nz * dbz;
   F nm = nx * mx + ny * my + nz * mz;
-  F cr = q / (o.c * k3 * R);
+  F cr = q * o.ic * ik3 * iR;
   F ex = cv * mx + cr * (mx * ndb - dbx * nm);
   F ey = cv * my + cr * (my * ndb - dby * nm);
   F ez = cv * mz + cr * (mz * ndb - dbz * nm);
@@ -247,9 +293,9 @@ static __device__ __forceinline__ F fg_rad_lw(const fg_rad_observer<F>& o, const
   acc[3] += ny * ez - nz * ey;
   acc[4] += nz * ex - nx * ez;
   acc[5] += nx * ey - ny * ex;
-  F phi = q / (kappa * R);
+  F phi = q * ik * iR;
   acc[6] += phi; acc[7] += phi * bx; acc[8] += phi * by; acc[9] += phi * bz;
-  return ut * kappa;
+  return iut * ik;  // dtau/dt' for the next sample's predictor
 }
 
 template <typename F> static __device__ __forceinline__ F fg_rad_abs(F x) { return x < 0 ? -x : x; }
@@ -296,9 +342,48 @@ static __device__ bool fg_rad_cold_solve(fg_rad_walker<F, SEARCH, LAYOUT>& w, co
   return true;
 }
 
+// One sample of one walker: advance tau from the previous sample (have) by
+// Newton or RK4, or solve from scratch; false when the observer does not see
+// the particle at this sample.
+template <typename F, int METHOD, int SEARCH, int LAYOUT>
+static __device__ __forceinline__ bool fg_rad_advance(fg_rad_walker<F, SEARCH, LAYOUT>& w, const fg_rad_observer<F>& ob, F tp, F tprev,
+                                                      F lo, F hi, bool have, F ifp, F* tau_io) {
+  const fg_rad_args<F>& A = w.A;
+  F tau = *tau_io;
+  F st[FG_RAD_NSTATE];
+  if (have) {
+    F dt = tp - tprev;
+    if (METHOD == FG_RAD_NEWTON) {
+      tau += dt * ifp;
+      for (int it = 0; it < A.n_iters; it++) {
+        w.state(tau, st);
+        tau -= fg_rad_newton_step(ob, st, tp);
+      }
+    } else {
+      F h = dt / (F)A.n_substeps;
+      for (int it = 0; it < A.n_substeps; it++) {
+        F f, d, k1, k2, k3, k4;
+        w.state(tau, st); fg_rad_light_cone(ob, st, tp, &f, &d); k1 = 1 / d;
+        w.state(tau + h / 2 * k1, st); fg_rad_light_cone(ob, st, tp, &f, &d); k2 = 1 / d;
+        w.state(tau + h / 2 * k2, st); fg_rad_light_cone(ob, st, tp, &f, &d); k3 = 1 / d;
+        w.state(tau + h * k3, st); fg_rad_light_cone(ob, st, tp, &f, &d); k4 = 1 / d;
+        tau += h / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
+      }
+    }
+    have = tau >= lo && tau <= hi;
+  }
+  if (!have) have = fg_rad_cold_solve(w, ob, tp, &tau);
+  *tau_io = tau;
+  return have;
+}
+
+#define FG_RAD_NAN __longlong_as_double(0x7ff8000000000000LL)
+
+// The comparison kernels ("_obs", "_cm"): one thread per observer, particles
+// outer, samples inner, adding into the (zeroed) cube.
 template <typename F, int METHOD, int SEARCH, int LAYOUT>
 static __device__ void fg_rad_observer_walk(const fg_rad_args<F>& A, int o) {
-  fg_rad_observer<F> ob = {A.ox[o], A.oy[o], A.oz[o], A.r0[o], A.c};
+  fg_rad_observer<F> ob = {A.ox[o], A.oy[o], A.oz[o], A.r0[o], A.c, 1 / A.c};
   const F* tps = A.tp + (size_t)o * A.S;
   size_t os = (size_t)A.O * A.S;
   F st[FG_RAD_NSTATE], ac[FG_RAD_NACCEL], acc[FG_RAD_NCOMP];
@@ -307,47 +392,110 @@ static __device__ void fg_rad_observer_walk(const fg_rad_args<F>& A, int o) {
     fg_rad_walker<F, SEARCH, LAYOUT> w(A, a, b);
     F lo = A.t[a], hi = A.t[b - 1];
     F q = A.charge[p];
-    F tau = 0, fp = 1;
+    F tau = 0, ifp = 1;
     bool have = false;
     for (int s = 0; s < A.S; s++) {
       F tp = tps[s];
-      if (have) {
-        F dt = tp - tps[s - 1];
-        if (METHOD == FG_RAD_NEWTON) {
-          tau += dt / fp;
-          for (int it = 0; it < A.n_iters; it++) {
-            F f, d;
-            w.state(tau, st);
-            fg_rad_light_cone(ob, st, tp, &f, &d);
-            tau -= f / d;
-          }
-        } else {
-          F h = dt / (F)A.n_substeps;
-          for (int it = 0; it < A.n_substeps; it++) {
-            F f, d, k1, k2, k3, k4;
-            w.state(tau, st); fg_rad_light_cone(ob, st, tp, &f, &d); k1 = 1 / d;
-            w.state(tau + h / 2 * k1, st); fg_rad_light_cone(ob, st, tp, &f, &d); k2 = 1 / d;
-            w.state(tau + h / 2 * k2, st); fg_rad_light_cone(ob, st, tp, &f, &d); k3 = 1 / d;
-            w.state(tau + h * k3, st); fg_rad_light_cone(ob, st, tp, &f, &d); k4 = 1 / d;
-            tau += h / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
-          }
-        }
-        have = tau >= lo && tau <= hi;
-      }
-      if (!have) have = fg_rad_cold_solve(w, ob, tp, &tau);
+      have = fg_rad_advance<F, METHOD, SEARCH, LAYOUT>(w, ob, tp, s > 0 ? tps[s - 1] : tp, lo, hi, have, ifp, &tau);
       size_t j = (size_t)o * A.S + s;
       if (!have) {
-        for (int c = 0; c < FG_RAD_NCOMP; c++) A.out[c * os + j] = __longlong_as_double(0x7ff8000000000000LL);
-        if (A.tret) A.tret[p * os + j] = __longlong_as_double(0x7ff8000000000000LL);
+        for (int c = 0; c < FG_RAD_NCOMP; c++) A.out[c * os + j] = FG_RAD_NAN;
+        if (A.tret) A.tret[p * os + j] = FG_RAD_NAN;
         continue;
       }
 #pragma unroll
       for (int c = 0; c < FG_RAD_NCOMP; c++) acc[c] = 0;
       w.state_accel(tau, st, ac);
-      fp = fg_rad_lw(ob, st, ac, q, acc);
+      ifp = fg_rad_lw(ob, st, ac, q, acc);
 #pragma unroll
       for (int c = 0; c < FG_RAD_NCOMP; c++) A.out[c * os + j] += (double)acc[c];
       if (A.tret) A.tret[p * os + j] = (double)st[0];
+    }
+  }
+}
+
+// The default kernels: see the header. Dynamic shared memory per block of B
+// threads: double sums[NCOMP][tile][B], F tp[tile][B], int observer[B]
+// (fg_rad_shared_bytes in gpuradiation). Each thread reads and writes only
+// its own column of sums and tp, so the block synchronises only around the
+// write-out.
+template <typename F, int METHOD, int SEARCH>
+static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
+  extern __shared__ double fg_rad_smem[];
+  const int B = blockDim.x, tid = threadIdx.x, T = A.tile;
+  double* sums = fg_rad_smem;
+  F* stp = reinterpret_cast<F*>(sums + (size_t)FG_RAD_NCOMP * T * B);
+  int* sobs = reinterpret_cast<int*>(stp + (size_t)T * B);
+  const size_t os = (size_t)A.O * A.S;
+  const size_t G = (size_t)gridDim.x * B, g = (size_t)blockIdx.x * B + tid;
+  F st[FG_RAD_NSTATE], ac[FG_RAD_NACCEL], acc[FG_RAD_NCOMP];
+  for (int base = blockIdx.x * B; base < A.O; base += gridDim.x * B) {
+    const int slot = base + tid;
+    const bool live = slot < A.O;
+    const int o = live ? (A.perm ? A.perm[slot] : slot) : -1;
+    sobs[tid] = o;
+    fg_rad_observer<F> ob = {0, 0, 0, 0, A.c, 1 / A.c};
+    if (live) { ob.x = A.ox[o]; ob.y = A.oy[o]; ob.z = A.oz[o]; ob.r0 = A.r0[o]; }
+    const F* tps = A.tp + (size_t)(live ? o : 0) * A.S;
+    F tlast = 0;  // the previous tile's last shifted time
+    for (int s0 = 0; s0 < A.S; s0 += T) {
+      const int ns = min(T, A.S - s0);
+      for (int k = 0; k < ns; k++) {
+        for (int c = 0; c < FG_RAD_NCOMP; c++) sums[((size_t)c * T + k) * B + tid] = 0;
+        stp[k * B + tid] = live ? tps[s0 + k] : 0;
+      }
+      for (int p = 0; live && p < A.P; p++) {
+        const int a = A.off[p], b = A.off[p + 1];
+        fg_rad_walker<F, SEARCH, FG_RAD_INTERVAL_MAJOR> w(A, a, b);
+        const F lo = A.t[a], hi = A.t[b - 1];
+        const F q = A.charge[p];
+        const size_t wi = (size_t)p * G + g;
+        F tau = 0, ifp = 1;
+        bool have = false;
+        int step = 0;
+        if (s0 > 0) {
+          tau = A.w_tau[wi]; ifp = A.w_ifp[wi];
+          int id = A.w_idx[wi];
+          have = id >= 0;
+          if (have) w.idx = id;
+          step = A.w_step[wi];
+        }
+        F tprev = tlast;
+        for (int k = 0; k < ns; k++) {
+          const F tp = stp[k * B + tid];
+          const int i0 = w.idx;
+          w.hint = step;
+          have = fg_rad_advance<F, METHOD, SEARCH, FG_RAD_INTERVAL_MAJOR>(w, ob, tp, tprev, lo, hi, have, ifp, &tau);
+          tprev = tp;
+          const size_t j = (size_t)o * A.S + s0 + k;
+          if (!have) {
+            for (int c = 0; c < FG_RAD_NCOMP; c++) sums[((size_t)c * T + k) * B + tid] = FG_RAD_NAN;
+            if (A.tret) A.tret[p * os + j] = FG_RAD_NAN;
+            continue;
+          }
+#pragma unroll
+          for (int c = 0; c < FG_RAD_NCOMP; c++) acc[c] = 0;
+          w.state_accel(tau, st, ac);
+          ifp = fg_rad_lw(ob, st, ac, q, acc);
+#pragma unroll
+          for (int c = 0; c < FG_RAD_NCOMP; c++) sums[((size_t)c * T + k) * B + tid] += (double)acc[c];
+          if (A.tret) A.tret[p * os + j] = (double)st[0];
+          step = w.idx - i0;
+        }
+        A.w_tau[wi] = tau; A.w_ifp[wi] = ifp; A.w_idx[wi] = have ? w.idx : -1; A.w_step[wi] = step;
+      }
+      tlast = stp[(ns - 1) * B + tid];
+      __syncthreads();
+      // Write the tile: consecutive threads, consecutive samples of one
+      // observer (ns values contiguous per observer row).
+      for (int c = 0; c < FG_RAD_NCOMP; c++) {
+        for (int e = tid; e < B * ns; e += B) {
+          const int ol = e / ns, k = e - ol * ns;
+          const int oo = sobs[ol];
+          if (oo >= 0) A.out[c * os + (size_t)oo * A.S + s0 + k] = sums[((size_t)c * T + k) * B + ol];
+        }
+      }
+      __syncthreads();
     }
   }
 }
@@ -357,7 +505,9 @@ static __device__ void fg_rad_observer_walk(const fg_rad_args<F>& A, int o) {
     int o = blockIdx.x * blockDim.x + threadIdx.x;                                    \
     if (o < A.O) fg_rad_observer_walk<F, METHOD, SEARCH, LAYOUT>(A, o);               \
   }
-#define FG_RAD_ENTRY(NAME, F, METHOD, SEARCH) FG_RAD_ENTRY_L(NAME, F, METHOD, SEARCH, FG_RAD_INTERVAL_MAJOR)
+#define FG_RAD_ENTRY(NAME, F, METHOD, SEARCH) \
+  extern "C" __global__ void NAME(const fg_rad_args<F> A) { fg_rad_tiled<F, METHOD, SEARCH>(A); }
+
 
 FG_RAD_ENTRY(fg_rad_newton_cold_f64, double, FG_RAD_NEWTON, FG_RAD_COLD)
 FG_RAD_ENTRY(fg_rad_newton_warm_f64, double, FG_RAD_NEWTON, FG_RAD_WARM)
@@ -371,8 +521,11 @@ FG_RAD_ENTRY(fg_rad_newton_reuse_f32, float, FG_RAD_NEWTON, FG_RAD_REUSE)
 FG_RAD_ENTRY(fg_rad_rk4_cold_f32, float, FG_RAD_RK4, FG_RAD_COLD)
 FG_RAD_ENTRY(fg_rad_rk4_warm_f32, float, FG_RAD_RK4, FG_RAD_WARM)
 FG_RAD_ENTRY(fg_rad_rk4_reuse_f32, float, FG_RAD_RK4, FG_RAD_REUSE)
-// Column-major reads (the layout before the interval records), for the
-// benchmark's comparison only.
+// One thread per observer (the structure before the tiles), for the
+// benchmark's comparison only: interval records ("_obs") and the
+// column-major arrays ("_cm").
+FG_RAD_ENTRY_L(fg_rad_newton_cold_f64_obs, double, FG_RAD_NEWTON, FG_RAD_COLD, FG_RAD_INTERVAL_MAJOR)
+FG_RAD_ENTRY_L(fg_rad_newton_reuse_f64_obs, double, FG_RAD_NEWTON, FG_RAD_REUSE, FG_RAD_INTERVAL_MAJOR)
 FG_RAD_ENTRY_L(fg_rad_newton_cold_f64_cm, double, FG_RAD_NEWTON, FG_RAD_COLD, FG_RAD_COLUMN_MAJOR)
 FG_RAD_ENTRY_L(fg_rad_newton_warm_f64_cm, double, FG_RAD_NEWTON, FG_RAD_WARM, FG_RAD_COLUMN_MAJOR)
 FG_RAD_ENTRY_L(fg_rad_newton_reuse_f64_cm, double, FG_RAD_NEWTON, FG_RAD_REUSE, FG_RAD_COLUMN_MAJOR)

@@ -1,14 +1,19 @@
 // Package gpuradiation runs core/radiation's retarded-time kernel on an
-// NVIDIA GPU with kernels/src/radiation.cu (one thread per observer), through
-// the generic module API of kernels/cuda. Device implements
+// NVIDIA GPU with kernels/src/radiation.cu (blocks of observers walking
+// their samples in tiles, particles in order; see the source's header),
+// through the generic module API of kernels/cuda. Device implements
 // radiation.Device.
 package gpuradiation
 
 import (
+	"fmt"
+	"math"
+	"slices"
 	"sync"
 	"unsafe"
 
 	"github.com/fieldgo/fieldgo/core/radiation"
+	"github.com/fieldgo/fieldgo/errs"
 	"github.com/fieldgo/fieldgo/kernels/cuda"
 	"github.com/fieldgo/fieldgo/kernels/src"
 )
@@ -20,17 +25,46 @@ type Device struct {
 	m  *cuda.Module
 	mu sync.Mutex
 
-	// BlockSize overrides the threads per block (0: the occupancy API's
-	// choice, lowered to keep two blocks per SM when there are few
-	// observers).
+	// BlockSize overrides the threads per block (0: DefaultBlock for the
+	// tiled kernels; the occupancy API's choice, lowered to keep two blocks
+	// per SM when there are few observers, for the comparison kernels).
 	BlockSize int
+	// Tile overrides the samples per tile of the tiled kernels (0:
+	// DefaultTile). Block x tile is limited by the 48 KiB of dynamic shared
+	// memory a block gets without opting in.
+	Tile int
+	// MaxGrid caps the tiled kernels' grid (0: the blocks that fit on the
+	// device at once); blocks loop over the observer slots beyond it.
+	MaxGrid int
+	// Unsorted keeps the observers in their given order instead of the
+	// direction order (the benchmark's comparison; the bits are the same).
+	Unsorted bool
+	// Variant selects a comparison kernel: "" (the tiled default), Obs (one
+	// thread per observer, the structure before the tiles) or ColumnMajor
+	// (the same reading column-major spline arrays). Obs and ColumnMajor
+	// exist for Newton float64 only (Obs: cold and reuse).
+	Variant string
 	// LastSeconds is the device time of the last Run's kernel (events).
 	LastSeconds float64
-	// ColumnMajor runs the "_cm" kernel reading the column-major spline
-	// arrays instead of the interval records (the benchmark's comparison;
-	// Newton float64 only).
-	ColumnMajor bool
+	// LastLaunch describes the last Run's launch (grid, block, tile, shared
+	// bytes), for the benchmark's log.
+	LastLaunch string
 }
+
+// Comparison kernels (Device.Variant): the suffix of their entry points.
+const (
+	Obs         = "_obs"
+	ColumnMajor = "_cm"
+)
+
+// DefaultBlock and DefaultTile are the tiled kernels' launch shape: 64
+// observers per block, 4 samples per tile (10 x 4 x 64 doubles of sums, 20
+// KiB of shared memory in float64; each observer's 4 samples, 32 bytes, are
+// one whole sector of the cube when written).
+const (
+	DefaultBlock = 64
+	DefaultTile  = 4
+)
 
 // New loads the radiation kernels on b.
 func New(b *cuda.Backend) (*Device, error) {
@@ -52,27 +86,31 @@ func (d *Device) Close() error { return d.m.Close() }
 // args64 and args32 mirror fg_rad_args<double> and fg_rad_args<float>
 // (x86-64 and CUDA lay a struct out alike: natural alignment, in order).
 type args64 struct {
-	T, H, Z, C1, C2, AZ, AC1, AC2, Off uint64
-	P, N                               int32
-	Charge, OX, OY, OZ, R0             uint64
-	O, _                               int32
-	TP                                 uint64
-	S, _                               int32
-	C                                  float64
-	NIters, NSubsteps                  int32
-	Out, Tret, Rec                     uint64
+	T, Y0, Y1, C1, C2, AY0, AY1, AC1, AC2, Off uint64
+	P, N                                       int32
+	Charge, OX, OY, OZ, R0                     uint64
+	O, _                                       int32
+	TP                                         uint64
+	S, _                                       int32
+	C                                          float64
+	NIters, NSubsteps                          int32
+	Out, Tret, Rec, Perm                       uint64
+	WTau, WIfp, WIdx, WStep                    uint64
+	Tile, _                                    int32
 }
 
 type args32 struct {
-	T, H, Z, C1, C2, AZ, AC1, AC2, Off uint64
-	P, N                               int32
-	Charge, OX, OY, OZ, R0             uint64
-	O, _                               int32
-	TP                                 uint64
-	S                                  int32
-	C                                  float32
-	NIters, NSubsteps                  int32
-	Out, Tret, Rec                     uint64
+	T, Y0, Y1, C1, C2, AY0, AY1, AC1, AC2, Off uint64
+	P, N                                       int32
+	Charge, OX, OY, OZ, R0                     uint64
+	O, _                                       int32
+	TP                                         uint64
+	S                                          int32
+	C                                          float32
+	NIters, NSubsteps                          int32
+	Out, Tret, Rec, Perm                       uint64
+	WTau, WIfp, WIdx, WStep                    uint64
+	Tile, _                                    int32
 }
 
 // ArgsBytes are the struct sizes the kernel expects (checked by a test
@@ -106,6 +144,20 @@ func put[T any](a *alloc, host []T) uint64 {
 	return buf.Ptr()
 }
 
+// scratch is device memory the kernel writes before it reads (not uploaded).
+func scratch(a *alloc, bytes int) uint64 {
+	if a.err != nil || bytes == 0 {
+		return 0
+	}
+	buf, err := a.m.Alloc(bytes)
+	if err != nil {
+		a.err = err
+		return 0
+	}
+	a.bufs = append(a.bufs, buf)
+	return buf.Ptr()
+}
+
 func (a *alloc) free() {
 	for _, b := range a.bufs {
 		b.Free()
@@ -113,7 +165,7 @@ func (a *alloc) free() {
 }
 
 type arrays struct {
-	T, H, Z, C1, C2, AZ, AC1, AC2, Charge, OX, OY, OZ, R0, TP, Rec uint64
+	T, Y0, Y1, C1, C2, AY0, AY1, AC1, AC2, Charge, OX, OY, OZ, R0, TP, Rec uint64
 }
 
 // RecordLen is the values per knot interval of the interval-major layout
@@ -126,35 +178,70 @@ const (
 
 // Records lays the column-major spline arrays of n knots out interval-major,
 // one RecordLen-value record per knot i (radiation.cu's header gives the
-// offsets): t[i], t[i+1], h[i+1], then z[d][i], z[d][i+1], c1[d][i],
-// c2[d][i] of the 8 state columns, and from RecordAccel the same of the 4
-// acceleration columns. The last knot's record has no next knot (zeros); no
-// search returns it.
+// offsets): t[i], t[i+1], then y0[d][i], y1[d][i], c1[d][i], c2[d][i] of the
+// 8 state columns, and from RecordAccel the same of the 4 acceleration
+// columns. The last knot's record has no next knot (t[i+1] zero); no search
+// returns it.
 func Records[F float32 | float64](x *radiation.DeviceArrays[F], n int) []F {
 	r := make([]F, n*RecordLen)
 	for i := 0; i < n; i++ {
 		v := r[i*RecordLen : (i+1)*RecordLen]
 		v[0] = x.T[i]
-		next := i+1 < n
-		if next {
-			v[1], v[2] = x.T[i+1], x.H[i+1]
+		if i+1 < n {
+			v[1] = x.T[i+1]
 		}
 		for d := 0; d < 8; d++ {
 			j := d*n + i
-			v[4+d], v[20+d], v[28+d] = x.Z[j], x.C1[j], x.C2[j]
-			if next {
-				v[12+d] = x.Z[j+1]
-			}
+			v[4+d], v[12+d], v[20+d], v[28+d] = x.Y0[j], x.Y1[j], x.C1[j], x.C2[j]
 		}
 		for d := 0; d < 4; d++ {
 			j := d*n + i
-			v[RecordAccel+d], v[RecordAccel+8+d], v[RecordAccel+12+d] = x.AZ[j], x.AC1[j], x.AC2[j]
-			if next {
-				v[RecordAccel+4+d] = x.AZ[j+1]
-			}
+			v[RecordAccel+d], v[RecordAccel+4+d], v[RecordAccel+8+d], v[RecordAccel+12+d] = x.AY0[j], x.AY1[j], x.AC1[j], x.AC2[j]
 		}
 	}
 	return r
+}
+
+// DirectionOrder is the tiled kernels' observer schedule: the observers
+// sorted by the Morton code of their direction from the origin (10 bits per
+// coordinate of x/|x|), index breaking ties, so that a warp's observers look
+// at the particles from similar directions: their retarded times, and the
+// spline intervals they read, are then close, and the records a warp fetches
+// are mostly shared. The order does not change any observer's numbers.
+func DirectionOrder(x, y, z []float64) []int32 {
+	keys := make([]uint64, len(x))
+	q := func(v float64) uint64 { return uint64(math.Min(1023, math.Max(0, math.Floor((v+1)*512)))) }
+	spread := func(v uint64) uint64 { // 10 bits -> every third of 30
+		v &= 0x3ff
+		v = (v | v<<16) & 0x030000ff
+		v = (v | v<<8) & 0x0300f00f
+		v = (v | v<<4) & 0x030c30c3
+		v = (v | v<<2) & 0x09249249
+		return v
+	}
+	for i := range x {
+		r := math.Sqrt(x[i]*x[i] + y[i]*y[i] + z[i]*z[i])
+		var ux, uy, uz float64
+		if r > 0 {
+			ux, uy, uz = x[i]/r, y[i]/r, z[i]/r
+		}
+		m := spread(q(ux)) | spread(q(uy))<<1 | spread(q(uz))<<2
+		keys[i] = m<<32 | uint64(i)
+	}
+	slices.Sort(keys)
+	perm := make([]int32, len(x))
+	for i, k := range keys {
+		perm[i] = int32(uint32(k))
+	}
+	return perm
+}
+
+// SharedBytes is the tiled kernels' dynamic shared memory for a block of
+// block threads and tiles of tile samples (radiation.cu's fg_rad_tiled):
+// sums (NComp doubles per sample), the shifted times (one F each), the
+// block's observers (an int each).
+func SharedBytes(block, tile, fbytes int) int {
+	return block*tile*(radiation.NComp*8+fbytes) + 4*block
 }
 
 // upload puts the job's arrays on the device: the knot times, observers and
@@ -163,22 +250,20 @@ func Records[F float32 | float64](x *radiation.DeviceArrays[F], n int) []F {
 func upload[F float32 | float64](a *alloc, x *radiation.DeviceArrays[F], n int, columnMajor bool) arrays {
 	ar := arrays{T: put(a, x.T), Charge: put(a, x.Charge), OX: put(a, x.OX), OY: put(a, x.OY), OZ: put(a, x.OZ), R0: put(a, x.R0), TP: put(a, x.TP)}
 	if columnMajor {
-		ar.H, ar.Z, ar.C1, ar.C2, ar.AZ, ar.AC1, ar.AC2 = put(a, x.H), put(a, x.Z), put(a, x.C1), put(a, x.C2), put(a, x.AZ), put(a, x.AC1), put(a, x.AC2)
+		ar.Y0, ar.Y1, ar.C1, ar.C2 = put(a, x.Y0), put(a, x.Y1), put(a, x.C1), put(a, x.C2)
+		ar.AY0, ar.AY1, ar.AC1, ar.AC2 = put(a, x.AY0), put(a, x.AY1), put(a, x.AC1), put(a, x.AC2)
 	} else {
 		ar.Rec = put(a, Records(x, n))
 	}
 	return ar
 }
 
-// Run uploads the job, launches its kernel once over all observers, and
-// copies the cube back.
+// Run uploads the job, launches its kernel once, and copies the cube back.
 func (d *Device) Run(job *radiation.DeviceJob) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	name := job.Options.Kernel()
-	if d.ColumnMajor {
-		name += "_cm"
-	}
+	name := job.Options.Kernel() + d.Variant
+	tiled := d.Variant == ""
 	fn, err := d.m.Function(name)
 	if err != nil {
 		return err
@@ -186,14 +271,55 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	a := &alloc{m: d.m}
 	defer a.free()
 	var ar arrays
+	fbytes := 8
 	if job.F32 != nil {
-		ar = upload(a, job.F32, job.N, d.ColumnMajor)
+		ar, fbytes = upload(a, job.F32, job.N, d.Variant == ColumnMajor), 4
 	} else {
-		ar = upload(a, job.F64, job.N, d.ColumnMajor)
+		ar = upload(a, job.F64, job.N, d.Variant == ColumnMajor)
 	}
 	off := put(a, job.Off)
 	if a.err != nil {
 		return a.err
+	}
+	var block, tile, shared int
+	var grid uint32
+	var perm, wTau, wIfp, wIdx, wStep uint64
+	if tiled {
+		block, tile = d.BlockSize, d.Tile
+		if block <= 0 {
+			block = DefaultBlock
+		}
+		if tile <= 0 {
+			tile = DefaultTile
+		}
+		shared = SharedBytes(block, tile, fbytes)
+		if shared > 48<<10 {
+			return errs.New(errs.Parameter, "block %d x tile %d needs %d bytes of shared memory, over 48 KiB", block, tile, shared)
+		}
+		in := fn.DescribeAt(block, shared)
+		resident := max(1, in.BlocksPerSM) * d.b.SMs()
+		if d.MaxGrid > 0 {
+			resident = d.MaxGrid
+		}
+		grid = uint32(min((job.O+block-1)/block, resident))
+		if !d.Unsorted {
+			perm = put(a, DirectionOrder(job.OX, job.OY, job.OZ))
+		}
+		w := job.P * int(grid) * block
+		wTau, wIfp, wIdx, wStep = scratch(a, w*fbytes), scratch(a, w*fbytes), scratch(a, 4*w), scratch(a, 4*w)
+		if a.err != nil {
+			return a.err
+		}
+	} else {
+		block = d.BlockSize
+		if block <= 0 {
+			block = fn.Describe().BlockSize
+			for block > 32 && (job.O+block-1)/block < 2*d.b.SMs() {
+				block /= 2
+			}
+			block = max(32, block/32*32)
+		}
+		grid = uint32((job.O + block - 1) / block)
 	}
 	out, err := d.m.Alloc(8 * len(job.Out))
 	if err != nil {
@@ -214,24 +340,17 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	opt := job.Options
 	var raw []byte
 	if job.F32 != nil {
-		raw = bytesOf(&args32{T: ar.T, H: ar.H, Z: ar.Z, C1: ar.C1, C2: ar.C2, AZ: ar.AZ, AC1: ar.AC1, AC2: ar.AC2, Off: off,
+		raw = bytesOf(&args32{T: ar.T, Y0: ar.Y0, Y1: ar.Y1, C1: ar.C1, C2: ar.C2, AY0: ar.AY0, AY1: ar.AY1, AC1: ar.AC1, AC2: ar.AC2, Off: off,
 			P: int32(job.P), N: int32(job.N), Charge: ar.Charge, OX: ar.OX, OY: ar.OY, OZ: ar.OZ, R0: ar.R0, O: int32(job.O),
 			TP: ar.TP, S: int32(job.S), C: float32(job.C), NIters: int32(opt.NIters), NSubsteps: int32(opt.NSubsteps),
-			Out: out.Ptr(), Tret: tp, Rec: ar.Rec})
+			Out: out.Ptr(), Tret: tp, Rec: ar.Rec, Perm: perm, WTau: wTau, WIfp: wIfp, WIdx: wIdx, WStep: wStep, Tile: int32(tile)})
 	} else {
-		raw = bytesOf(&args64{T: ar.T, H: ar.H, Z: ar.Z, C1: ar.C1, C2: ar.C2, AZ: ar.AZ, AC1: ar.AC1, AC2: ar.AC2, Off: off,
+		raw = bytesOf(&args64{T: ar.T, Y0: ar.Y0, Y1: ar.Y1, C1: ar.C1, C2: ar.C2, AY0: ar.AY0, AY1: ar.AY1, AC1: ar.AC1, AC2: ar.AC2, Off: off,
 			P: int32(job.P), N: int32(job.N), Charge: ar.Charge, OX: ar.OX, OY: ar.OY, OZ: ar.OZ, R0: ar.R0, O: int32(job.O),
 			TP: ar.TP, S: int32(job.S), C: job.C, NIters: int32(opt.NIters), NSubsteps: int32(opt.NSubsteps),
-			Out: out.Ptr(), Tret: tp, Rec: ar.Rec})
+			Out: out.Ptr(), Tret: tp, Rec: ar.Rec, Perm: perm, WTau: wTau, WIfp: wIfp, WIdx: wIdx, WStep: wStep, Tile: int32(tile)})
 	}
-	block := d.BlockSize
-	if block <= 0 {
-		block = fn.Describe().BlockSize
-		for block > 32 && (job.O+block-1)/block < 2*d.b.SMs() {
-			block /= 2
-		}
-		block = max(32, block/32*32)
-	}
+	d.LastLaunch = fmt.Sprintf("grid %d x block %d, tile %d, %d B shared", grid, block, tile, shared)
 	start, err := d.m.NewEvent()
 	if err != nil {
 		return err
@@ -243,8 +362,7 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	}
 	defer end.Destroy()
 	start.Record()
-	grid := uint32((job.O + block - 1) / block)
-	if err := d.m.Launch(fn, [3]uint32{grid, 1, 1}, [3]uint32{uint32(block), 1, 1}, 0, raw); err != nil {
+	if err := d.m.Launch(fn, [3]uint32{grid, 1, 1}, [3]uint32{uint32(block), 1, 1}, shared, raw); err != nil {
 		return err
 	}
 	end.Record()
