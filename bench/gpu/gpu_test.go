@@ -71,6 +71,13 @@ func gpu(tb testing.TB) *cuda.Backend {
 
 func newSim(tb testing.TB, be kernels.Backend, m model, n int, box float64, periodic bool) *core.Simulation {
 	tb.Helper()
+	return newSimAs(tb, be, m, n, box, periodic, core.Float64)
+}
+
+// newSimAs is newSim with the storage precision (core.Float32: the CUDA
+// backend's float32 storage).
+func newSimAs(tb testing.TB, be kernels.Backend, m model, n int, box float64, periodic bool, precision string) *core.Simulation {
+	tb.Helper()
 	th, err := core.ParseTheory(m.spec, source(tb, m.file))
 	if err != nil {
 		tb.Fatal(err)
@@ -84,7 +91,7 @@ func newSim(tb testing.TB, be kernels.Backend, m model, n int, box float64, peri
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s, err := core.NewSimulation(be, th, lat, m.params, core.Options{})
+	s, err := core.NewSimulation(be, th, lat, m.params, core.Options{Precision: precision})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -241,6 +248,18 @@ func benchSizes() []int {
 	return out
 }
 
+// benchPrecisions: the storage precisions TestStepTimes times,
+// FIELDGO_BENCH_PRECISION=float32, float64 (the default) or both.
+func benchPrecisions() []string {
+	switch os.Getenv("FIELDGO_BENCH_PRECISION") {
+	case "float32":
+		return []string{core.Float32}
+	case "both":
+		return []string{core.Float64, core.Float32}
+	}
+	return []string{core.Float64}
+}
+
 func TestStepTimes(t *testing.T) {
 	if os.Getenv("FIELDGO_BENCH") == "" {
 		t.Skip("set FIELDGO_BENCH=1")
@@ -269,64 +288,70 @@ func TestStepTimes(t *testing.T) {
 	}
 	fuse0, fold0 := os.Getenv("FIELDGO_FLOW_FUSE"), os.Getenv("FIELDGO_FLOW_FOLD")
 	defer func() { setEnv("FIELDGO_FLOW_FUSE", fuse0); setEnv("FIELDGO_FLOW_FOLD", fold0) }()
-	fmt.Println("| theory | grid | mode | steps | ms/step | GB/s | of 4.2 TB/s |")
-	fmt.Println("|---|---|---|---|---|---|---|")
+	fmt.Println("| theory | grid | precision | mode | steps | ms/step | GB/s | of 4.2 TB/s |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, m := range models {
 		for _, n := range benchSizes() {
-			for _, mode := range modes {
-				core.UseStepper = mode != "hostloop"
-				setEnv("FIELDGO_FLOW_FUSE", fuse0)
-				setEnv("FIELDGO_FLOW_FOLD", fold0)
-				switch mode {
-				case "device-fold":
-					os.Setenv("FIELDGO_FLOW_FOLD", "1")
-				case "device-p2":
-					os.Setenv("FIELDGO_FLOW_FOLD", "0")
-					os.Setenv("FIELDGO_FLOW_FUSE", "0")
-				}
-				s := newSim(t, b, m, n, m.box, false)
-				cfg := core.FlowConfig{Tol: 1e-300, MaxSteps: 1 << 40}
-				if strings.HasPrefix(mode, "device") {
-					cfg.CheckEvery = 1 << 40
-				}
-				if err := s.Start(cfg); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := s.Advance(101, 0); err != nil { // warm: tune, graph, first check
-					t.Fatal(err)
-				}
-				t0 := time.Now()
-				steps := 0
-				for time.Since(t0).Seconds() < secs {
-					k := 200
-					if _, err := s.Advance(k, 0); err != nil {
+			for _, prec := range benchPrecisions() {
+				for _, mode := range modes {
+					core.UseStepper = mode != "hostloop"
+					setEnv("FIELDGO_FLOW_FUSE", fuse0)
+					setEnv("FIELDGO_FLOW_FOLD", fold0)
+					switch mode {
+					case "device-fold":
+						os.Setenv("FIELDGO_FLOW_FOLD", "1")
+					case "device-p2":
+						os.Setenv("FIELDGO_FLOW_FOLD", "0")
+						os.Setenv("FIELDGO_FLOW_FUSE", "0")
+					}
+					s := newSimAs(t, b, m, n, m.box, false, prec)
+					cfg := core.FlowConfig{Tol: 1e-300, MaxSteps: 1 << 40}
+					if strings.HasPrefix(mode, "device") {
+						cfg.CheckEvery = 1 << 40
+					}
+					if err := s.Start(cfg); err != nil {
 						t.Fatal(err)
 					}
-					steps += k
-				}
-				sec := time.Since(t0).Seconds() / float64(steps)
-				nc := map[string]int{"baby_skyrme": 3, "abelian_higgs": 4}[m.name]
-				// Streams the step moves: 17 with stage 4 fused with the update
-				// (stage 1: phi, v, g1 out; stage 2: phi, v, g2 out; stage 3:
-				// phi, v, g1, g3 out; stage 4: phi, v, g2, g1, g3, phi', v' out),
-				// else 22 (phase 2).
-				streams := 22.0
-				if strings.Contains(s.DeviceFlow(), "fuses the update") {
-					streams = 17
-				}
-				bytes := streams * 8 * float64(nc) * float64(n*n)
-				fmt.Printf("| %s | %d | %s | %d | %.4f | %.0f | %.0f%% | %g streams |\n", m.name, n, mode, steps, sec*1e3, bytes/sec/1e9, 100*bytes/sec/4.2e12, streams)
-				if n == 256 && mode == "device" {
-					fmt.Printf("|   | flow: %s |\n", s.DeviceFlow())
-				}
-				if mode == "device" {
-					if p, ok := s.Program().(*cuda.Program); ok && n == 2048 {
-						for _, r := range p.TuneReport() {
-							fmt.Printf("|   | tune %s |\n", r)
+					if _, err := s.Advance(101, 0); err != nil { // warm: tune, graph, first check
+						t.Fatal(err)
+					}
+					t0 := time.Now()
+					steps := 0
+					for time.Since(t0).Seconds() < secs {
+						k := 200
+						if _, err := s.Advance(k, 0); err != nil {
+							t.Fatal(err)
+						}
+						steps += k
+					}
+					sec := time.Since(t0).Seconds() / float64(steps)
+					nc := map[string]int{"baby_skyrme": 3, "abelian_higgs": 4}[m.name]
+					// Streams the step moves: 17 with stage 4 fused with the update
+					// (stage 1: phi, v, g1 out; stage 2: phi, v, g2 out; stage 3:
+					// phi, v, g1, g3 out; stage 4: phi, v, g2, g1, g3, phi', v' out),
+					// else 22 (phase 2).
+					streams := 22.0
+					if strings.Contains(s.DeviceFlow(), "fuses the update") {
+						streams = 17
+					}
+					elem := 8.0
+					if prec == core.Float32 {
+						elem = 4
+					}
+					bytes := streams * elem * float64(nc) * float64(n*n)
+					fmt.Printf("| %s | %d | %s | %s | %d | %.4f | %.0f | %.0f%% | %g streams |\n", m.name, n, prec, mode, steps, sec*1e3, bytes/sec/1e9, 100*bytes/sec/4.2e12, streams)
+					if n == 256 && mode == "device" {
+						fmt.Printf("|   | flow: %s |\n", s.DeviceFlow())
+					}
+					if mode == "device" {
+						if p, ok := s.Program().(*cuda.Program); ok && n == 2048 {
+							for _, r := range p.TuneReport() {
+								fmt.Printf("|   | tune %s |\n", r)
+							}
 						}
 					}
+					s.Close()
 				}
-				s.Close()
 			}
 		}
 	}

@@ -18,6 +18,7 @@ import math
 import numbers
 import os
 import threading
+import warnings
 
 import numpy as np
 import pyarrow as pa
@@ -31,6 +32,11 @@ _METHODS = ("anf", "gradient")
 _ARRESTS = ("power", "energy")
 _GRADIENTS = ("auto", "continuum", "consistent")
 _CHUNK_SECONDS = 0.05  # Go returns to Python at least this often: Ctrl-C and progress
+
+
+class PrecisionWarning(UserWarning):
+    """A request the storage precision cannot honour, e.g. a tolerance below
+    float32's gradient floor (the flow then runs to max_steps, converged False)."""
 
 
 class _SourceTheory:
@@ -68,7 +74,22 @@ def _finite_param(name, v):
 
 
 class Simulation:
-    """A theory on a lattice with a backend: fields, flows and observables."""
+    """A theory on a lattice with a backend: fields, flows and observables.
+
+    ``precision``: ``"float64"`` (default) or ``"float32"``, a CUDA backend option.
+    float32 is a *storage* precision: the field, the velocity and the flow's stage
+    gradients live on the GPU as float32 (half the bytes each step moves), while every
+    site computation (the theory's point functions), the RK4 combination and all
+    reductions (energy, max |grad|, integrals) run in float64; results are rounded to
+    float32 when stored. ``sim.field`` is float64 all the same: the float32 state widened
+    exactly (``set_field`` rounds to float32), and ``save``/``fg.load`` keep the
+    precision, so a float32 run resumes bit-identically. Rounding the field to float32
+    leaves a gradient noise floor, about ``(64/12)(1/hx^2 + 1/hy^2) 2^-24 max|phi|``
+    (``describe()["gradient_floor"]``; 1e-4 at spacing 0.08): a ``minimize(tol)``
+    below it warns (PrecisionWarning) and runs to ``max_steps`` with converged False.
+    docs/performance/gpu.md has the measured errors, floors and speed. On the CPU, or
+    with ``backend="auto"`` and no usable GPU, float32 is refused with a BackendError.
+    """
 
     def __init__(self, theory, grid=(128, 128), spacing=0.1, boundary="fixed", backend="auto",
                  precision="float64", *, origin=None, gradient="auto", threads=None):
@@ -114,6 +135,11 @@ class Simulation:
         return self.describe()["backend"]
 
     @property
+    def precision(self) -> str:
+        """The storage precision of the working state: "float64" or "float32" (CUDA)."""
+        return self.describe()["precision"]
+
+    @property
     def params(self) -> dict:
         return dict(self._params)
 
@@ -134,7 +160,9 @@ class Simulation:
 
     @property
     def field(self) -> Field:
-        """The working field (a view of Go's memory on the CPU backend)."""
+        """The working field (a view of Go's memory on the CPU backend; on CUDA a float64
+        host copy refreshed on access, the float32 state widened exactly when
+        precision="float32")."""
         if self._field is None or self._field.released:
             self._field = Field._from_handle(go.SimField(self._h(), 0))
         return self._field
@@ -224,6 +252,14 @@ class Simulation:
             raise ParameterError(f"check_every must be a positive integer, got {check_every!r}")
         opts = dict(tol=tol, max_steps=int(max_steps), method=method, arrest=arrest or "",
                     dt=dt or 0.0, check_every=check_every or 0)
+        if self.precision == "float32":
+            floor = self.describe()["gradient_floor"]
+            if tol < floor:
+                warnings.warn(
+                    f"tol={tol:g} is below the gradient floor of float32 storage on this lattice "
+                    f"(~{floor:.2g}: the field's rounding to float32 alone makes max|grad| that large), "
+                    f"so the flow will likely run to max_steps={max_steps} without converging; "
+                    f"use tol >= {floor:.2g} or precision='float64'", PrecisionWarning, stacklevel=2)
         if self._flow_started:
             self._past.append(self._flow_history())
         go.SimStartMinimize(self._h(), json.dumps(opts))
@@ -350,13 +386,18 @@ class Simulation:
         if self._handle is None:
             return "<Simulation (closed)>"
         d = self.describe()
-        return (f"<Simulation {self.theory.name!r} on {self.lattice!r}, backend={d['backend']}, "
+        prec = "" if d.get("precision", "float64") == "float64" else f", precision={d['precision']}"
+        return (f"<Simulation {self.theory.name!r} on {self.lattice!r}, backend={d['backend']}{prec}, "
                 f"step={d.get('step', 0)}>")
 
 
-def load(path, backend="auto") -> Simulation:
-    """Resume a simulation written by :meth:`Simulation.save`."""
-    h = go.LoadSimulation(os.fspath(path), json.dumps(dict(backend=backend)))
+def load(path, backend="auto", precision=None) -> Simulation:
+    """Resume a simulation written by :meth:`Simulation.save`. ``precision``: None keeps
+    the saved storage precision (a float32 run resumes in float32, on the GPU, bit for
+    bit); "float64" or "float32" overrides it."""
+    if precision not in (None, "float64", "float32"):
+        raise ParameterError(f"precision must be None, 'float64' or 'float32', got {precision!r}")
+    h = go.LoadSimulation(os.fspath(path), json.dumps(dict(backend=backend, precision=precision or "")))
     info = json.loads(go.SimDescribe(h))
     theory = _SourceTheory(info["spec"], go.SimSource(h), dict(zip(info["spec"]["params"], info["params"])))
     lat = Lattice((info["nx"], info["ny"]), (info["hx"], info["hy"]), origin=tuple(info["origin"]),

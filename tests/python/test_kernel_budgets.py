@@ -1,8 +1,10 @@
 """Every CUDA kernel of every built-in theory keeps its register budget with zero
 spill (issue 5). The theories' generated sources are compiled with NVRTC for sm_80 and
 sm_90 — no GPU needed, only NVRTC (the nvidia-cuda-nvrtc wheel of the test
-dependencies) — and held to the budget table of kernels/cuda/budgets.go. A kernel that
-must exceed the default gets its own measured entry there, with the reason."""
+dependencies) — and held to the budget table of kernels/cuda/budgets.go, in both storage
+precisions (float64, and float32 for precision="float32": the same kernels with float
+buffers, kernels/cuda Float32Budgets). A kernel that must exceed the default gets its own
+measured entry there, with the reason."""
 
 import json
 
@@ -15,7 +17,7 @@ from fieldgo._go import go
 def _nvrtc_missing():
     th = fg.theories.bose_einstein_condensate()
     try:
-        go.KernelResources(th.spec_json(), th.source, "sm_90")
+        go.KernelResources(th.spec_json(), th.source, "sm_90", "float64")
     except fg.BackendError as exc:
         return str(exc)
     return None
@@ -25,19 +27,28 @@ MISSING = _nvrtc_missing()
 
 
 @pytest.mark.skipif(MISSING is not None, reason=f"NVRTC is not available: {MISSING}")
+@pytest.mark.parametrize("precision", ["float64", "float32"])
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 @pytest.mark.parametrize("name", sorted(fg.theories.ALL))
-def test_kernels_keep_their_register_budgets_without_spill(name, arch):
+def test_kernels_keep_their_register_budgets_without_spill(name, arch, precision):
     th = fg.theories.ALL[name]()
     try:
-        rows = json.loads(go.KernelResources(th.spec_json(), th.source, arch))
+        rows = json.loads(go.KernelResources(th.spec_json(), th.source, arch, precision))
     except fg.BackendError as exc:
         if "report lists no kernel" in str(exc):
             # Seen with NVRTC 13.0 for sm_90 on the H200 (13.5 reports it): nothing to check.
             pytest.skip(f"this NVRTC gives no ptxas report for {arch}: {exc}")
         raise
-    assert {r["kernel"] for r in rows} >= {"fg_k_tile", "fg_k_continuum", "fg_k_consistent", "fg_k_update"}
+    assert {r["kernel"] for r in rows} >= {"fg_k_tile", "fg_k_continuum", "fg_k_consistent", "fg_k_update",
+                                           "fg_k_tile_up", "fg_k_widen", "fg_k_narrow"}
+    where = f"{name} {arch} {precision}"
     for r in rows:
-        assert r["spill_stores"] == 0 and r["spill_loads"] == 0, f"{name} {arch}: {r['kernel']} spills: {r}"
-        assert r["budget"] > 0, f"{name}: {r['kernel']} has no register budget"
-        assert r["registers"] <= r["budget"], f"{name} {arch}: {r['kernel']} uses {r['registers']} > {r['budget']}"
+        assert r["spill_stores"] == 0 and r["spill_loads"] == 0, f"{where}: {r['kernel']} spills: {r}"
+        assert r["budget"] > 0, f"{where}: {r['kernel']} has no register budget"
+        assert r["registers"] <= r["budget"], f"{where}: {r['kernel']} uses {r['registers']} > {r['budget']}"
+
+
+def test_kernel_resources_refuses_an_unknown_precision():
+    th = fg.theories.baby_skyrme()
+    with pytest.raises(fg.ParameterError, match="precision"):
+        go.KernelResources(th.spec_json(), th.source, "sm_90", "float16")
