@@ -108,6 +108,7 @@ class Simulation:
         opts = dict(backend=backend, precision=precision, gradient=gradient, threads=threads or 0)
         self._handle = go.NewSimulation(json.dumps(spec), source, lat.nx, lat.ny, lat.hx, lat.hy,
                                         lat.origin[0], lat.origin[1], lat.boundary, json.dumps(opts))
+        self._precision = precision
         self._params = {}
         self.set_params(**params)
         self._past = []
@@ -115,9 +116,10 @@ class Simulation:
         self._field = None
 
     @classmethod
-    def _from_handle(cls, handle, theory, lattice):
+    def _from_handle(cls, handle, theory, lattice, precision="float64"):
         sim = cls.__new__(cls)
         sim._handle, sim.theory, sim.lattice = handle, theory, lattice
+        sim._precision = precision
         sim._params = dict(theory.params)
         sim._past = []
         sim._flow_started = True
@@ -137,7 +139,7 @@ class Simulation:
     @property
     def precision(self) -> str:
         """The storage precision of the working state: "float64" or "float32" (CUDA)."""
-        return self.describe()["precision"]
+        return self._precision
 
     @property
     def params(self) -> dict:
@@ -402,5 +404,5 @@ def load(path, backend="auto", precision=None) -> Simulation:
     theory = _SourceTheory(info["spec"], go.SimSource(h), dict(zip(info["spec"]["params"], info["params"])))
     lat = Lattice((info["nx"], info["ny"]), (info["hx"], info["hy"]), origin=tuple(info["origin"]),
                   boundary=info["boundary"])
-    return Simulation._from_handle(h, theory, lat)
+    return Simulation._from_handle(h, theory, lat, info["precision"])
 
