@@ -223,8 +223,19 @@ template <typename F, int SEARCH, int LAYOUT> struct fg_rad_walker {
     } else if (SEARCH == FG_RAD_REUSE && valid && (idx == a || iv.t0 <= tau) && (idx == b - 2 || !(iv.t1 <= tau))) {
       return;  // fg_rad_in on the cached t[idx], t[idx+1]
     } else {
-      idx = fg_rad_search_from(A.t, a, b, idx + hint, tau);
+      // The warm search checks its guess first: fetch the guess's record
+      // and check it on the fetched t[i], t[i+1] (one memory round trip when
+      // the guess is right, as it mostly is), searching only otherwise.
+      int guess = idx + hint;
       hint = 0;
+      if (guess < a) guess = a; else if (guess > b - 2) guess = b - 2;
+      fg_rad_fetch<F, LAYOUT>(A, iv, guess);
+      valid = SEARCH == FG_RAD_REUSE;
+      if ((guess == a || iv.t0 <= tau) && (guess == b - 2 || !(iv.t1 <= tau))) {
+        idx = guess;
+        return;
+      }
+      idx = fg_rad_search_from(A.t, a, b, guess, tau);
     }
     fg_rad_fetch<F, LAYOUT>(A, iv, idx);
     valid = SEARCH == FG_RAD_REUSE;
