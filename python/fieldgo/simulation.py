@@ -114,6 +114,7 @@ class Simulation:
         self._past = []
         self._flow_started = False
         self._field = None
+        self._device_views = False  # a CUDA device_field() was handed out: sim.field re-reads the device
 
     @classmethod
     def _from_handle(cls, handle, theory, lattice, precision="float64"):
@@ -124,6 +125,7 @@ class Simulation:
         sim._past = []
         sim._flow_started = True
         sim._field = None
+        sim._device_views = False
         return sim
 
     # --- state ---
@@ -164,8 +166,9 @@ class Simulation:
     def field(self) -> Field:
         """The working field (a view of Go's memory on the CPU backend; on CUDA a float64
         host copy refreshed on access, the float32 state widened exactly when
-        precision="float32")."""
-        if self._field is None or self._field.released:
+        precision="float32"). Once ``device_field()`` has handed out the device memory,
+        every access re-reads the device, so writes made through that view show here."""
+        if self._field is None or self._field.released or self._device_views:
             self._field = Field._from_handle(go.SimField(self._h(), 0))
         return self._field
 
@@ -176,9 +179,12 @@ class Simulation:
         ``__cuda_array_interface__`` (``cupy.asarray(sim.device_field())``). It is
         the state as of the last minimize or set_field, in the simulation's storage
         precision; the next minimize overwrites it, and it is invalid once the
-        simulation is closed."""
+        simulation is closed. Writes through it are the simulation's state: the next
+        minimize starts from them and ``sim.field`` shows them."""
         from .devicefield import DeviceField
-        return DeviceField(self)
+        d = DeviceField(self)
+        self._device_views = self._device_views or d.device_type == "cuda"
+        return d
 
     @property
     def velocity(self) -> Field:
