@@ -255,14 +255,15 @@ func (s *Simulation) Epsilon() float64 {
 // GradientFloor estimates the smallest max|dE/dphi| a flow can resolve in
 // the storage precision: rounding each stored value by at most eps*|phi|
 // moves the fourth-order Laplacian by up to (64/12)(1/hx^2 + 1/hy^2) eps
-// max|phi| (the stencil's absolute weights 1+16+30+16+1 over 12 h^2, per
-// direction), and a gradient of the field's own rounding noise is all the
-// flow can see below that. A theory whose second-derivative coefficients are
-// far from 1 shifts it by that factor; docs/performance/gpu.md has the
-// floors measured on the H200. In float64 it is some 1e-13/h^2, out of
-// reach of any tolerance in use; in float32 (2^-24) it is 1e-4 at h = 0.08,
-// and a Minimize with a smaller Tol runs to MaxSteps and reports
-// Converged = false. It reads the current field.
+// max(1, max|phi|) (the stencil's absolute weights 1+16+30+16+1 over 12 h^2,
+// per direction), and a gradient of the field's own rounding noise is all
+// the flow can see below that. A theory whose second-derivative coefficients
+// are far from 1 shifts it by that factor. In float64 it is some 1e-13/h^2,
+// out of reach of any tolerance in use; in float32 (2^-24) it is 1e-4 at
+// h = 0.08. The floors measured on the H200 (Baby Skyrme and Abelian Higgs
+// at 256^2 and 512^2, docs/performance/gpu.md) were 0.52-1.05 of it, so
+// tolerances of twice the estimate are reached; below that a Minimize may run
+// to MaxSteps and report Converged = false. It reads the current field.
 func (s *Simulation) GradientFloor() (float64, error) {
 	if err := s.lock(); err != nil {
 		return 0, err
