@@ -32,7 +32,11 @@
  * same bits in float, a third-order Newton step from the hardware estimate
  * in double); an unsoftened run keeps the library's rsqrtf / rsqrt. With
  * two targets per thread (the "x2" kernels) each shared-memory source read
- * serves two targets, with four ("x4", float only) four. The "x4s" kernels
+ * serves two targets, with four ("x4", float only) four. The float
+ * kernels issue one MUFU.RSQ per interaction, and the special-function
+ * unit's rate, not the instruction count, is what bounds them; the "x4h8" /
+ * "x4h16" kernels move one term in 8 / 16 to a software reciprocal square
+ * root on the FMA pipe (fg_nb_rsqrt_soft). The "x4s" kernels
  * (float, no potentials, benchmark comparison) stage sources scaled by
  * m^-1/2, 12 instructions an interaction instead of 13, at the accuracy
  * cost described at fg_nb_term_scaled.
@@ -99,6 +103,25 @@ template <typename R> static __device__ __forceinline__ R fg_nb_min_normal();
 template <> __device__ __forceinline__ float fg_nb_min_normal<float>() { return 0x1p-126f; }
 template <> __device__ __forceinline__ double fg_nb_min_normal<double>() { return 0x1p-1022; }
 
+/* Reciprocal square root of a normal, finite float without the MUFU (the
+ * "h" kernels' software path, which moves a fraction of the reciprocal
+ * square roots off the special-function unit onto the FMA pipe): the
+ * estimate y0 = 0x5f375a86 - (bits >> 1) (relative error < 3.5e-2), one
+ * third-order step y1 = y0 + y0 e (1/2 + 3/8 e), e = 1 - x y0^2 (truncation
+ * (5/16) e^3 < 1.1e-4), one Newton step y2 = y1 + y1 e / 2 (truncation
+ * (3/2) e^2 / 4 < 2e-8, a third of an ulp): within about 1.5 ulp with the
+ * roundings, as rsqrtf's 2 (TestGPURsqrtNormal measures it). 11
+ * instructions (2 integer, 9 FP32) against one MUFU.RSQ. The double build
+ * is never used (the h kernels are float only) and returns the fast path. */
+static __device__ __forceinline__ float fg_nb_rsqrt_soft(float x) {
+    float y = __int_as_float(0x5f375a86 - (__float_as_int(x) >> 1));
+    float e = fmaf(-x, y * y, 1.0f);
+    y = fmaf(y * e, fmaf(e, 0.375f, 0.5f), y);
+    e = fmaf(-x, y * y, 1.0f);
+    return fmaf(y * e, 0.5f, y);
+}
+static __device__ __forceinline__ double fg_nb_rsqrt_soft(double x) { return fg_nb_rsqrt_normal(x); }
+
 /* One interaction: source s on target (xi, yi, zi); the legacy form (kept
  * for the untiled kernel and fg_nbody_tiled1_legacy, the benchmark's
  * before/after comparison). */
@@ -122,7 +145,7 @@ static __device__ __forceinline__ void fg_nb_term(R xi, R yi, R zi, const typena
  * (m inv)(inv inv), three FMA accumulations. MASK selects mass 0 and r^2 = 1
  * for the target's own index (only the one slice that holds it pays for the
  * compare and the selects): the term is then exactly +0. */
-template <typename R, bool POT, bool FAST, bool MASK>
+template <typename R, bool POT, bool FAST, bool MASK, bool SOFT = false>
 static __device__ __forceinline__ void fg_nb_term2(R xi, R yi, R zi, const typename fg_nb_vec<R>::T& s, bool self,
                                                    R eps2, R& ax, R& ay, R& az, R& phi) {
     const R dx = s.x - xi, dy = s.y - yi, dz = s.z - zi;
@@ -132,7 +155,7 @@ static __device__ __forceinline__ void fg_nb_term2(R xi, R yi, R zi, const typen
         m = self ? R(0) : m;
         r2 = self ? R(1) : r2;
     }
-    const R inv = FAST ? fg_nb_rsqrt_normal(r2) : fg_nb_rsqrt(r2);
+    const R inv = SOFT ? fg_nb_rsqrt_soft(r2) : FAST ? fg_nb_rsqrt_normal(r2) : fg_nb_rsqrt(r2);
     const R minv = m * inv;
     const R f = minv * (inv * inv);
     ax = fg_nb_fma(f, dx, ax);
@@ -182,7 +205,7 @@ static __device__ __forceinline__ double fg_nb_rsqrt_rn(double x) { return 1.0 /
  * of the terms (j ascending within a slice, slices in order, then the P
  * partial sums in order) is the same in both, so the result does not depend
  * on which loop ran. */
-template <typename R, int P, int NT, bool POT, bool FAST, bool SCALED>
+template <typename R, int P, int NT, bool POT, bool FAST, bool SCALED, int G>
 static __device__ __forceinline__ void fg_nb_tiled_nt(const typename fg_nb_vec<R>::T* __restrict__ body,
                                                       typename fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2,
                                                       typename fg_nb_vec<R>::T* tile, R* tilew) {
@@ -239,6 +262,19 @@ static __device__ __forceinline__ void fg_nb_tiled_nt(const typename fg_nb_vec<R
 #pragma unroll
                     for (int t = 0; t < NT; t++) {
                         fg_nb_term_scaled<R, false>(px[t], py[t], pz[t], s, w, false, ax[t], ay[t], az[t]);
+                    }
+                } else if (G > 0) {
+                    /* The last target's term of every G-th source takes
+                     * the software reciprocal square root (fg_nb_rsqrt_soft):
+                     * one in G NT off the MUFU. k % G is known after the
+                     * unrolling (T and the unroll count are multiples of G). */
+#pragma unroll
+                    for (int t = 0; t < NT; t++) {
+                        if (t == NT - 1 && k % G == G - 1) {
+                            fg_nb_term2<R, POT, FAST, false, true>(px[t], py[t], pz[t], s, false, eps2, ax[t], ay[t], az[t], phi[t]);
+                        } else {
+                            fg_nb_term2<R, POT, FAST, false>(px[t], py[t], pz[t], s, false, eps2, ax[t], ay[t], az[t], phi[t]);
+                        }
                     }
                 } else {
 #pragma unroll
@@ -307,17 +343,19 @@ static __device__ __forceinline__ void fg_nb_tiled_nt(const typename fg_nb_vec<R
  * library's otherwise: an unsoftened run keeps rsqrt's 0 and denormal
  * handling); MODE 1: always the library's (benchmark comparison); MODE 2:
  * the mass-scaled form (fg_nb_term_scaled) when eps^2 is normal, MODE 0's
- * kernel otherwise (benchmark comparison; no potentials). */
-template <typename R, int P, int NT, bool POT, int MODE>
+ * kernel otherwise (benchmark comparison; no potentials). G > 0 (float,
+ * eps^2 normal): one term in G NT of the mask-free loop takes the software
+ * reciprocal square root. */
+template <typename R, int P, int NT, bool POT, int MODE, int G = 0>
 static __device__ __forceinline__ void fg_nb_tiled2(const typename fg_nb_vec<R>::T* __restrict__ body,
                                                     typename fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {
     __shared__ typename fg_nb_vec<R>::T tile[FG_NB_BLOCK];
     __shared__ R tilew[MODE == 2 ? FG_NB_BLOCK : 1];
     static_assert(MODE != 2 || !POT, "the mass-scaled form has no potentials");
     if (MODE != 1 && eps2 >= fg_nb_min_normal<R>()) {
-        fg_nb_tiled_nt<R, P, NT, POT, true, MODE == 2>(body, acc, n, eps2, tile, tilew);
+        fg_nb_tiled_nt<R, P, NT, POT, true, MODE == 2, G>(body, acc, n, eps2, tile, tilew);
     } else {
-        fg_nb_tiled_nt<R, P, NT, POT, false, false>(body, acc, n, eps2, tile, tilew);
+        fg_nb_tiled_nt<R, P, NT, POT, false, false, 0>(body, acc, n, eps2, tile, tilew);
     }
 }
 
@@ -427,9 +465,11 @@ static __device__ __forceinline__ void fg_nb_kick(typename fg_nb_vec<R>::T* __re
 }
 
 /* Entry points: fg_nbody_tiled<P>x2_<prec>[_pot] (two targets per thread:
- * the production kernels), fg_nbody_tiled<P>x4_f32[_pot] and
- * fg_nbody_tiled<P>x4s_f32 (four targets per thread, float only; x4s the
- * mass-scaled form), fg_nbody_tiled<P>_<prec> (one target per thread,
+ * the production kernels), fg_nbody_tiled<P>x4_f32[_pot],
+ * fg_nbody_tiled<P>x4h8_f32[_pot], fg_nbody_tiled<P>x4h16_f32[_pot] and
+ * fg_nbody_tiled<P>x4s_f32 (four targets per thread, float only; h8 / h16
+ * with one term in 8 / 16 on the software rsqrt, x4s the mass-scaled form),
+ * fg_nbody_tiled<P>_<prec> (one target per thread,
  * no potentials: benchmark only; NVRTC 13.0 spilled its float64 potential
  * variant, so there is none), fg_nbody_untiled_<prec>[_pot], fg_nbody_kick_drift_<prec>,
  * fg_nbody_kick_<prec>; for the benchmark fg_nbody_tiled1_lib_<prec> (the
@@ -438,7 +478,7 @@ static __device__ __forceinline__ void fg_nb_kick(typename fg_nb_vec<R>::T* __re
  * (256/P, P) and gridDim.x = ceil(n / (NT 256/P)), NT = 1, 2 or 4; the others
  * with any 1-D block. fg_nbody_rsqrt_check_<prec> evaluates the library and
  * the fast reciprocal square roots (and, in double, the raw estimate) on an
- * array, for the tests. */
+ * array (in float also the software one), for the tests. */
 #define FG_NB_TILED(P, R, SUF)                                                                          \
     extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##_##SUF(                \
         const fg_nb_vec<R>::T* __restrict__ body, fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {   \
@@ -451,6 +491,18 @@ static __device__ __forceinline__ void fg_nb_kick(typename fg_nb_vec<R>::T* __re
     extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x2_##SUF##_pot(        \
         const fg_nb_vec<R>::T* __restrict__ body, fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {   \
         fg_nb_tiled2<R, P, 2, true, 0>(body, acc, n, eps2);                                             \
+    }
+
+/* x4h<F>: four targets per thread, one term in F on the software
+ * reciprocal square root (G = F / 4 sources a group). */
+#define FG_NB_TILED4H(P, F, G)                                                                          \
+    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x4h##F##_f32(          \
+        const fg_nb_f4* __restrict__ body, fg_nb_f4* __restrict__ acc, int n, float eps2) {             \
+        fg_nb_tiled2<float, P, 4, false, 0, G>(body, acc, n, eps2);                                     \
+    }                                                                                                   \
+    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x4h##F##_f32_pot(      \
+        const fg_nb_f4* __restrict__ body, fg_nb_f4* __restrict__ acc, int n, float eps2) {             \
+        fg_nb_tiled2<float, P, 4, true, 0, G>(body, acc, n, eps2);                                      \
     }
 
 /* Four targets per thread: float only (the double build needs 156-168
@@ -467,7 +519,9 @@ static __device__ __forceinline__ void fg_nb_kick(typename fg_nb_vec<R>::T* __re
     extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x4s_f32(               \
         const fg_nb_f4* __restrict__ body, fg_nb_f4* __restrict__ acc, int n, float eps2) {             \
         fg_nb_tiled2<float, P, 4, false, 2>(body, acc, n, eps2);                                        \
-    }
+    }                                                                                                   \
+    FG_NB_TILED4H(P, 8, 2)                                                                              \
+    FG_NB_TILED4H(P, 16, 4)
 
 #define FG_NB_PREC(R, SUF)                                                                              \
     FG_NB_TILED(1, R, SUF)                                                                              \
@@ -503,11 +557,12 @@ static __device__ __forceinline__ void fg_nb_kick(typename fg_nb_vec<R>::T* __re
     }
 
 extern "C" __global__ void fg_nbody_rsqrt_check_f32(const float* __restrict__ x, float* __restrict__ lib,
-                                                    float* __restrict__ fast, int n) {
+                                                    float* __restrict__ fast, float* __restrict__ soft, int n) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         lib[i] = fg_nb_rsqrt(x[i]);
         fast[i] = fg_nb_rsqrt_normal(x[i]);
+        soft[i] = fg_nb_rsqrt_soft(x[i]);
     }
 }
 

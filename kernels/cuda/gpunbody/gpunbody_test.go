@@ -121,25 +121,26 @@ type accuracyKernel struct {
 	pot   bool
 }
 
-// accuracyKernels: every tiled kernel (P = 1, 2, 4, 8; two and, in float32,
-// four targets per thread with potentials, one target per thread without;
-// the float32 mass-scaled four-target kernels without), the benchmark's
-// library-rsqrt and legacy kernels (no potentials), and P = 0:
-// Solver.Accelerations through Device.
+// families are the tiled kernel families of prec (Kernel).
+func families(prec nbody.Precision) []Kernel {
+	ks := []Kernel{{NT: 1}, {NT: 2}}
+	if prec == nbody.Float32 {
+		ks = append(ks, Kernel{NT: 4}, Kernel{NT: 4, Soft: 8}, Kernel{NT: 4, Soft: 16}, Kernel{NT: 4, Scaled: true})
+	}
+	return ks
+}
+
+// hasPot: the family has a potential variant.
+func hasPot(k Kernel) bool { return k.NT > 1 && !k.Scaled }
+
+// accuracyKernels: every tiled kernel (every family at P = 1, 2, 4, 8, with
+// potentials where it has them), the benchmark's library-rsqrt and legacy
+// kernels (no potentials), and P = 0: Solver.Accelerations through Device.
 func accuracyKernels(prec nbody.Precision) []accuracyKernel {
 	var ks []accuracyKernel
-	nts := []int{1, 2}
-	if prec == nbody.Float32 {
-		nts = append(nts, 4)
-	}
-	for _, nt := range nts {
+	for _, f := range families(prec) {
 		for _, p := range []int{1, 2, 4, 8} {
-			ks = append(ks, accuracyKernel{TiledNameNT(p, nt, prec, nt > 1), p, nt, nt > 1})
-		}
-	}
-	if prec == nbody.Float32 {
-		for _, p := range []int{1, 2, 4, 8} {
-			ks = append(ks, accuracyKernel{ScaledName(p), p, 4, false})
+			ks = append(ks, accuracyKernel{f.Name(p, prec, hasPot(f)), p, f.NT, hasPot(f)})
 		}
 	}
 	return append(ks, accuracyKernel{"fg_nbody_tiled1_lib_" + suffix(prec), 1, 1, false},
@@ -230,7 +231,9 @@ func TestGPUMaskingAndZeroMass(t *testing.T) {
 	}
 	runs := []run{{nbody.Float64, 0, ""}, {nbody.Float32, 0, ""}, {nbody.Float64, 0.01, ""}, {nbody.Float32, 0.01, ""}}
 	for _, p := range []int{1, 8} {
-		runs = append(runs, run{nbody.Float32, 0.01, TiledNameNT(p, 4, nbody.Float32, false)}, run{nbody.Float32, 0.01, ScaledName(p)})
+		for _, f := range families(nbody.Float32)[2:] {
+			runs = append(runs, run{nbody.Float32, 0.01, f.Name(p, nbody.Float32, false)})
+		}
 	}
 	eval := func(r run, bs *nbody.Bodies, ax, ay, az []float64) {
 		var err error
@@ -356,9 +359,11 @@ func TestGPUKernelResources(t *testing.T) {
 		names := []string{UntiledName(prec, false), "fg_nbody_kick_drift_" + suffix(prec), "fg_nbody_kick_" + suffix(prec),
 			"fg_nbody_tiled1_lib_" + suffix(prec), "fg_nbody_tiled1_legacy_" + suffix(prec)}
 		for _, p := range []int{1, 2, 4, 8} {
-			names = append(names, TiledNameNT(p, 1, prec, false), TiledNameNT(p, 2, prec, false), TiledNameNT(p, 2, prec, true))
-			if prec == nbody.Float32 {
-				names = append(names, TiledNameNT(p, 4, prec, false), TiledNameNT(p, 4, prec, true), ScaledName(p))
+			for _, f := range families(prec) {
+				names = append(names, f.Name(p, prec, false))
+				if hasPot(f) {
+					names = append(names, f.Name(p, prec, true))
+				}
 			}
 		}
 		for _, name := range names {
@@ -378,14 +383,15 @@ func TestGPUKernelResources(t *testing.T) {
 
 // BenchmarkGPUAccelerations: interactions/s and % of peak (20 flops per
 // interaction in float32, 30 in float64; H200 peaks 67 and 33.5 TFLOP/s,
-// FIELDGO_PEAK_F32/F64 in TFLOP/s for another GPU) for N = 2^14..2^20, in the
-// same process: the tiled kernel with one, two and (float32) four targets
-// per thread (P chosen by PFor), the float32 mass-scaled four-target kernel
-// ("x4s", ScaledName), the untiled one, and for N >= 2^19 the tiled kernel
-// before the split loop ("legacy": every term masked, library rsqrt) and the
-// split loop with the library rsqrt ("lib"), each evaluation timed with CUDA
-// events; N <= 2^16 with every P. The last lines log the float32/float64
-// ratio and the precision it recommends.
+// FIELDGO_PEAK_F32/F64 in TFLOP/s for another GPU) for N = 2^14..2^20
+// (FIELDGO_NBODY_MAXLOG2 lowers the top), in the same process: every tiled
+// family (Kernel: x1, x2, and in float32 x4, x4h8, x4h16, x4s) with P chosen
+// by PFor, the untiled kernel, and for N >= 2^19 the tiled kernel before the
+// split loop ("legacy": every term masked, library rsqrt) and the split loop
+// with the library rsqrt ("lib"), each evaluation timed with CUDA events;
+// x1, x2 and x4 at N <= 2^16 with every P. The last lines log a summary per
+// N, the float32/float64 ratio of the default kernels and the precision it
+// recommends.
 //
 //	go test -c -o .gpu/gpunbody.test ./kernels/cuda/gpunbody
 //	.gpu/gpunbody.test -test.run '^$' -test.bench GPUAccelerations -test.benchtime 1x -test.v
@@ -419,30 +425,20 @@ func BenchmarkGPUAccelerations(b *testing.B) {
 				launch    func() error
 			}
 			var ks []kernel
-			nts := []int{1, 2}
-			if prec == nbody.Float32 {
-				nts = append(nts, 4)
-			}
-			for _, nt := range nts {
-				pAuto := d.PFor(n, nt)
+			for _, f := range families(prec) {
+				pAuto := d.PFor(n, f.NT)
 				for _, p := range []int{1, 2, 4, 8} {
-					if p != pAuto && lg > 16 {
+					if p != pAuto && (lg > 16 || f.Soft > 0 || f.Scaled) {
 						continue
 					}
 					key := ""
 					if p == pAuto {
-						key = fmt.Sprintf("x%d", nt)
+						key = f.String()
 					}
-					ks = append(ks, kernel{fmt.Sprintf("tiled(P=%d,x%d)", p, nt), key, func() error {
-						return d.LaunchTiledNT(p, nt, prec, false, body, acc, n, 0.01)
+					ks = append(ks, kernel{fmt.Sprintf("tiled(P=%d,%v)", p, f), key, func() error {
+						return d.LaunchKernel(f, p, prec, false, body, acc, n, 0.01)
 					}})
 				}
-			}
-			if prec == nbody.Float32 {
-				p4 := d.PFor(n, 4)
-				ks = append(ks, kernel{fmt.Sprintf("tiled(P=%d,x4s)", p4), "x4s", func() error {
-					return d.launchTiledName(ScaledName(p4), p4, 4, body, acc, n, 0.01, prec)
-				}})
 			}
 			ks = append(ks, kernel{"untiled", "untiled", func() error { return d.LaunchUntiled(prec, false, body, acc, n, 0.01) }})
 			if lg >= 19 {
@@ -490,22 +486,29 @@ func BenchmarkGPUAccelerations(b *testing.B) {
 	for lg := lo; lg <= hi; lg++ {
 		for _, prec := range []nbody.Precision{nbody.Float32, nbody.Float64} {
 			g := func(key string) float64 { return rate[fmt.Sprintf("%s/%v/%d", key, prec, lg)] }
-			b.Logf("N=2^%d %v: tiled x1 (P=%d) %.3g /s (%.1f%% peak), x2 (P=%d) %.3g /s (%.1f%% peak), x4 (P=%d) %.3g /s (%.1f%% peak), x4s %.3g /s (%.1f%% peak), untiled %.3g; x2/untiled %.2f; legacy %.3g, lib-rsqrt %.3g",
-				lg, prec, d.PFor(1<<lg, 1), g("x1"), pct(g("x1"), prec), d.PFor(1<<lg, 2), g("x2"), pct(g("x2"), prec),
-				d.PFor(1<<lg, 4), g("x4"), pct(g("x4"), prec), g("x4s"), pct(g("x4s"), prec), g("untiled"), g("x2")/g("untiled"), g("legacy"), g("lib"))
+			line := fmt.Sprintf("N=2^%d %v:", lg, prec)
+			for _, f := range families(prec) {
+				line += fmt.Sprintf(" %v(P=%d) %.3g (%.1f%%)", f, d.PFor(1<<lg, f.NT), g(f.String()), pct(g(f.String()), prec))
+			}
+			dk := DefaultKernel(1<<lg, prec).String()
+			line += fmt.Sprintf("; untiled %.3g; default %s/untiled %.2f", g("untiled"), dk, g(dk)/g("untiled"))
+			if lg >= 19 {
+				line += fmt.Sprintf("; legacy %.3g, lib-rsqrt %.3g", g("legacy"), g("lib"))
+			}
+			b.Log(line)
 		}
 	}
 	// The precision recommendation: float32 when it is faster by more than
 	// the factor its accuracy costs is worth to the user; here we state the
 	// measured ratio and recommend float32 for throughput when the ratio is
 	// >= 1.5 at large N, its accuracy (k u sum|a_ij|, u = 2^-24) permitting.
-	dk := fmt.Sprintf("x%d", DefaultTargets)
-	r32, r64 := rate[fmt.Sprintf("%s/float32/%d", dk, hi)], rate[fmt.Sprintf("%s/float64/%d", dk, hi)]
+	k32, k64 := DefaultKernel(1<<hi, nbody.Float32), DefaultKernel(1<<hi, nbody.Float64)
+	r32, r64 := rate[fmt.Sprintf("%v/float32/%d", k32, hi)], rate[fmt.Sprintf("%v/float64/%d", k64, hi)]
 	rec := "float64 (float32 is not fast enough to pay for its accuracy)"
 	if r32/r64 >= 1.5 {
 		rec = "float32 for throughput when k 2^-24 sum|a_ij| is accurate enough (collisionless dynamics); float64 for reference-quality forces"
 	}
-	b.Logf("float32/float64 at N=2^%d (default kernel, %s): %.2f; recommendation: %s", hi, dk, r32/r64, rec)
+	b.Logf("float32/float64 at N=2^%d (default kernels %v, %v): %.2f; recommendation: %s", hi, k32, k64, r32/r64, rec)
 }
 
 func envFloat(name string, def float64) float64 {
@@ -520,7 +523,9 @@ func envFloat(name string, def float64) float64 {
 // normal arguments (fg_nb_rsqrt_normal, used when eps^2 is normal) on 2^17
 // arguments spread log-uniformly over the normal range and 2^15 in [1, 4):
 // in float it must be rsqrtf's bits exactly (the same MUFU.RSQ without the
-// denormal rescaling); in double it must be within 2 ulp of 1/sqrt(x)
+// denormal rescaling), and the software path of the "h" kernels
+// (fg_nb_rsqrt_soft) within 2 ulp of 1/sqrt(x) (rsqrtf's bound; the
+// derivation in nbody.cu gives ~1.5); in double it must be within 2 ulp of 1/sqrt(x)
 // computed to 120 bits (the derivation in nbody.cu gives ~1.5), the
 // library's rsqrt and the raw hardware estimate are measured alongside.
 func TestGPURsqrtNormal(t *testing.T) {
@@ -563,23 +568,36 @@ func TestGPURsqrtNormal(t *testing.T) {
 		e := math.Ilogb(v)
 		x32[i] = float32(math.Ldexp(math.Ldexp(v, -e), -126+(e+1022)%253))
 	}
-	bx, bl, bf := alloc(4*n), alloc(4*n), alloc(4*n)
+	bx, bl, bf, bs := alloc(4*n), alloc(4*n), alloc(4*n), alloc(4*n)
 	if err := cuda.Upload(bx, 0, x32); err != nil {
 		t.Fatal(err)
 	}
-	launch("fg_nbody_rsqrt_check_f32", bx, bl, bf)
-	l32, f32 := make([]float32, n), make([]float32, n)
-	if err := cuda.Download(l32, bl, 0); err != nil {
-		t.Fatal(err)
+	launch("fg_nbody_rsqrt_check_f32", bx, bl, bf, bs)
+	l32, f32, s32 := make([]float32, n), make([]float32, n), make([]float32, n)
+	for _, c := range []struct {
+		h []float32
+		b *cuda.DeviceBuffer
+	}{{l32, bl}, {f32, bf}, {s32, bs}} {
+		if err := cuda.Download(c.h, c.b, 0); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := cuda.Download(f32, bf, 0); err != nil {
-		t.Fatal(err)
-	}
-	for i := range x32 {
+	worstSoft, worstMufu := 0.0, 0.0
+	for i, x := range x32 {
 		if math.Float32bits(l32[i]) != math.Float32bits(f32[i]) {
 			t.Fatalf("float rsqrt(%g): fast %g, rsqrtf %g", x32[i], f32[i], l32[i])
 		}
+		// 1/sqrt(x) in float64 is within 2^-53 relative of the exact value:
+		// far below the float ulp the errors are measured in.
+		r := 1 / math.Sqrt(float64(x))
+		ulp := float64(math.Nextafter32(float32(r), float32(math.Inf(1))) - float32(r))
+		es, em := math.Abs(float64(s32[i])-r)/ulp, math.Abs(float64(f32[i])-r)/ulp
+		worstSoft, worstMufu = math.Max(worstSoft, es), math.Max(worstMufu, em)
+		if !(es <= 2) {
+			t.Fatalf("float software rsqrt(%g) = %v, 1/sqrt %v: %.2f ulp", x, s32[i], r, es)
+		}
 	}
+	t.Logf("float: software rsqrt within %.3f ulp, MUFU.RSQ (rsqrtf) %.3f ulp", worstSoft, worstMufu)
 	// float64.
 	bx, bl, bf, be := alloc(8*n), alloc(8*n), alloc(8*n), alloc(8*n)
 	if err := cuda.Upload(bx, 0, xs); err != nil {
@@ -617,4 +635,104 @@ func TestGPURsqrtNormal(t *testing.T) {
 	}
 	t.Logf("float: fast == rsqrtf on %d normal arguments; double: fast within %.3f ulp, library rsqrt %.3f ulp, estimate relative error %.3g (2^%.1f)",
 		n, worstFast, worstLib, worstEst, math.Log2(worstEst))
+}
+
+// mufuProbeSource measures the special-function unit's MUFU.RSQ rate, the
+// quantity that bounds the float32 kernels (docs/performance/nbody.md): per
+// thread 8 independent chains v = rsqrt.approx(a v + b), and per step F - 1
+// further FFMAs on separate accumulators, so each MUFU.RSQ comes with F FP32
+// instructions (F = 1: the FMA pipe nearly idle; 12-13: the N-body kernels'
+// mix).
+const mufuProbeSource = `
+template <int F>
+static __device__ __forceinline__ void fg_probe(float* out, int iters, float a, float b) {
+    float v[8], w[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        v[k] = 1.0f + threadIdx.x * 1e-3f + k;
+        w[k] = 0.0f;
+    }
+    for (int it = 0; it < iters; it++) {
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            const float x = fmaf(v[k], a, b);
+            float y;
+            asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+            v[k] = y;
+#pragma unroll
+            for (int f = 1; f < F; f++) {
+                w[k] = fmaf(w[k], a, y);
+            }
+        }
+    }
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        s += v[k] + w[k];
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+#define FG_PROBE(F) extern "C" __global__ void fg_probe_##F(float* out, int iters, float a, float b) { fg_probe<F>(out, iters, a, b); }
+FG_PROBE(1)
+FG_PROBE(4)
+FG_PROBE(8)
+FG_PROBE(12)
+FG_PROBE(13)
+FG_PROBE(16)
+`
+
+// BenchmarkGPUMufuRate: MUFU.RSQ per SM per clock (clock FIELDGO_SM_MHZ,
+// default the H200's 1980, which nvidia-smi showed held during the float32
+// benchmark) and FP32+MUFU instructions issued per SM per clock, for F FP32
+// instructions per MUFU.RSQ. Compare with the N-body kernels' interactions
+// per SM per clock (one MUFU.RSQ each, 12.5-13.7 other instructions).
+func BenchmarkGPUMufuRate(b *testing.B) {
+	d := device(b)
+	m, err := d.b.LoadModule(mufuProbeSource)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	mhz := envFloat("FIELDGO_SM_MHZ", 1980)
+	sms := d.b.SMs()
+	const threads, iters = 256, 4096
+	grid := 16 * sms
+	out, err := m.Alloc(4 * threads * grid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, f := range []int{1, 4, 8, 12, 13, 16} {
+		fn, err := m.Function(fmt.Sprintf("fg_probe_%d", f))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("F=%d", f), func(b *testing.B) {
+			launch := func() error {
+				return m.Launch(fn, [3]uint32{uint32(grid), 1, 1}, [3]uint32{threads, 1, 1}, 0, out, int32(iters), float32(0.5), float32(0.75))
+			}
+			if err := launch(); err != nil {
+				b.Fatal(err)
+			}
+			start, _ := m.NewEvent()
+			end, _ := m.NewEvent()
+			defer start.Destroy()
+			defer end.Destroy()
+			start.Record()
+			for i := 0; i < b.N; i++ {
+				if err := launch(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			end.Record()
+			sec, err := cuda.Elapsed(start, end)
+			if err != nil {
+				b.Fatal(err)
+			}
+			mufu := float64(grid) * threads * iters * 8 * float64(b.N) / sec
+			perSM := mufu / (float64(sms) * mhz * 1e6)
+			b.ReportMetric(mufu, "MUFU/s")
+			b.ReportMetric(perSM, "MUFU/SM/clk")
+			b.ReportMetric(perSM*float64(f+1), "inst/SM/clk")
+		})
+	}
 }
