@@ -201,6 +201,69 @@ func TestGPUDeterministic(t *testing.T) {
 	}
 }
 
+// TestGPUDefaultLargeN runs the production path (Solver.Device, so
+// DefaultKernel and PFor: the float32 four-target kernel from 2^15 bodies)
+// at body counts that are not multiples of a block's targets, twice each:
+// the two runs must agree bit for bit, and 64 sampled targets must satisfy
+// the accuracy bound of TestGPUAccuracyAgainstReference against a float64
+// sum computed here for those targets only.
+func TestGPUDefaultLargeN(t *testing.T) {
+	d := device(t)
+	for _, n := range []int{1<<15 + 7, 1<<18 + 5} {
+		b := plummer(t, n, 13)
+		for _, prec := range []nbody.Precision{nbody.Float32, nbody.Float64} {
+			bb := b
+			if prec == nbody.Float32 {
+				bb = plummer(t, n, 13)
+				roundTo32(bb)
+			}
+			const eps = 0.01
+			var runs [2][4][]float64
+			for r := range runs {
+				runs[r] = [4][]float64{make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)}
+				s := nbody.Solver{Softening: eps, Precision: prec, Device: d}
+				if err := s.Accelerations(bb.X, bb.Y, bb.Z, bb.M, runs[r][0], runs[r][1], runs[r][2], runs[r][3]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for c := range runs[0] {
+				for i := range runs[0][c] {
+					if math.Float64bits(runs[0][c][i]) != math.Float64bits(runs[1][c][i]) {
+						t.Fatalf("N=%d %v: component %d of body %d differs between runs", n, prec, c, i)
+					}
+				}
+			}
+			k := nbody.ErrorBoundK(n)
+			u := prec.UnitRoundoff() + 0x1p-53
+			worst := 0.0
+			for s := 0; s < 64; s++ {
+				i := (s*n)/64 + s%7
+				var a, abs [4]float64
+				for j := 0; j < n; j++ {
+					if j == i {
+						continue
+					}
+					dx, dy, dz := bb.X[j]-bb.X[i], bb.Y[j]-bb.Y[i], bb.Z[j]-bb.Z[i]
+					inv := 1 / math.Sqrt(dx*dx+dy*dy+dz*dz+eps*eps)
+					f := bb.M[j] * inv * inv * inv
+					for c, v := range []float64{f * dx, f * dy, f * dz, -bb.M[j] * inv} {
+						a[c] += v
+						abs[c] += math.Abs(v)
+					}
+				}
+				for c := range a {
+					e := math.Abs(runs[0][c][i] - a[c])
+					if !(e <= k*u*abs[c]) {
+						t.Fatalf("N=%d %v (%v) body %d component %d: |a - a_ref| = %.3g > k u sum|a_ij| = %.3g", n, prec, DefaultKernel(n, prec), i, c, e, k*u*abs[c])
+					}
+					worst = math.Max(worst, e/(u*abs[c]))
+				}
+			}
+			t.Logf("N=%d %v: default kernel %v (P=%d), deterministic, worst measured k on 64 targets = %.2f (bound %v)", n, prec, DefaultKernel(n, prec), d.PFor(n, DefaultKernel(n, prec).NT), worst, k)
+		}
+	}
+}
+
 // TestGPUMaskingAndZeroMass: with no softening the masked self term gives
 // finite accelerations (not 0/0); with and without softening, zero-mass
 // bodies feel forces (nonzero acceleration) but exert none (the others'
