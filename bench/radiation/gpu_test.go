@@ -146,9 +146,8 @@ func matchCPU(t *testing.T, d *gpuradiation.Device, sc *scene, what string) {
 // reuse) kernels give the same cube bit for bit, in both precisions and both
 // methods (they share one polynomial evaluation; only the interval search
 // differs), and a second run repeats the first. So do the launch shapes
-// (other blocks and tiles, a tile that does not divide S, 1 to 32 threads
-// per observer (idle lanes when P = 3), observers unsorted, a grid that
-// loops over observer slots) and, in float64 Newton, the comparison kernels (one thread per
+// (other blocks and tiles, a tile that does not divide S, observers
+// unsorted, a grid that loops over observer slots) and, in float64 Newton, the comparison kernels (one thread per
 // observer, interval records and column-major): the tiles add the particles
 // in the same order.
 func TestGPUSearchesBitIdentical(t *testing.T) {
@@ -161,15 +160,14 @@ func TestGPUSearchesBitIdentical(t *testing.T) {
 	type run struct {
 		search      string
 		block, tile int
-		lanes, grid int
+		grid        int
 		unsorted    bool
 		variant     string
 		newtonF64   bool // the comparison kernels exist for Newton float64 only
 	}
 	runs := []run{{search: "warm"}, {search: "reuse"}, {search: "reuse"},
-		{search: "reuse", lanes: 1}, {search: "reuse", lanes: 2, tile: 5}, {search: "warm", lanes: 4, block: 128}, {search: "reuse", lanes: 32, block: 64},
 		{search: "reuse", block: 32, tile: 3}, {search: "warm", block: 128, tile: 2, unsorted: true}, {search: "cold", tile: 8},
-		{search: "reuse", grid: 3, lanes: 1}, {search: "reuse", grid: 2, lanes: 2, tile: 7},
+		{search: "reuse", grid: 3}, {search: "warm", grid: 2, tile: 7},
 		{search: "cold", variant: gpuradiation.Obs, newtonF64: true}, {search: "reuse", variant: gpuradiation.Obs, newtonF64: true},
 		{search: "cold", variant: gpuradiation.ColumnMajor, newtonF64: true}, {search: "warm", variant: gpuradiation.ColumnMajor, newtonF64: true},
 		{search: "reuse", variant: gpuradiation.ColumnMajor, newtonF64: true}}
@@ -190,10 +188,10 @@ func TestGPUSearchesBitIdentical(t *testing.T) {
 				if r.newtonF64 && (prec != radiation.Float64 || m != radiation.Newton) {
 					continue
 				}
-				d.BlockSize, d.Tile, d.Lanes, d.MaxGrid, d.Unsorted, d.Variant = r.block, r.tile, r.lanes, r.grid, r.unsorted, r.variant
+				d.BlockSize, d.Tile, d.MaxGrid, d.Unsorted, d.Variant = r.block, r.tile, r.grid, r.unsorted, r.variant
 				c := fieldsOn(t, sc, options(prec, m, r.search))
 				launch := d.LastLaunch
-				d.BlockSize, d.Tile, d.Lanes, d.MaxGrid, d.Unsorted, d.Variant = 0, 0, 0, 0, false, ""
+				d.BlockSize, d.Tile, d.MaxGrid, d.Unsorted, d.Variant = 0, 0, 0, false, ""
 				for k := range c.Data {
 					for i, v := range c.Data[k] {
 						if math.Float64bits(v) != math.Float64bits(base.Data[k][i]) {
@@ -213,8 +211,8 @@ func TestGPUSearchesBitIdentical(t *testing.T) {
 			if nan != 0 {
 				t.Fatalf("%v %v: %d NaN samples", prec, m, nan)
 			}
-			t.Logf("%v %v: %d runs (warm, reuse twice, other blocks/tiles/lanes/grids/order%s) bit-identical to cold over %d samples x %d columns",
-				prec, m, n, map[bool]string{true: ", one thread per observer, column-major", false: ""}[n > 12], sc.O*sc.S, len(base.Columns))
+			t.Logf("%v %v: %d runs (warm, reuse twice, other blocks/tiles/grids/order%s) bit-identical to cold over %d samples x %d columns",
+				prec, m, n, map[bool]string{true: ", one thread per observer, column-major", false: ""}[n > 8], sc.O*sc.S, len(base.Columns))
 			base.Release()
 		}
 	}
@@ -252,7 +250,6 @@ func BenchmarkGPURadiation(b *testing.B) {
 		opt         radiation.Options
 		kind        string // gpuradiation.Obs, or "" (tiled)
 		block, tile int
-		lanes       int
 		unsorted    bool
 	}
 	variants := []variant{
@@ -271,9 +268,8 @@ func BenchmarkGPURadiation(b *testing.B) {
 		{name: "rk4x4_f64_warm_reuse", opt: mk(func(o *radiation.Options) { o.Method = radiation.RK4 })},
 	}
 	// Launch shapes of the default kernel (block x tile <= 48 KiB of shared).
-	for _, blt := range [][3]int{{64, 1, 4}, {64, 4, 4}, {64, 8, 4}, {32, 2, 4}, {128, 2, 4}, {64, 2, 2}, {64, 2, 8}, {64, 2, 16}} {
-		variants = append(variants, variant{name: fmt.Sprintf("newton2_f64_warm_reuse_block=%d_lanes=%d_tile=%d", blt[0], blt[1], blt[2]),
-			opt: def, block: blt[0], lanes: blt[1], tile: blt[2]})
+	for _, bt := range [][2]int{{32, 4}, {128, 4}, {64, 2}, {64, 8}, {32, 8}, {32, 16}} {
+		variants = append(variants, variant{name: fmt.Sprintf("newton2_f64_warm_reuse_block=%d_tile=%d", bt[0], bt[1]), opt: def, block: bt[0], tile: bt[1]})
 	}
 	rates := map[string]float64{}
 	for _, v := range variants {
@@ -284,8 +280,8 @@ func BenchmarkGPURadiation(b *testing.B) {
 		}
 		in := fn.Describe()
 		b.Run(v.name, func(b *testing.B) {
-			d.Variant, d.BlockSize, d.Tile, d.Lanes, d.Unsorted = v.kind, v.block, v.tile, v.lanes, v.unsorted
-			defer func() { d.Variant, d.BlockSize, d.Tile, d.Lanes, d.Unsorted = "", 0, 0, 0, false }()
+			d.Variant, d.BlockSize, d.Tile, d.Unsorted = v.kind, v.block, v.tile, v.unsorted
+			defer func() { d.Variant, d.BlockSize, d.Tile, d.Unsorted = "", 0, 0, false }()
 			kernel := 0.0
 			for i := 0; i < b.N; i++ {
 				c := fieldsOn(b, sc, v.opt)
@@ -301,12 +297,12 @@ func BenchmarkGPURadiation(b *testing.B) {
 			b.ReportMetric(samples*float64(b.N)/b.Elapsed().Seconds(), "wall-samples/s")
 			b.ReportMetric(kernel/float64(b.N)*1e3, "kernel-ms")
 		})
-		if v.kind == "" { // occupancy at the launch's shape
+		if v.kind != gpuradiation.Obs { // occupancy at the launch's shape
 			block, tile, fb := cmp.Or(v.block, gpuradiation.DefaultBlock), cmp.Or(v.tile, gpuradiation.DefaultTile), 8
 			if v.opt.Precision == radiation.Float32 {
 				fb = 4
 			}
-			in = fn.DescribeAt(block, gpuradiation.SharedBytes(block, max(1, d.LastLanes), tile, fb))
+			in = fn.DescribeAt(block, gpuradiation.SharedBytes(block, tile, fb))
 		}
 		b.Logf("%-44s %-28s %3d registers, spill %d/%d B, local %d B, %s, %d blocks/SM, occupancy %.2f: %.3g samples/s",
 			v.name, in.Name, in.Registers, in.SpillStores, in.SpillLoads, in.LocalBytes, d.LastLaunch, in.BlocksPerSM, in.Occupancy, rates[v.name])

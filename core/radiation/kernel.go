@@ -305,13 +305,19 @@ func run[F float](k *knots[F], ob observer[F], tps []F, charge []F, opt *Options
 		for s := 0; s < S; s++ {
 			tp := tps[s]
 			if have {
+				// Kept only while every iterate (Newton) or step (RK4)
+				// stays on the knots: one evaluated on the extrapolated
+				// cubic beyond them can end inside far from any root near
+				// the end of a worldline; the cold solve decides then.
 				dt := tp - tps[s-1]
 				switch opt.Method {
 				case Newton:
 					tau += dt * ifp // predictor: dtau/dt_obs at the previous sample
-					for it := 0; it < opt.NIters; it++ {
+					have = tau >= lo && tau <= hi
+					for it := 0; have && it < opt.NIters; it++ {
 						w.state(tau, &st)
 						tau -= ob.newtonStep(&st, tp)
+						have = tau >= lo && tau <= hi
 					}
 				case RK4:
 					h := dt / F(opt.NSubsteps)
@@ -320,15 +326,15 @@ func run[F float](k *knots[F], ob observer[F], tps []F, charge []F, opt *Options
 						_, d := ob.lightCone(&st, tp)
 						return 1 / d
 					}
-					for it := 0; it < opt.NSubsteps; it++ {
+					for it := 0; have && it < opt.NSubsteps; it++ {
 						k1 := g(tau)
 						k2 := g(tau + h/2*k1)
 						k3 := g(tau + h/2*k2)
 						k4 := g(tau + h*k3)
 						tau += h / 6 * (k1 + 2*k2 + 2*k3 + k4)
+						have = tau >= lo && tau <= hi
 					}
 				}
-				have = tau >= lo && tau <= hi
 			}
 			if !have {
 				tau, have = w.coldSolve(&ob, tp)

@@ -10,7 +10,7 @@
 //
 // Default entry points fg_rad_<method>_<search>_<f64|f32> (method newton |
 // rk4, search cold | warm | reuse; no run-time flags inside): a block of B
-// threads takes B observers (slot -> observer through perm, an order that
+// threads takes B observers, one each (slot -> observer through perm, an order that
 // keeps a warp's observers in similar directions, so their retarded times and
 // spline intervals are close), and walks their samples in tiles of `tile`:
 // for each particle p = 0, 1, ... in order, each thread advances its walker
@@ -70,7 +70,7 @@ template <typename F> struct fg_rad_args {
   const F* rec;  // N * FG_RAD_REC interval records (interval-major layout)
   const int* perm;  // O: the observer of each slot (tiled kernels), or NULL: identity
   F* w_tau; F* w_ifp; int* w_idx; int* w_step;  // walker scratch, P x gridDim.x * blockDim.x (tiled)
-  int tile; int lanes;  // samples per tile, threads per observer (tiled)
+  int tile; int pad_;  // samples per tile (tiled)
 };
 
 enum { FG_RAD_COLD = 0, FG_RAD_WARM = 1, FG_RAD_REUSE = 2 };
@@ -355,7 +355,11 @@ static __device__ bool fg_rad_cold_solve(fg_rad_walker<F, SEARCH, LAYOUT>& w, co
 
 // One sample of one walker: advance tau from the previous sample (have) by
 // Newton or RK4, or solve from scratch; false when the observer does not see
-// the particle at this sample.
+// the particle at this sample. The advance is kept only while every iterate
+// (Newton) or step (RK4) stays on the particle's knots: one that leaves them
+// was evaluated on an extrapolated cubic, and near the end of a worldline
+// could end inside the knots but far from any root; the cold solve then
+// decides (it brackets the root, or finds none).
 template <typename F, int METHOD, int SEARCH, int LAYOUT>
 static __device__ __forceinline__ bool fg_rad_advance(fg_rad_walker<F, SEARCH, LAYOUT>& w, const fg_rad_observer<F>& ob, F tp, F tprev,
                                                       F lo, F hi, bool have, F ifp, F* tau_io) {
@@ -366,22 +370,24 @@ static __device__ __forceinline__ bool fg_rad_advance(fg_rad_walker<F, SEARCH, L
     F dt = tp - tprev;
     if (METHOD == FG_RAD_NEWTON) {
       tau += dt * ifp;
-      for (int it = 0; it < A.n_iters; it++) {
+      have = tau >= lo && tau <= hi;
+      for (int it = 0; have && it < A.n_iters; it++) {
         w.state(tau, st);
         tau -= fg_rad_newton_step(ob, st, tp);
+        have = tau >= lo && tau <= hi;
       }
     } else {
       F h = dt / (F)A.n_substeps;
-      for (int it = 0; it < A.n_substeps; it++) {
+      for (int it = 0; have && it < A.n_substeps; it++) {
         F f, d, k1, k2, k3, k4;
         w.state(tau, st); fg_rad_light_cone(ob, st, tp, &f, &d); k1 = 1 / d;
         w.state(tau + h / 2 * k1, st); fg_rad_light_cone(ob, st, tp, &f, &d); k2 = 1 / d;
         w.state(tau + h / 2 * k2, st); fg_rad_light_cone(ob, st, tp, &f, &d); k3 = 1 / d;
         w.state(tau + h * k3, st); fg_rad_light_cone(ob, st, tp, &f, &d); k4 = 1 / d;
         tau += h / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
+        have = tau >= lo && tau <= hi;
       }
     }
-    have = tau >= lo && tau <= hi;
   }
   if (!have) have = fg_rad_cold_solve(w, ob, tp, &tau);
   *tau_io = tau;
@@ -425,58 +431,47 @@ static __device__ void fg_rad_observer_walk(const fg_rad_args<F>& A, int o) {
   }
 }
 
-// The default kernels: see the header. A group of R = A.lanes consecutive
-// threads (R divides 32, so a group is inside one warp) shares an observer:
-// lane r walks particles r, R + r, 2R + r, ...; after each sample the group's
-// first lane adds the R lanes' fields to the sums in particle order (warp
-// shuffles), so the additions are those of R = 1 and of the CPU kernel. R > 1
-// gives more threads when there are few observers. Dynamic shared memory per
-// block of B threads, Bo = B/R observers: double sums[NCOMP][tile][Bo],
-// F tp[tile][Bo], int observer[Bo] (gpuradiation.SharedBytes). Every thread
-// of a block runs the same loops (the shuffles need the whole warp), doing
-// nothing where it has no observer or particle.
+// The default kernels: see the header. Dynamic shared memory per block of B
+// threads (B observers): double sums[NCOMP][tile][B], F tp[tile][B], int
+// observer[B] (gpuradiation.SharedBytes). Each thread reads and writes only
+// its own column of sums and tp, so the block synchronises only around the
+// write-out.
 template <typename F, int METHOD, int SEARCH>
 static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
   extern __shared__ double fg_rad_smem[];
-  const int B = blockDim.x, tid = threadIdx.x, T = A.tile, R = A.lanes;
-  const int Bo = B / R, ol = tid / R, r = tid - ol * R, lead = (tid & 31) - r;
+  const int B = blockDim.x, tid = threadIdx.x, T = A.tile;
   double* sums = fg_rad_smem;
-  F* stp = reinterpret_cast<F*>(sums + FG_RAD_NCOMP * T * Bo);
-  int* sobs = reinterpret_cast<int*>(stp + T * Bo);
-  const int TB = T * Bo;  // one component's sums
+  F* stp = reinterpret_cast<F*>(sums + FG_RAD_NCOMP * T * B);
+  int* sobs = reinterpret_cast<int*>(stp + T * B);
+  const int TB = T * B;  // one component's sums
   const size_t os = (size_t)A.O * A.S;
   const size_t G = (size_t)gridDim.x * B, g = (size_t)blockIdx.x * B + tid;
   F st[FG_RAD_NSTATE], ac[FG_RAD_NACCEL], acc[FG_RAD_NCOMP];
-  for (int base = blockIdx.x * Bo; base < A.O; base += gridDim.x * Bo) {
-    const int slot = base + ol;
+  for (int base = blockIdx.x * B; base < A.O; base += gridDim.x * B) {
+    const int slot = base + tid;
     const bool live = slot < A.O;
     const int o = live ? (A.perm ? A.perm[slot] : slot) : -1;
-    if (r == 0) sobs[ol] = o;
+    sobs[tid] = o;
     fg_rad_observer<F> ob = {0, 0, 0, 0, A.c, 1 / A.c};
     if (live) { ob.x = A.ox[o]; ob.y = A.oy[o]; ob.z = A.oz[o]; ob.r0 = A.r0[o]; }
     const F* tps = A.tp + (size_t)(live ? o : 0) * A.S;
     F tlast = 0;  // the previous tile's last shifted time
     for (int s0 = 0; s0 < A.S; s0 += T) {
       const int ns = min(T, A.S - s0);
-      if (r == 0) {
-        for (int k = 0; k < ns; k++) {
-          for (int c = 0; c < FG_RAD_NCOMP; c++) sums[c * TB + k * Bo + ol] = 0;
-          stp[k * Bo + ol] = live ? tps[s0 + k] : 0;
-        }
+      for (int k = 0; k < ns; k++) {
+        for (int c = 0; c < FG_RAD_NCOMP; c++) sums[c * TB + k * B + tid] = 0;
+        stp[k * B + tid] = live ? tps[s0 + k] : 0;
       }
-      __syncwarp();
-      for (int p0 = 0; p0 < A.P; p0 += R) {
-        const int p = p0 + r;
-        const bool act = live && p < A.P;
-        int a = 0, b = 2;
-        F lo = 0, hi = 0, q = 0;
-        if (act) { a = A.off[p]; b = A.off[p + 1]; lo = A.t[a]; hi = A.t[b - 1]; q = A.charge[p]; }
+      for (int p = 0; live && p < A.P; p++) {
+        const int a = A.off[p], b = A.off[p + 1];
         fg_rad_walker<F, SEARCH, FG_RAD_INTERVAL_MAJOR> w(A, a, b);
-        const size_t wi = (size_t)(p0 / R) * G + g;
+        const F lo = A.t[a], hi = A.t[b - 1];
+        const F q = A.charge[p];
+        const size_t wi = (size_t)p * G + g;
         F tau = 0, ifp = 1;
         bool have = false;
         int step = 0;
-        if (act && s0 > 0) {
+        if (s0 > 0) {
           tau = A.w_tau[wi]; ifp = A.w_ifp[wi];
           int id = A.w_idx[wi];
           have = id >= 0;
@@ -485,54 +480,37 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
         }
         F tprev = tlast;
         for (int k = 0; k < ns; k++) {
-          const F tp = stp[k * Bo + ol];
+          const F tp = stp[k * B + tid];
+          const int i0 = w.idx;
+          w.hint = step;
+          have = fg_rad_advance<F, METHOD, SEARCH, FG_RAD_INTERVAL_MAJOR>(w, ob, tp, tprev, lo, hi, have, ifp, &tau);
+          tprev = tp;
+          double* sk = sums + k * B + tid;
+          if (!have) {
+            for (int c = 0; c < FG_RAD_NCOMP; c++) sk[c * TB] = FG_RAD_NAN;
+            if (A.tret) A.tret[p * os + (size_t)o * A.S + s0 + k] = FG_RAD_NAN;
+            continue;
+          }
 #pragma unroll
           for (int c = 0; c < FG_RAD_NCOMP; c++) acc[c] = 0;
-          if (act) {
-            const int i0 = w.idx;
-            w.hint = step;
-            have = fg_rad_advance<F, METHOD, SEARCH, FG_RAD_INTERVAL_MAJOR>(w, ob, tp, tprev, lo, hi, have, ifp, &tau);
-            tprev = tp;
-            if (!have) {
+          w.state_accel(tau, st, ac);
+          ifp = fg_rad_lw(ob, st, ac, q, acc);
 #pragma unroll
-              for (int c = 0; c < FG_RAD_NCOMP; c++) acc[c] = FG_RAD_NAN;
-              if (A.tret) A.tret[p * os + (size_t)o * A.S + s0 + k] = FG_RAD_NAN;
-            } else {
-              w.state_accel(tau, st, ac);
-              ifp = fg_rad_lw(ob, st, ac, q, acc);
-              if (A.tret) A.tret[p * os + (size_t)o * A.S + s0 + k] = (double)st[0];
-              step = w.idx - i0;
-            }
-          }
-          // The group's first lane adds particles p0, p0 + 1, ... in order.
-          double* sk = sums + k * Bo + ol;
-          if (R == 1) {
-            if (act) {
-#pragma unroll
-              for (int c = 0; c < FG_RAD_NCOMP; c++) sk[c * TB] += (double)acc[c];
-            }
-          } else {
-            for (int qq = 0; qq < R; qq++) {
-              const bool add = r == 0 && live && p0 + qq < A.P;
-#pragma unroll
-              for (int c = 0; c < FG_RAD_NCOMP; c++) {
-                double v = __shfl_sync(0xffffffffu, (double)acc[c], lead + qq);
-                if (add) sk[c * TB] += v;
-              }
-            }
-          }
+          for (int c = 0; c < FG_RAD_NCOMP; c++) sk[c * TB] += (double)acc[c];
+          if (A.tret) A.tret[p * os + (size_t)o * A.S + s0 + k] = (double)st[0];
+          step = w.idx - i0;
         }
-        if (act) { A.w_tau[wi] = tau; A.w_ifp[wi] = ifp; A.w_idx[wi] = have ? w.idx : -1; A.w_step[wi] = step; }
+        A.w_tau[wi] = tau; A.w_ifp[wi] = ifp; A.w_idx[wi] = have ? w.idx : -1; A.w_step[wi] = step;
       }
-      tlast = stp[(ns - 1) * Bo + ol];
+      tlast = stp[(ns - 1) * B + tid];
       __syncthreads();
       // Write the tile: consecutive threads, consecutive samples of one
       // observer (ns values contiguous per observer row).
       for (int c = 0; c < FG_RAD_NCOMP; c++) {
-        for (int e = tid; e < Bo * ns; e += B) {
-          const int ob2 = e / ns, k = e - ob2 * ns;
-          const int oo = sobs[ob2];
-          if (oo >= 0) A.out[c * os + (size_t)oo * A.S + s0 + k] = sums[c * TB + k * Bo + ob2];
+        for (int e = tid; e < B * ns; e += B) {
+          const int ol = e / ns, k = e - ol * ns;
+          const int oo = sobs[ol];
+          if (oo >= 0) A.out[c * os + (size_t)oo * A.S + s0 + k] = sums[c * TB + k * B + ol];
         }
       }
       __syncthreads();
@@ -547,6 +525,7 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
   }
 #define FG_RAD_ENTRY(NAME, F, METHOD, SEARCH) \
   extern "C" __global__ void NAME(const fg_rad_args<F> A) { fg_rad_tiled<F, METHOD, SEARCH>(A); }
+
 
 
 FG_RAD_ENTRY(fg_rad_newton_cold_f64, double, FG_RAD_NEWTON, FG_RAD_COLD)

@@ -33,10 +33,6 @@ type Device struct {
 	// DefaultTile). Block x tile is limited by the 48 KiB of dynamic shared
 	// memory a block gets without opting in.
 	Tile int
-	// Lanes overrides the threads per observer of the tiled kernels (a
-	// power of two up to 32; 0: 1, or more while the observers alone would
-	// not fill the device).
-	Lanes int
 	// MaxGrid caps the tiled kernels' grid (0: the blocks that fit on the
 	// device at once); blocks loop over the observer slots beyond it.
 	MaxGrid int
@@ -53,8 +49,6 @@ type Device struct {
 	// LastLaunch describes the last Run's launch (grid, block, tile, shared
 	// bytes), for the benchmark's log.
 	LastLaunch string
-	// LastLanes is the last Run's threads per observer (tiled kernels).
-	LastLanes int
 }
 
 // Comparison kernels (Device.Variant): the suffix of their entry points.
@@ -64,10 +58,10 @@ const (
 )
 
 // DefaultBlock and DefaultTile are the tiled kernels' launch shape: 64
-// threads per block, 4 samples per tile (10 x 4 doubles of sums per
-// observer, at most 22 KiB of shared memory per block in float64; each
-// observer's 4 samples, 32 bytes, are one whole sector of the cube when
-// written).
+// observers per block, 4 samples per tile (10 x 4 x 64 doubles of sums, 22
+// KiB of shared memory per block in float64, so that shared memory does not
+// lower the register-limited 5 blocks per SM; each observer's 4 samples, 32
+// bytes, are one whole sector of the cube when written).
 const (
 	DefaultBlock = 64
 	DefaultTile  = 4
@@ -103,7 +97,7 @@ type args64 struct {
 	NIters, NSubsteps                          int32
 	Out, Tret, Rec, Perm                       uint64
 	WTau, WIfp, WIdx, WStep                    uint64
-	Tile, Lanes                                int32
+	Tile, _                                    int32
 }
 
 type args32 struct {
@@ -117,7 +111,7 @@ type args32 struct {
 	NIters, NSubsteps                          int32
 	Out, Tret, Rec, Perm                       uint64
 	WTau, WIfp, WIdx, WStep                    uint64
-	Tile, Lanes                                int32
+	Tile, _                                    int32
 }
 
 // ArgsBytes are the struct sizes the kernel expects (checked by a test
@@ -244,17 +238,16 @@ func DirectionOrder(x, y, z []float64) []int32 {
 }
 
 // SharedBytes is the tiled kernels' dynamic shared memory for a block of
-// block threads, lanes threads per observer and tiles of tile samples
-// (radiation.cu's fg_rad_tiled): per observer, sums (NComp doubles per
-// sample), the shifted times (one F each) and its index.
-func SharedBytes(block, lanes, tile, fbytes int) int {
-	bo := block / lanes
-	return bo*tile*(radiation.NComp*8+fbytes) + 4*bo
+// block threads (observers) and tiles of tile samples (radiation.cu's
+// fg_rad_tiled): per observer, sums (NComp doubles per sample), the shifted
+// times (one F each) and its index.
+func SharedBytes(block, tile, fbytes int) int {
+	return block*tile*(radiation.NComp*8+fbytes) + 4*block
 }
 
 // ScratchLimit bounds the tiled kernels' walker scratch (bytes): the grid is
 // lowered below the device's resident blocks when particles are so many
-// that one walker per (thread, particle round) would need more.
+// that one walker per (thread, particle) would need more.
 const ScratchLimit = 512 << 20
 
 // upload puts the job's arrays on the device: the knot times, observers and
@@ -276,7 +269,7 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	name := job.Options.Kernel() + d.Variant
-	tiled := d.Variant == ""
+	tiled := d.Variant != Obs && d.Variant != ColumnMajor
 	fn, err := d.m.Function(name)
 	if err != nil {
 		return err
@@ -294,11 +287,11 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	if a.err != nil {
 		return a.err
 	}
-	var block, tile, lanes, shared int
+	var block, tile, shared int
 	var grid uint32
 	var perm, wTau, wIfp, wIdx, wStep uint64
 	if tiled {
-		block, tile, lanes = d.BlockSize, d.Tile, d.Lanes
+		block, tile = d.BlockSize, d.Tile
 		if block <= 0 {
 			block = DefaultBlock
 		}
@@ -308,38 +301,21 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		if block%32 != 0 || block > 1024 {
 			return errs.New(errs.Parameter, "block %d: want a multiple of 32 up to 1024", block)
 		}
-		if lanes > 0 && (lanes > 32 || lanes&(lanes-1) != 0) {
-			return errs.New(errs.Parameter, "lanes %d: want a power of two up to 32", lanes)
-		}
-		smem := func(l int) int { return SharedBytes(block, l, tile, fbytes) }
-		resident := func(l int) int {
-			in := fn.DescribeAt(block, smem(l))
-			return max(1, in.BlocksPerSM) * d.b.SMs()
-		}
-		if lanes <= 0 {
-			// More threads per observer while the observers would not
-			// fill the device's resident blocks.
-			lanes = 1
-			for lanes < 8 && 2*lanes <= job.P && (job.O+block/lanes-1)/(block/lanes) < resident(lanes) {
-				lanes *= 2
-			}
-		}
-		shared = smem(lanes)
+		shared = SharedBytes(block, tile, fbytes)
 		if shared > 48<<10 {
 			return errs.New(errs.Parameter, "block %d x tile %d needs %d bytes of shared memory, over 48 KiB", block, tile, shared)
 		}
-		bo := block / lanes
-		g := min((job.O+bo-1)/bo, resident(lanes))
+		in := fn.DescribeAt(block, shared)
+		g := min((job.O+block-1)/block, max(1, in.BlocksPerSM)*d.b.SMs())
 		if d.MaxGrid > 0 {
 			g = min(g, d.MaxGrid)
 		}
-		rounds, wb := (job.P+lanes-1)/lanes, 2*fbytes+8
-		g = max(1, min(g, ScratchLimit/max(1, rounds*block*wb)))
+		g = max(1, min(g, ScratchLimit/max(1, job.P*block*(2*fbytes+8))))
 		grid = uint32(g)
 		if !d.Unsorted {
 			perm = put(a, DirectionOrder(job.OX, job.OY, job.OZ))
 		}
-		w := rounds * g * block
+		w := job.P * g * block
 		wTau, wIfp, wIdx, wStep = scratch(a, w*fbytes), scratch(a, w*fbytes), scratch(a, 4*w), scratch(a, 4*w)
 		if a.err != nil {
 			return a.err
@@ -377,15 +353,14 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		raw = bytesOf(&args32{T: ar.T, Y0: ar.Y0, Y1: ar.Y1, C1: ar.C1, C2: ar.C2, AY0: ar.AY0, AY1: ar.AY1, AC1: ar.AC1, AC2: ar.AC2, Off: off,
 			P: int32(job.P), N: int32(job.N), Charge: ar.Charge, OX: ar.OX, OY: ar.OY, OZ: ar.OZ, R0: ar.R0, O: int32(job.O),
 			TP: ar.TP, S: int32(job.S), C: float32(job.C), NIters: int32(opt.NIters), NSubsteps: int32(opt.NSubsteps),
-			Out: out.Ptr(), Tret: tp, Rec: ar.Rec, Perm: perm, WTau: wTau, WIfp: wIfp, WIdx: wIdx, WStep: wStep, Tile: int32(tile), Lanes: int32(lanes)})
+			Out: out.Ptr(), Tret: tp, Rec: ar.Rec, Perm: perm, WTau: wTau, WIfp: wIfp, WIdx: wIdx, WStep: wStep, Tile: int32(tile)})
 	} else {
 		raw = bytesOf(&args64{T: ar.T, Y0: ar.Y0, Y1: ar.Y1, C1: ar.C1, C2: ar.C2, AY0: ar.AY0, AY1: ar.AY1, AC1: ar.AC1, AC2: ar.AC2, Off: off,
 			P: int32(job.P), N: int32(job.N), Charge: ar.Charge, OX: ar.OX, OY: ar.OY, OZ: ar.OZ, R0: ar.R0, O: int32(job.O),
 			TP: ar.TP, S: int32(job.S), C: job.C, NIters: int32(opt.NIters), NSubsteps: int32(opt.NSubsteps),
-			Out: out.Ptr(), Tret: tp, Rec: ar.Rec, Perm: perm, WTau: wTau, WIfp: wIfp, WIdx: wIdx, WStep: wStep, Tile: int32(tile), Lanes: int32(lanes)})
+			Out: out.Ptr(), Tret: tp, Rec: ar.Rec, Perm: perm, WTau: wTau, WIfp: wIfp, WIdx: wIdx, WStep: wStep, Tile: int32(tile)})
 	}
-	d.LastLanes = lanes
-	d.LastLaunch = fmt.Sprintf("grid %d x block %d, %d lanes/observer, tile %d, %d B shared", grid, block, lanes, tile, shared)
+	d.LastLaunch = fmt.Sprintf("grid %d x block %d, tile %d, %d B shared", grid, block, tile, shared)
 	start, err := d.m.NewEvent()
 	if err != nil {
 		return err
