@@ -40,9 +40,10 @@ type Device struct {
 	// direction order (the benchmark's comparison; the bits are the same).
 	Unsorted bool
 	// Variant selects a comparison kernel: "" (the tiled default), Obs (one
-	// thread per observer, the structure before the tiles) or ColumnMajor
-	// (the same reading column-major spline arrays). Obs and ColumnMajor
-	// exist for Newton float64 only (Obs: cold and reuse).
+	// thread per observer, the structure before the tiles), ColumnMajor (the
+	// same reading column-major spline arrays) or NoPrefetch (tiled, without
+	// the prefetch of the next sample's record). They exist for Newton
+	// float64 only (Obs: cold and reuse; NoPrefetch: reuse).
 	Variant string
 	// LastSeconds is the device time of the last Run's kernel (events).
 	LastSeconds float64
@@ -55,6 +56,7 @@ type Device struct {
 const (
 	Obs         = "_obs"
 	ColumnMajor = "_cm"
+	NoPrefetch  = "_nopf"
 )
 
 // DefaultBlock and DefaultTile are the tiled kernels' launch shape: 64
