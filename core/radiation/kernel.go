@@ -22,12 +22,54 @@ func sqrt[F float](x F) F { return F(math.Sqrt(float64(x))) } // correctly round
 // (the spline's (z[i] dt2^3 + z[i+1] dt1^3)/(6h) + c1 dt1 + c2 dt2 with the
 // division done once per interval on the host). The last knot of a particle
 // has no interval (zeros).
+//
+// rec holds the same numbers interval-major, one RecordLen-value record per
+// knot interval, which the kernels read (CPU and GPU: one record is a few
+// whole cache lines instead of one value from each of 52 columns):
+//
+//	[0] t[i]  [1] t[i+1]  [2], [3] unused
+//	[4+d] y0[d][i]  [12+d] y1[d][i]  [20+d] c1[d][i]  [28+d] c2[d][i]   d < 8
+//	[48+d] ay0[d][i]  [52+d] ay1[d][i]  [56+d] ac1[d][i]  [60+d] ac2[d][i]   d < 4
+//
+// (kernels/src/radiation.cu's header; the last knot's record has t[i+1] =
+// 0, and no search returns it).
 type knots[F float] struct {
 	n                  int
 	off                []int
 	t, h               []F
 	y0, y1, c1, c2     []F // 8 columns: t, x, y, z, ut, ux, uy, uz
 	ay0, ay1, ac1, ac2 []F // 4 columns: at, ax, ay, az
+	rec                []F // n records of RecordLen
+}
+
+// RecordLen is the values per knot interval of the interval-major records
+// (FG_RAD_REC in radiation.cu); RecordAccel is where the acceleration's 16
+// start.
+const (
+	RecordLen   = 64
+	RecordAccel = 48
+)
+
+// records lays the column arrays out interval-major (rec's layout).
+func (k *knots[F]) records() []F {
+	n := k.n
+	r := make([]F, n*RecordLen)
+	for i := 0; i < n; i++ {
+		v := r[i*RecordLen : (i+1)*RecordLen]
+		v[0] = k.t[i]
+		if i+1 < n {
+			v[1] = k.t[i+1]
+		}
+		for d := 0; d < nState; d++ {
+			j := d*n + i
+			v[4+d], v[12+d], v[20+d], v[28+d] = k.y0[j], k.y1[j], k.c1[j], k.c2[j]
+		}
+		for d := 0; d < nAccel; d++ {
+			j := d*n + i
+			v[RecordAccel+d], v[RecordAccel+4+d], v[RecordAccel+8+d], v[RecordAccel+12+d] = k.ay0[j], k.ay1[j], k.ac1[j], k.ac2[j]
+		}
+	}
+	return r
 }
 
 // interval holds one interval's state coefficients: what coef_reuse keeps
@@ -49,18 +91,20 @@ const (
 )
 
 func (k *knots[F]) fetch(iv *interval[F], i int) {
-	iv.t0, iv.t1 = k.t[i], k.t[i+1]
-	for d := 0; d < nState; d++ {
-		j := d*k.n + i
-		iv.y0[d], iv.y1[d], iv.c1[d], iv.c2[d] = k.y0[j], k.y1[j], k.c1[j], k.c2[j]
-	}
+	v := k.rec[i*RecordLen : i*RecordLen+36]
+	iv.t0, iv.t1 = v[0], v[1]
+	copy(iv.y0[:], v[4:12])
+	copy(iv.y1[:], v[12:20])
+	copy(iv.c1[:], v[20:28])
+	copy(iv.c2[:], v[28:36])
 }
 
 func (k *knots[F]) fetchAccel(ia *accelInterval[F], i int) {
-	for d := 0; d < nAccel; d++ {
-		j := d*k.n + i
-		ia.y0[d], ia.y1[d], ia.c1[d], ia.c2[d] = k.ay0[j], k.ay1[j], k.ac1[j], k.ac2[j]
-	}
+	v := k.rec[i*RecordLen+RecordAccel : (i+1)*RecordLen]
+	copy(ia.y0[:], v[0:4])
+	copy(ia.y1[:], v[4:8])
+	copy(ia.c1[:], v[8:12])
+	copy(ia.c2[:], v[12:16])
 }
 
 // cubic is the one polynomial evaluation every path shares, with e1 = dt1^3

@@ -254,6 +254,7 @@ func toKnots[F float](src Source) *knots[F] {
 		k.ac1, k.ac2 = convert[F](a.C1), convert[F](a.C2)
 		k.y0, k.y1 = scaled[F](s, s.Z, s.H)
 		k.ay0, k.ay1 = scaled[F](s, a.Z, s.H)
+		k.rec = k.records()
 		return k
 	}
 	// In a narrower precision the rounded knots move by up to eps |tau|, which
@@ -272,6 +273,7 @@ func toKnots[F float](src Source) *knots[F] {
 	k.ac1, k.ac2 = narrow[F](s, a.Z, a.C1, a.C2, k.h)
 	k.y0, k.y1 = scaled[F](s, s.Z, k.h)
 	k.ay0, k.ay1 = scaled[F](s, a.Z, k.h)
+	k.rec = k.records()
 	return k
 }
 

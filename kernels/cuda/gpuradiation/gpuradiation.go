@@ -171,40 +171,6 @@ type arrays struct {
 	T, Y0, Y1, C1, C2, AY0, AY1, AC1, AC2, Charge, OX, OY, OZ, R0, TP, Rec uint64
 }
 
-// RecordLen is the values per knot interval of the interval-major layout
-// (FG_RAD_REC in radiation.cu); RecordAccel is where the acceleration's 16
-// start.
-const (
-	RecordLen   = 64
-	RecordAccel = 48
-)
-
-// Records lays the column-major spline arrays of n knots out interval-major,
-// one RecordLen-value record per knot i (radiation.cu's header gives the
-// offsets): t[i], t[i+1], then y0[d][i], y1[d][i], c1[d][i], c2[d][i] of the
-// 8 state columns, and from RecordAccel the same of the 4 acceleration
-// columns. The last knot's record has no next knot (t[i+1] zero); no search
-// returns it.
-func Records[F float32 | float64](x *radiation.DeviceArrays[F], n int) []F {
-	r := make([]F, n*RecordLen)
-	for i := 0; i < n; i++ {
-		v := r[i*RecordLen : (i+1)*RecordLen]
-		v[0] = x.T[i]
-		if i+1 < n {
-			v[1] = x.T[i+1]
-		}
-		for d := 0; d < 8; d++ {
-			j := d*n + i
-			v[4+d], v[12+d], v[20+d], v[28+d] = x.Y0[j], x.Y1[j], x.C1[j], x.C2[j]
-		}
-		for d := 0; d < 4; d++ {
-			j := d*n + i
-			v[RecordAccel+d], v[RecordAccel+4+d], v[RecordAccel+8+d], v[RecordAccel+12+d] = x.AY0[j], x.AY1[j], x.AC1[j], x.AC2[j]
-		}
-	}
-	return r
-}
-
 // DirectionOrder is the tiled kernels' observer schedule: the observers
 // sorted by the Morton code of their direction from the origin (10 bits per
 // coordinate of x/|x|), index breaking ties, so that a warp's observers look
@@ -255,13 +221,13 @@ const ScratchLimit = 512 << 20
 // upload puts the job's arrays on the device: the knot times, observers and
 // shifted times always; the interval records, or (columnMajor) the
 // column-major spline arrays.
-func upload[F float32 | float64](a *alloc, x *radiation.DeviceArrays[F], n int, columnMajor bool) arrays {
+func upload[F float32 | float64](a *alloc, x *radiation.DeviceArrays[F], columnMajor bool) arrays {
 	ar := arrays{T: put(a, x.T), Charge: put(a, x.Charge), OX: put(a, x.OX), OY: put(a, x.OY), OZ: put(a, x.OZ), R0: put(a, x.R0), TP: put(a, x.TP)}
 	if columnMajor {
 		ar.Y0, ar.Y1, ar.C1, ar.C2 = put(a, x.Y0), put(a, x.Y1), put(a, x.C1), put(a, x.C2)
 		ar.AY0, ar.AY1, ar.AC1, ar.AC2 = put(a, x.AY0), put(a, x.AY1), put(a, x.AC1), put(a, x.AC2)
 	} else {
-		ar.Rec = put(a, Records(x, n))
+		ar.Rec = put(a, x.Rec)
 	}
 	return ar
 }
@@ -281,9 +247,9 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	var ar arrays
 	fbytes := 8
 	if job.F32 != nil {
-		ar, fbytes = upload(a, job.F32, job.N, d.Variant == ColumnMajor), 4
+		ar, fbytes = upload(a, job.F32, d.Variant == ColumnMajor), 4
 	} else {
-		ar = upload(a, job.F64, job.N, d.Variant == ColumnMajor)
+		ar = upload(a, job.F64, d.Variant == ColumnMajor)
 	}
 	off := put(a, job.Off)
 	if a.err != nil {
