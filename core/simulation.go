@@ -261,7 +261,7 @@ func (s *Simulation) Epsilon() float64 {
 // are far from 1 shifts it by that factor. In float64 it is some 1e-13/h^2,
 // out of reach of any tolerance in use; in float32 (2^-24) it is 1e-4 at
 // h = 0.08. The floors measured on the H200 (Baby Skyrme and Abelian Higgs
-// at 256^2 and 512^2, docs/performance/gpu.md) were 0.52-1.05 of it, so
+// at 256^2, 512^2 and 1024^2, docs/performance/gpu.md) were 0.52-1.16 of it, so
 // tolerances of twice the estimate are reached; below that a Minimize may run
 // to MaxSteps and report Converged = false. It reads the current field.
 func (s *Simulation) GradientFloor() (float64, error) {

@@ -372,7 +372,7 @@ func describe(t *testing.T, b *cuda.Backend) string {
 		out += fmt.Sprintf("%s kernels:\n", m.name)
 		for _, k := range p.Describe() {
 			out += fmt.Sprintf("  %-16s regs %3d (budget %3d) spill %d smem %5d+%5d block %4d (y %d, rows %d) %d blocks/SM occupancy %.0f%%\n",
-				k.Name, k.Registers, k.Budget, k.SpillStores+k.SpillLoads, k.SharedBytes, k.DynShared, k.BlockSize, k.BlockY, k.TileRows, k.BlocksPerSM, 100*k.Occupancy)
+				k.Name, k.Registers, cuda.BudgetAs(k.Name, p.Precision(), m.name), k.SpillStores+k.SpillLoads, k.SharedBytes, k.DynShared, k.BlockSize, k.BlockY, k.TileRows, k.BlocksPerSM, 100*k.Occupancy)
 		}
 	}
 	return out

@@ -86,7 +86,7 @@ class Simulation:
     precision, so a float32 run resumes bit-identically. Rounding the field to float32
     leaves a gradient noise floor F, about ``(64/12)(1/hx^2 + 1/hy^2) 2^-24 max(1, |phi|)``
     (``describe()["gradient_floor"]``; 1e-4 at spacing 0.08). The floors measured on the
-    H200 were 0.5-1.05 F, so tolerances >= 2 F are reached; ``minimize(tol)`` below 2 F
+    H200 were 0.52-1.16 F, so tolerances >= 2 F are reached; ``minimize(tol)`` below 2 F
     warns (PrecisionWarning) and, if the flow cannot get there, runs to ``max_steps`` and
     reports converged False (never a false convergence). The energy and the integrals of
     a float32-relaxed soliton agree with float64's to a few 1e-8 (relative).
@@ -269,7 +269,7 @@ class Simulation:
                 warnings.warn(
                     f"tol={tol:g} is below what float32 storage reliably reaches on this lattice: "
                     f"rounding the field to float32 leaves a gradient floor of ~{floor:.2g} "
-                    f"(measured floors 0.5-1.05 of that), so the flow will likely run to "
+                    f"(measured floors 0.52-1.16 of that), so the flow will likely run to "
                     f"max_steps={max_steps} without converging; use tol >= {2 * floor:.2g} or "
                     f"precision='float64'", PrecisionWarning, stacklevel=2)
         if self._flow_started:
