@@ -32,14 +32,15 @@
  * same bits in float, a third-order Newton step from the hardware estimate
  * in double); an unsoftened run keeps the library's rsqrtf / rsqrt. With
  * two targets per thread (the "x2" kernels) each shared-memory source read
- * serves two targets, with four ("x4", float only) four. The float
- * kernels issue one MUFU.RSQ per interaction, and the special-function
- * unit's rate, not the instruction count, is what bounds them; the "x4h8" /
- * "x4h16" kernels move one term in 8 / 16 to a software reciprocal square
- * root on the FMA pipe (fg_nb_rsqrt_soft). The "x4s" kernels
- * (float, no potentials, benchmark comparison) stage sources scaled by
- * m^-1/2, 12 instructions an interaction instead of 13, at the accuracy
- * cost described at fg_nb_term_scaled.
+ * serves two targets, with four ("x4", float only: the double build needs
+ * 156-168 registers) four.
+ *
+ * What bounds the float kernels on an H200 (docs/performance/nbody.md): the
+ * mask-free loop issues 13.4 instructions an interaction with x4 (3 FADD,
+ * 6 FFMA, 3 FMUL, one MUFU.RSQ, a quarter LDS.128, loop overhead), and an
+ * FP32 stream with one MUFU.RSQ per 12-13 FP32 instructions issues at 85-89%
+ * of the 128 lanes an SM has per clock (the MUFU probe benchmark), so x4's
+ * 7.6 interactions per SM and clock are 97% of that mix's ceiling.
  *
  * fg_nbody_untiled: the same sum with every source read from global memory
  * (through the read-only cache), for the tiled kernel's benchmark.
@@ -103,25 +104,6 @@ template <typename R> static __device__ __forceinline__ R fg_nb_min_normal();
 template <> __device__ __forceinline__ float fg_nb_min_normal<float>() { return 0x1p-126f; }
 template <> __device__ __forceinline__ double fg_nb_min_normal<double>() { return 0x1p-1022; }
 
-/* Reciprocal square root of a normal, finite float without the MUFU (the
- * "h" kernels' software path, which moves a fraction of the reciprocal
- * square roots off the special-function unit onto the FMA pipe): the
- * estimate y0 = 0x5f375a86 - (bits >> 1) (relative error < 3.5e-2), one
- * third-order step y1 = y0 + y0 e (1/2 + 3/8 e), e = 1 - x y0^2 (truncation
- * (5/16) e^3 < 1.1e-4), one Newton step y2 = y1 + y1 e / 2 (truncation
- * (3/2) e^2 / 4 < 2e-8, a third of an ulp): within about 1.5 ulp with the
- * roundings, as rsqrtf's 2 (TestGPURsqrtNormal measures it). 11
- * instructions (2 integer, 9 FP32) against one MUFU.RSQ. The double build
- * is never used (the h kernels are float only) and returns the fast path. */
-static __device__ __forceinline__ float fg_nb_rsqrt_soft(float x) {
-    float y = __int_as_float(0x5f375a86 - (__float_as_int(x) >> 1));
-    float e = fmaf(-x, y * y, 1.0f);
-    y = fmaf(y * e, fmaf(e, 0.375f, 0.5f), y);
-    e = fmaf(-x, y * y, 1.0f);
-    return fmaf(y * e, 0.5f, y);
-}
-static __device__ __forceinline__ double fg_nb_rsqrt_soft(double x) { return fg_nb_rsqrt_normal(x); }
-
 /* One interaction: source s on target (xi, yi, zi); the legacy form (kept
  * for the untiled kernel and fg_nbody_tiled1_legacy, the benchmark's
  * before/after comparison). */
@@ -145,7 +127,7 @@ static __device__ __forceinline__ void fg_nb_term(R xi, R yi, R zi, const typena
  * (m inv)(inv inv), three FMA accumulations. MASK selects mass 0 and r^2 = 1
  * for the target's own index (only the one slice that holds it pays for the
  * compare and the selects): the term is then exactly +0. */
-template <typename R, bool POT, bool FAST, bool MASK, bool SOFT = false>
+template <typename R, bool POT, bool FAST, bool MASK>
 static __device__ __forceinline__ void fg_nb_term2(R xi, R yi, R zi, const typename fg_nb_vec<R>::T& s, bool self,
                                                    R eps2, R& ax, R& ay, R& az, R& phi) {
     const R dx = s.x - xi, dy = s.y - yi, dz = s.z - zi;
@@ -155,7 +137,7 @@ static __device__ __forceinline__ void fg_nb_term2(R xi, R yi, R zi, const typen
         m = self ? R(0) : m;
         r2 = self ? R(1) : r2;
     }
-    const R inv = SOFT ? fg_nb_rsqrt_soft(r2) : FAST ? fg_nb_rsqrt_normal(r2) : fg_nb_rsqrt(r2);
+    const R inv = FAST ? fg_nb_rsqrt_normal(r2) : fg_nb_rsqrt(r2);
     const R minv = m * inv;
     const R f = minv * (inv * inv);
     ax = fg_nb_fma(f, dx, ax);
@@ -163,38 +145,6 @@ static __device__ __forceinline__ void fg_nb_term2(R xi, R yi, R zi, const typen
     az = fg_nb_fma(f, dz, az);
     if (POT) phi -= minv;
 }
-
-/* One interaction in the mass-scaled form (the "x4s" benchmark kernels, no
- * potentials, FAST only). The tile holds a source as (s x, s y, s z, s) with
- * s = m^-1/2 and w = eps^2 s^2 beside it, so that
- *   D = s x_j - s x_i     (one FMA a component: s x_i exact inside it),
- *   R = |D|^2 + w = s^2 (r^2 + eps^2),   Y = R^-1/2,   f = Y^3,
- *   a += f D = m dx / (r^2 + eps^2)^{3/2}:
- * 12 instructions against fg_nb_term2's 13 (no m inv^3 product), one more
- * shared-memory load per source (w). The price is accuracy: s x_j is rounded
- * before the subtraction, an error of u |x_j| in the source's position (its
- * float32 representation error) instead of u |dx| in the separation, so a
- * close pair far from the origin has a term error of about u |x_j| / r in
- * relative terms (emulated on Plummer N = 700 / 3001: term errors up to
- * 34 / 151 u sum|a_ij| against 1.7 / 2.3 for fg_nb_term2). A zero mass is
- * staged as (0, 0, 0, 0), w = 1: the term is exactly 0. MASK: f = 0 for the
- * target's own index. */
-template <typename R, bool MASK>
-static __device__ __forceinline__ void fg_nb_term_scaled(R xi, R yi, R zi, const typename fg_nb_vec<R>::T& s, R w,
-                                                         bool self, R& ax, R& ay, R& az) {
-    const R dx = fg_nb_fma(-s.w, xi, s.x), dy = fg_nb_fma(-s.w, yi, s.y), dz = fg_nb_fma(-s.w, zi, s.z);
-    const R r2 = fg_nb_fma(dz, dz, fg_nb_fma(dy, dy, fg_nb_fma(dx, dx, w)));
-    const R inv = fg_nb_rsqrt_normal(r2);
-    R f = (inv * inv) * inv;
-    if (MASK) {
-        f = self ? R(0) : f;
-    }
-    ax = fg_nb_fma(f, dx, ax);
-    ay = fg_nb_fma(f, dy, ay);
-    az = fg_nb_fma(f, dz, az);
-}
-static __device__ __forceinline__ float fg_nb_rsqrt_rn(float x) { return __frsqrt_rn(x); }
-static __device__ __forceinline__ double fg_nb_rsqrt_rn(double x) { return 1.0 / sqrt(x); }
 
 
 /* The tiled kernel, NT targets per thread (targets first + t T + tx, t < NT:
@@ -205,10 +155,10 @@ static __device__ __forceinline__ double fg_nb_rsqrt_rn(double x) { return 1.0 /
  * of the terms (j ascending within a slice, slices in order, then the P
  * partial sums in order) is the same in both, so the result does not depend
  * on which loop ran. */
-template <typename R, int P, int NT, bool POT, bool FAST, bool SCALED, int G>
+template <typename R, int P, int NT, bool POT, bool FAST>
 static __device__ __forceinline__ void fg_nb_tiled_nt(const typename fg_nb_vec<R>::T* __restrict__ body,
                                                       typename fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2,
-                                                      typename fg_nb_vec<R>::T* tile, R* tilew) {
+                                                      typename fg_nb_vec<R>::T* tile) {
     typedef typename fg_nb_vec<R>::T V;
     constexpr int T = FG_NB_BLOCK / P; /* blockDim = (T, P) */
     constexpr int FG_NB_UNROLL = 32;   /* interactions per unrolled step: 16 sources x 2 targets, 8 x 4 */
@@ -230,73 +180,28 @@ static __device__ __forceinline__ void fg_nb_tiled_nt(const typename fg_nb_vec<R
     for (int base = 0; base < n; base += FG_NB_BLOCK) {
         const int j = base + q * T + tx;
         if (j < n) {
-            const V b = body[j];
-            if (SCALED) {
-                /* m > 0: (s x, s y, s z, s), w = eps^2 s^2 with s = m^-1/2
-                 * correctly rounded; m = 0: (0, 0, 0, 0), w = 1. */
-                const bool pos = b.w > R(0);
-                const R sc = pos ? fg_nb_rsqrt_rn(b.w) : R(0);
-                V t;
-                t.x = sc * b.x;
-                t.y = sc * b.y;
-                t.z = sc * b.z;
-                t.w = sc;
-                tile[q * T + tx] = t;
-                tilew[q * T + tx] = pos ? eps2 * (sc * sc) : R(1);
-            } else {
-                tile[q * T + tx] = b;
-            }
+            tile[q * T + tx] = body[j];
         }
         __syncthreads();
         const int j0 = base + q * T;
         const int cnt = min(T, n - j0);
         const V* slice = tile + q * T;
-        const R* slicew = tilew + q * T;
         const bool own = j0 >= first && j0 < first + NT * T; /* uniform over the warp */
         if (cnt == T && !own) {
 #pragma unroll(FG_NB_UNROLL / NT) /* a constant expression: nvcc does not expand a macro here */
             for (int k = 0; k < T; k++) {
                 const V s = slice[k];
-                if (SCALED) {
-                    const R w = slicew[k];
 #pragma unroll
-                    for (int t = 0; t < NT; t++) {
-                        fg_nb_term_scaled<R, false>(px[t], py[t], pz[t], s, w, false, ax[t], ay[t], az[t]);
-                    }
-                } else if (G > 0) {
-                    /* The last target's term of every G-th source takes
-                     * the software reciprocal square root (fg_nb_rsqrt_soft):
-                     * one in G NT off the MUFU. k % G is known after the
-                     * unrolling (T and the unroll count are multiples of G). */
-#pragma unroll
-                    for (int t = 0; t < NT; t++) {
-                        if (t == NT - 1 && k % G == G - 1) {
-                            fg_nb_term2<R, POT, FAST, false, true>(px[t], py[t], pz[t], s, false, eps2, ax[t], ay[t], az[t], phi[t]);
-                        } else {
-                            fg_nb_term2<R, POT, FAST, false>(px[t], py[t], pz[t], s, false, eps2, ax[t], ay[t], az[t], phi[t]);
-                        }
-                    }
-                } else {
-#pragma unroll
-                    for (int t = 0; t < NT; t++) {
-                        fg_nb_term2<R, POT, FAST, false>(px[t], py[t], pz[t], s, false, eps2, ax[t], ay[t], az[t], phi[t]);
-                    }
+                for (int t = 0; t < NT; t++) {
+                    fg_nb_term2<R, POT, FAST, false>(px[t], py[t], pz[t], s, false, eps2, ax[t], ay[t], az[t], phi[t]);
                 }
             }
         } else {
             for (int k = 0; k < cnt; k++) {
                 const V s = slice[k];
-                if (SCALED) {
-                    const R w = slicew[k];
 #pragma unroll
-                    for (int t = 0; t < NT; t++) {
-                        fg_nb_term_scaled<R, true>(px[t], py[t], pz[t], s, w, j0 + k == ti[t], ax[t], ay[t], az[t]);
-                    }
-                } else {
-#pragma unroll
-                    for (int t = 0; t < NT; t++) {
-                        fg_nb_term2<R, POT, FAST, true>(px[t], py[t], pz[t], s, j0 + k == ti[t], eps2, ax[t], ay[t], az[t], phi[t]);
-                    }
+                for (int t = 0; t < NT; t++) {
+                    fg_nb_term2<R, POT, FAST, true>(px[t], py[t], pz[t], s, j0 + k == ti[t], eps2, ax[t], ay[t], az[t], phi[t]);
                 }
             }
         }
@@ -341,21 +246,15 @@ static __device__ __forceinline__ void fg_nb_tiled_nt(const typename fg_nb_vec<R
 
 /* MODE 0: the production kernel (FAST rsqrt when eps^2 is normal, the
  * library's otherwise: an unsoftened run keeps rsqrt's 0 and denormal
- * handling); MODE 1: always the library's (benchmark comparison); MODE 2:
- * the mass-scaled form (fg_nb_term_scaled) when eps^2 is normal, MODE 0's
- * kernel otherwise (benchmark comparison; no potentials). G > 0 (float,
- * eps^2 normal): one term in G NT of the mask-free loop takes the software
- * reciprocal square root. */
-template <typename R, int P, int NT, bool POT, int MODE, int G = 0>
+ * handling); MODE 1: always the library's (benchmark comparison). */
+template <typename R, int P, int NT, bool POT, int MODE>
 static __device__ __forceinline__ void fg_nb_tiled2(const typename fg_nb_vec<R>::T* __restrict__ body,
                                                     typename fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {
     __shared__ typename fg_nb_vec<R>::T tile[FG_NB_BLOCK];
-    __shared__ R tilew[MODE == 2 ? FG_NB_BLOCK : 1];
-    static_assert(MODE != 2 || !POT, "the mass-scaled form has no potentials");
-    if (MODE != 1 && eps2 >= fg_nb_min_normal<R>()) {
-        fg_nb_tiled_nt<R, P, NT, POT, true, MODE == 2, G>(body, acc, n, eps2, tile, tilew);
+    if (MODE == 0 && eps2 >= fg_nb_min_normal<R>()) {
+        fg_nb_tiled_nt<R, P, NT, POT, true>(body, acc, n, eps2, tile);
     } else {
-        fg_nb_tiled_nt<R, P, NT, POT, false, false, 0>(body, acc, n, eps2, tile, tilew);
+        fg_nb_tiled_nt<R, P, NT, POT, false>(body, acc, n, eps2, tile);
     }
 }
 
@@ -465,11 +364,9 @@ static __device__ __forceinline__ void fg_nb_kick(typename fg_nb_vec<R>::T* __re
 }
 
 /* Entry points: fg_nbody_tiled<P>x2_<prec>[_pot] (two targets per thread:
- * the production kernels), fg_nbody_tiled<P>x4_f32[_pot],
- * fg_nbody_tiled<P>x4h8_f32[_pot], fg_nbody_tiled<P>x4h16_f32[_pot] and
- * fg_nbody_tiled<P>x4s_f32 (four targets per thread, float only; h8 / h16
- * with one term in 8 / 16 on the software rsqrt, x4s the mass-scaled form),
- * fg_nbody_tiled<P>_<prec> (one target per thread,
+ * the production kernels in double and below 2^15 bodies in float),
+ * fg_nbody_tiled<P>x4_f32[_pot] (four targets per thread: the production
+ * float kernels from 2^15 bodies), fg_nbody_tiled<P>_<prec> (one target per thread,
  * no potentials: benchmark only; NVRTC 13.0 spilled its float64 potential
  * variant, so there is none), fg_nbody_untiled_<prec>[_pot], fg_nbody_kick_drift_<prec>,
  * fg_nbody_kick_<prec>; for the benchmark fg_nbody_tiled1_lib_<prec> (the
@@ -478,7 +375,7 @@ static __device__ __forceinline__ void fg_nb_kick(typename fg_nb_vec<R>::T* __re
  * (256/P, P) and gridDim.x = ceil(n / (NT 256/P)), NT = 1, 2 or 4; the others
  * with any 1-D block. fg_nbody_rsqrt_check_<prec> evaluates the library and
  * the fast reciprocal square roots (and, in double, the raw estimate) on an
- * array (in float also the software one), for the tests. */
+ * array, for the tests. */
 #define FG_NB_TILED(P, R, SUF)                                                                          \
     extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##_##SUF(                \
         const fg_nb_vec<R>::T* __restrict__ body, fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {   \
@@ -493,20 +390,8 @@ static __device__ __forceinline__ void fg_nb_kick(typename fg_nb_vec<R>::T* __re
         fg_nb_tiled2<R, P, 2, true, 0>(body, acc, n, eps2);                                             \
     }
 
-/* x4h<F>: four targets per thread, one term in F on the software
- * reciprocal square root (G = F / 4 sources a group). */
-#define FG_NB_TILED4H(P, F, G)                                                                          \
-    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x4h##F##_f32(          \
-        const fg_nb_f4* __restrict__ body, fg_nb_f4* __restrict__ acc, int n, float eps2) {             \
-        fg_nb_tiled2<float, P, 4, false, 0, G>(body, acc, n, eps2);                                     \
-    }                                                                                                   \
-    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x4h##F##_f32_pot(      \
-        const fg_nb_f4* __restrict__ body, fg_nb_f4* __restrict__ acc, int n, float eps2) {             \
-        fg_nb_tiled2<float, P, 4, true, 0, G>(body, acc, n, eps2);                                      \
-    }
-
 /* Four targets per thread: float only (the double build needs 156-168
- * registers, one block per SM). x4s: the mass-scaled form, no potentials. */
+ * registers, one block per SM). */
 #define FG_NB_TILED4(P)                                                                                 \
     extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x4_f32(                \
         const fg_nb_f4* __restrict__ body, fg_nb_f4* __restrict__ acc, int n, float eps2) {             \
@@ -515,13 +400,7 @@ static __device__ __forceinline__ void fg_nb_kick(typename fg_nb_vec<R>::T* __re
     extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x4_f32_pot(            \
         const fg_nb_f4* __restrict__ body, fg_nb_f4* __restrict__ acc, int n, float eps2) {             \
         fg_nb_tiled2<float, P, 4, true, 0>(body, acc, n, eps2);                                         \
-    }                                                                                                   \
-    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x4s_f32(               \
-        const fg_nb_f4* __restrict__ body, fg_nb_f4* __restrict__ acc, int n, float eps2) {             \
-        fg_nb_tiled2<float, P, 4, false, 2>(body, acc, n, eps2);                                        \
-    }                                                                                                   \
-    FG_NB_TILED4H(P, 8, 2)                                                                              \
-    FG_NB_TILED4H(P, 16, 4)
+    }
 
 #define FG_NB_PREC(R, SUF)                                                                              \
     FG_NB_TILED(1, R, SUF)                                                                              \
@@ -557,12 +436,11 @@ static __device__ __forceinline__ void fg_nb_kick(typename fg_nb_vec<R>::T* __re
     }
 
 extern "C" __global__ void fg_nbody_rsqrt_check_f32(const float* __restrict__ x, float* __restrict__ lib,
-                                                    float* __restrict__ fast, float* __restrict__ soft, int n) {
+                                                    float* __restrict__ fast, int n) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         lib[i] = fg_nb_rsqrt(x[i]);
         fast[i] = fg_nb_rsqrt_normal(x[i]);
-        soft[i] = fg_nb_rsqrt_soft(x[i]);
     }
 }
 

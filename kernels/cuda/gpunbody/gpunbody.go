@@ -2,8 +2,8 @@
 // the kernels of kernels/src/nbody.cu, through the generic module API of
 // kernels/cuda. Device implements nbody.Device.
 //
-// The acceleration kernel is the tiled one, DefaultKernel's family: two or
-// four targets per thread (P threads per target when N is too small to fill
+// The acceleration kernel is the tiled one, Targets(n, prec) (two or four)
+// targets per thread (P threads per target when N is too small to fill
 // the GPU, their partial sums combined in a fixed order), sources staged
 // through shared memory 256 at a time, the self term masked only in the
 // slice that holds the target.
@@ -25,64 +25,18 @@ import (
 // Block is the tiled kernel's block size (FG_NB_BLOCK in nbody.cu).
 const Block = 256
 
-// Kernel is a family of tiled kernels (nbody.cu): NT targets per thread (1,
-// 2, or in float32 4); with NT = 4 in float32, Soft = 8 or 16 puts one term
-// in Soft on the software reciprocal square root instead of the
-// special-function unit ("x4h8", "x4h16"), and Scaled selects the
-// mass-scaled comparison kernels ("x4s", no potentials). The one-target
-// kernels have no potentials either.
-type Kernel struct {
-	NT     int
-	Soft   int
-	Scaled bool
-}
-
-func (k Kernel) String() string {
-	switch {
-	case k.Scaled:
-		return fmt.Sprintf("x%ds", k.NT)
-	case k.Soft > 0:
-		return fmt.Sprintf("x%dh%d", k.NT, k.Soft)
-	}
-	return fmt.Sprintf("x%d", k.NT)
-}
-
-// check reports whether nbody.cu has the family in prec (with potentials).
-func (k Kernel) check(prec nbody.Precision, pot bool) error {
-	ok := k.NT == 1 && !pot || k.NT == 2 && k.Soft == 0 && !k.Scaled
-	if prec == nbody.Float32 && k.NT == 4 {
-		ok = ok || !k.Scaled && (k.Soft == 0 || k.Soft == 8 || k.Soft == 16) || k.Scaled && k.Soft == 0 && !pot
-	}
-	if !ok {
-		return errs.New(errs.Parameter, "no tiled kernel %v in %v (potentials %v)", k, prec, pot)
-	}
-	return nil
-}
-
-// Name is the family's entry point for P threads per target.
-func (k Kernel) Name(p int, prec nbody.Precision, pot bool) string {
-	x := ""
-	if k.NT > 1 || k.Scaled || k.Soft > 0 {
-		x = k.String()
-	}
-	s := fmt.Sprintf("fg_nbody_tiled%d%s_%s", p, x, suffix(prec))
-	if pot {
-		s += "_pot"
-	}
-	return s
-}
-
-// DefaultKernel is the family Accelerations and the leapfrog use for n
-// bodies, chosen by the H200 measurements in docs/performance/nbody.md:
-// in float32 from 2^15 bodies four targets per thread (x4: one
-// shared-memory read serves four targets; 1-8% faster than x2 at
-// 2^15..2^20), below that and in float64 two (x4 in double needs 156
-// registers; x2 is 2-4% faster than x1 there).
-func DefaultKernel(n int, prec nbody.Precision) Kernel {
+// Targets is the number of targets per thread of the tiled kernel
+// Accelerations and the leapfrog use for n bodies, chosen by the H200
+// measurements in docs/performance/nbody.md: in float32 from 2^15 bodies 4
+// (the "x4" kernels, where one shared-memory source read serves four
+// targets: 1-8% faster than x2 at 2^15..2^20, 5% slower at 2^14), else 2
+// (in float64 x2 is 2-4% faster than one target per thread; a four-target
+// double kernel would need 156 registers).
+func Targets(n int, prec nbody.Precision) int {
 	if prec == nbody.Float32 && n >= 1<<15 {
-		return Kernel{NT: 4}
+		return 4
 	}
-	return Kernel{NT: 2}
+	return 2
 }
 
 // Device is a CUDA GPU with the N-body module loaded. Accelerations is
@@ -158,10 +112,27 @@ func eps2Arg(softening float64, prec nbody.Precision) any {
 	return softening * softening
 }
 
-// LaunchTiled queues DefaultKernel(n, prec) with P threads per target (0:
-// the PFor choice) on packed bodies; acc receives (ax, ay, az, phi).
+// TiledName is the tiled kernel's entry point for P threads per target and
+// nt (1, 2, or in float32 4) targets per thread. Only the two- and
+// four-target kernels have a potential variant (the one-target ones are the
+// benchmark's comparison).
+func TiledName(p, nt int, prec nbody.Precision, pot bool) string {
+	x := ""
+	if nt > 1 {
+		x = fmt.Sprintf("x%d", nt)
+	}
+	s := fmt.Sprintf("fg_nbody_tiled%d%s_%s", p, x, suffix(prec))
+	if pot {
+		s += "_pot"
+	}
+	return s
+}
+
+// LaunchTiled queues the tiled kernel with Targets(n, prec) targets per
+// thread and P threads per target (0: the PFor choice) on packed bodies;
+// acc receives (ax, ay, az, phi).
 func (d *Device) LaunchTiled(p int, prec nbody.Precision, pot bool, body, acc *cuda.DeviceBuffer, n int, softening float64) error {
-	return d.LaunchKernel(DefaultKernel(n, prec), p, prec, pot, body, acc, n, softening)
+	return d.LaunchTiledNT(p, Targets(n, prec), prec, pot, body, acc, n, softening)
 }
 
 // PFor is the P the tiled kernel uses for n bodies and nt targets per
@@ -170,15 +141,16 @@ func (d *Device) PFor(n, nt int) int {
 	return ThreadsPerTarget((n+nt-1)/nt, d.b.SMs(), d.b.MaxThreadsPerSM())
 }
 
-// LaunchKernel is LaunchTiled with the family k.
-func (d *Device) LaunchKernel(k Kernel, p int, prec nbody.Precision, pot bool, body, acc *cuda.DeviceBuffer, n int, softening float64) error {
-	if err := k.check(prec, pot); err != nil {
-		return err
+// LaunchTiledNT is LaunchTiled with nt targets per thread: 1 (no
+// potentials), 2, or in float32 4.
+func (d *Device) LaunchTiledNT(p, nt int, prec nbody.Precision, pot bool, body, acc *cuda.DeviceBuffer, n int, softening float64) error {
+	if !(nt == 1 && !pot || nt == 2 || nt == 4 && prec == nbody.Float32) {
+		return errs.New(errs.Parameter, "no tiled kernel with %d targets per thread in %v (potentials %v)", nt, prec, pot)
 	}
 	if p == 0 {
-		p = d.PFor(n, k.NT)
+		p = d.PFor(n, nt)
 	}
-	return d.launchTiledName(k.Name(p, prec, pot), p, k.NT, body, acc, n, softening, prec)
+	return d.launchTiledName(TiledName(p, nt, prec, pot), p, nt, body, acc, n, softening, prec)
 }
 
 // launchTiledName launches a tiled entry point of P threads per target and

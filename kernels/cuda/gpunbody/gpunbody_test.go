@@ -121,26 +121,24 @@ type accuracyKernel struct {
 	pot   bool
 }
 
-// families are the tiled kernel families of prec (Kernel).
-func families(prec nbody.Precision) []Kernel {
-	ks := []Kernel{{NT: 1}, {NT: 2}}
+// targetCounts are the targets-per-thread counts of the tiled kernels of
+// prec.
+func targetCounts(prec nbody.Precision) []int {
 	if prec == nbody.Float32 {
-		ks = append(ks, Kernel{NT: 4}, Kernel{NT: 4, Soft: 8}, Kernel{NT: 4, Soft: 16}, Kernel{NT: 4, Scaled: true})
+		return []int{1, 2, 4}
 	}
-	return ks
+	return []int{1, 2}
 }
 
-// hasPot: the family has a potential variant.
-func hasPot(k Kernel) bool { return k.NT > 1 && !k.Scaled }
-
-// accuracyKernels: every tiled kernel (every family at P = 1, 2, 4, 8, with
-// potentials where it has them), the benchmark's library-rsqrt and legacy
-// kernels (no potentials), and P = 0: Solver.Accelerations through Device.
+// accuracyKernels: every tiled kernel (P = 1, 2, 4, 8; two and, in float32,
+// four targets per thread with potentials, one target per thread without),
+// the benchmark's library-rsqrt and legacy kernels (no potentials), and P =
+// 0: Solver.Accelerations through Device.
 func accuracyKernels(prec nbody.Precision) []accuracyKernel {
 	var ks []accuracyKernel
-	for _, f := range families(prec) {
+	for _, nt := range targetCounts(prec) {
 		for _, p := range []int{1, 2, 4, 8} {
-			ks = append(ks, accuracyKernel{f.Name(p, prec, hasPot(f)), p, f.NT, hasPot(f)})
+			ks = append(ks, accuracyKernel{TiledName(p, nt, prec, nt > 1), p, nt, nt > 1})
 		}
 	}
 	return append(ks, accuracyKernel{"fg_nbody_tiled1_lib_" + suffix(prec), 1, 1, false},
@@ -202,7 +200,7 @@ func TestGPUDeterministic(t *testing.T) {
 }
 
 // TestGPUDefaultLargeN runs the production path (Solver.Device, so
-// DefaultKernel and PFor: the float32 four-target kernel from 2^15 bodies)
+// Targets and PFor: the float32 four-target kernel from 2^15 bodies)
 // at body counts that are not multiples of a block's targets, twice each:
 // the two runs must agree bit for bit, and 64 sampled targets must satisfy
 // the accuracy bound of TestGPUAccuracyAgainstReference against a float64
@@ -254,12 +252,12 @@ func TestGPUDefaultLargeN(t *testing.T) {
 				for c := range a {
 					e := math.Abs(runs[0][c][i] - a[c])
 					if !(e <= k*u*abs[c]) {
-						t.Fatalf("N=%d %v (%v) body %d component %d: |a - a_ref| = %.3g > k u sum|a_ij| = %.3g", n, prec, DefaultKernel(n, prec), i, c, e, k*u*abs[c])
+						t.Fatalf("N=%d %v (x%d) body %d component %d: |a - a_ref| = %.3g > k u sum|a_ij| = %.3g", n, prec, Targets(n, prec), i, c, e, k*u*abs[c])
 					}
 					worst = math.Max(worst, e/(u*abs[c]))
 				}
 			}
-			t.Logf("N=%d %v: default kernel %v (P=%d), deterministic, worst measured k on 64 targets = %.2f (bound %v)", n, prec, DefaultKernel(n, prec), d.PFor(n, DefaultKernel(n, prec).NT), worst, k)
+			t.Logf("N=%d %v: default kernel x%d (P=%d), deterministic, worst measured k on 64 targets = %.2f (bound %v)", n, prec, Targets(n, prec), d.PFor(n, Targets(n, prec)), worst, k)
 		}
 	}
 }
@@ -286,7 +284,7 @@ func TestGPUMaskingAndZeroMass(t *testing.T) {
 	}
 	// The default kernel unsoftened (the masked library-rsqrt path) and
 	// softened, and the float32 four-target kernels softened (their fast
-	// paths; the mass-scaled one stages a zero mass as a zero source).
+	// path).
 	type run struct {
 		prec nbody.Precision
 		eps  float64
@@ -294,9 +292,7 @@ func TestGPUMaskingAndZeroMass(t *testing.T) {
 	}
 	runs := []run{{nbody.Float64, 0, ""}, {nbody.Float32, 0, ""}, {nbody.Float64, 0.01, ""}, {nbody.Float32, 0.01, ""}}
 	for _, p := range []int{1, 8} {
-		for _, f := range families(nbody.Float32)[2:] {
-			runs = append(runs, run{nbody.Float32, 0.01, f.Name(p, nbody.Float32, false)})
-		}
+		runs = append(runs, run{nbody.Float32, 0.01, TiledName(p, 4, nbody.Float32, false)})
 	}
 	eval := func(r run, bs *nbody.Bodies, ax, ay, az []float64) {
 		var err error
@@ -422,10 +418,10 @@ func TestGPUKernelResources(t *testing.T) {
 		names := []string{UntiledName(prec, false), "fg_nbody_kick_drift_" + suffix(prec), "fg_nbody_kick_" + suffix(prec),
 			"fg_nbody_tiled1_lib_" + suffix(prec), "fg_nbody_tiled1_legacy_" + suffix(prec)}
 		for _, p := range []int{1, 2, 4, 8} {
-			for _, f := range families(prec) {
-				names = append(names, f.Name(p, prec, false))
-				if hasPot(f) {
-					names = append(names, f.Name(p, prec, true))
+			for _, nt := range targetCounts(prec) {
+				names = append(names, TiledName(p, nt, prec, false))
+				if nt > 1 {
+					names = append(names, TiledName(p, nt, prec, true))
 				}
 			}
 		}
@@ -447,12 +443,12 @@ func TestGPUKernelResources(t *testing.T) {
 // BenchmarkGPUAccelerations: interactions/s and % of peak (20 flops per
 // interaction in float32, 30 in float64; H200 peaks 67 and 33.5 TFLOP/s,
 // FIELDGO_PEAK_F32/F64 in TFLOP/s for another GPU) for N = 2^14..2^20
-// (FIELDGO_NBODY_MAXLOG2 lowers the top), in the same process: every tiled
-// family (Kernel: x1, x2, and in float32 x4, x4h8, x4h16, x4s) with P chosen
-// by PFor, the untiled kernel, and for N >= 2^19 the tiled kernel before the
+// (FIELDGO_NBODY_MAXLOG2 lowers the top), in the same process: the tiled
+// kernel with one, two and (float32) four targets per thread (x1, x2, x4)
+// with P chosen by PFor, the untiled kernel, and for N >= 2^19 the tiled kernel before the
 // split loop ("legacy": every term masked, library rsqrt) and the split loop
 // with the library rsqrt ("lib"), each evaluation timed with CUDA events;
-// x1, x2 and x4 at N <= 2^16 with every P. The last lines log a summary per
+// N <= 2^16 with every P. The last lines log a summary per
 // N, the float32/float64 ratio of the default kernels and the precision it
 // recommends.
 //
@@ -488,18 +484,18 @@ func BenchmarkGPUAccelerations(b *testing.B) {
 				launch    func() error
 			}
 			var ks []kernel
-			for _, f := range families(prec) {
-				pAuto := d.PFor(n, f.NT)
+			for _, nt := range targetCounts(prec) {
+				pAuto := d.PFor(n, nt)
 				for _, p := range []int{1, 2, 4, 8} {
-					if p != pAuto && (lg > 16 || f.Soft > 0 || f.Scaled) {
+					if p != pAuto && lg > 16 {
 						continue
 					}
 					key := ""
 					if p == pAuto {
-						key = f.String()
+						key = fmt.Sprintf("x%d", nt)
 					}
-					ks = append(ks, kernel{fmt.Sprintf("tiled(P=%d,%v)", p, f), key, func() error {
-						return d.LaunchKernel(f, p, prec, false, body, acc, n, 0.01)
+					ks = append(ks, kernel{fmt.Sprintf("tiled(P=%d,x%d)", p, nt), key, func() error {
+						return d.LaunchTiledNT(p, nt, prec, false, body, acc, n, 0.01)
 					}})
 				}
 			}
@@ -550,10 +546,11 @@ func BenchmarkGPUAccelerations(b *testing.B) {
 		for _, prec := range []nbody.Precision{nbody.Float32, nbody.Float64} {
 			g := func(key string) float64 { return rate[fmt.Sprintf("%s/%v/%d", key, prec, lg)] }
 			line := fmt.Sprintf("N=2^%d %v:", lg, prec)
-			for _, f := range families(prec) {
-				line += fmt.Sprintf(" %v(P=%d) %.3g (%.1f%%)", f, d.PFor(1<<lg, f.NT), g(f.String()), pct(g(f.String()), prec))
+			for _, nt := range targetCounts(prec) {
+				x := fmt.Sprintf("x%d", nt)
+				line += fmt.Sprintf(" %s(P=%d) %.3g (%.1f%%)", x, d.PFor(1<<lg, nt), g(x), pct(g(x), prec))
 			}
-			dk := DefaultKernel(1<<lg, prec).String()
+			dk := fmt.Sprintf("x%d", Targets(1<<lg, prec))
 			line += fmt.Sprintf("; untiled %.3g; default %s/untiled %.2f", g("untiled"), dk, g(dk)/g("untiled"))
 			if lg >= 19 {
 				line += fmt.Sprintf("; legacy %.3g, lib-rsqrt %.3g", g("legacy"), g("lib"))
@@ -565,8 +562,8 @@ func BenchmarkGPUAccelerations(b *testing.B) {
 	// the factor its accuracy costs is worth to the user; here we state the
 	// measured ratio and recommend float32 for throughput when the ratio is
 	// >= 1.5 at large N, its accuracy (k u sum|a_ij|, u = 2^-24) permitting.
-	k32, k64 := DefaultKernel(1<<hi, nbody.Float32), DefaultKernel(1<<hi, nbody.Float64)
-	r32, r64 := rate[fmt.Sprintf("%v/float32/%d", k32, hi)], rate[fmt.Sprintf("%v/float64/%d", k64, hi)]
+	k32, k64 := fmt.Sprintf("x%d", Targets(1<<hi, nbody.Float32)), fmt.Sprintf("x%d", Targets(1<<hi, nbody.Float64))
+	r32, r64 := rate[fmt.Sprintf("%s/float32/%d", k32, hi)], rate[fmt.Sprintf("%s/float64/%d", k64, hi)]
 	rec := "float64 (float32 is not fast enough to pay for its accuracy)"
 	if r32/r64 >= 1.5 {
 		rec = "float32 for throughput when k 2^-24 sum|a_ij| is accurate enough (collisionless dynamics); float64 for reference-quality forces"
@@ -586,9 +583,8 @@ func envFloat(name string, def float64) float64 {
 // normal arguments (fg_nb_rsqrt_normal, used when eps^2 is normal) on 2^17
 // arguments spread log-uniformly over the normal range and 2^15 in [1, 4):
 // in float it must be rsqrtf's bits exactly (the same MUFU.RSQ without the
-// denormal rescaling), and the software path of the "h" kernels
-// (fg_nb_rsqrt_soft) within 2 ulp of 1/sqrt(x) (rsqrtf's bound; the
-// derivation in nbody.cu gives ~1.5); in double it must be within 2 ulp of 1/sqrt(x)
+// denormal rescaling; its error against 1/sqrt(x) is logged); in double it
+// must be within 2 ulp of 1/sqrt(x)
 // computed to 120 bits (the derivation in nbody.cu gives ~1.5), the
 // library's rsqrt and the raw hardware estimate are measured alongside.
 func TestGPURsqrtNormal(t *testing.T) {
@@ -631,21 +627,21 @@ func TestGPURsqrtNormal(t *testing.T) {
 		e := math.Ilogb(v)
 		x32[i] = float32(math.Ldexp(math.Ldexp(v, -e), -126+(e+1022)%253))
 	}
-	bx, bl, bf, bs := alloc(4*n), alloc(4*n), alloc(4*n), alloc(4*n)
+	bx, bl, bf := alloc(4*n), alloc(4*n), alloc(4*n)
 	if err := cuda.Upload(bx, 0, x32); err != nil {
 		t.Fatal(err)
 	}
-	launch("fg_nbody_rsqrt_check_f32", bx, bl, bf, bs)
-	l32, f32, s32 := make([]float32, n), make([]float32, n), make([]float32, n)
+	launch("fg_nbody_rsqrt_check_f32", bx, bl, bf)
+	l32, f32 := make([]float32, n), make([]float32, n)
 	for _, c := range []struct {
 		h []float32
 		b *cuda.DeviceBuffer
-	}{{l32, bl}, {f32, bf}, {s32, bs}} {
+	}{{l32, bl}, {f32, bf}} {
 		if err := cuda.Download(c.h, c.b, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	worstSoft, worstMufu := 0.0, 0.0
+	worstMufu := 0.0
 	for i, x := range x32 {
 		if math.Float32bits(l32[i]) != math.Float32bits(f32[i]) {
 			t.Fatalf("float rsqrt(%g): fast %g, rsqrtf %g", x32[i], f32[i], l32[i])
@@ -654,13 +650,9 @@ func TestGPURsqrtNormal(t *testing.T) {
 		// far below the float ulp the errors are measured in.
 		r := 1 / math.Sqrt(float64(x))
 		ulp := float64(math.Nextafter32(float32(r), float32(math.Inf(1))) - float32(r))
-		es, em := math.Abs(float64(s32[i])-r)/ulp, math.Abs(float64(f32[i])-r)/ulp
-		worstSoft, worstMufu = math.Max(worstSoft, es), math.Max(worstMufu, em)
-		if !(es <= 2) {
-			t.Fatalf("float software rsqrt(%g) = %v, 1/sqrt %v: %.2f ulp", x, s32[i], r, es)
-		}
+		worstMufu = math.Max(worstMufu, math.Abs(float64(f32[i])-r)/ulp)
 	}
-	t.Logf("float: software rsqrt within %.3f ulp, MUFU.RSQ (rsqrtf) %.3f ulp", worstSoft, worstMufu)
+	t.Logf("float: MUFU.RSQ (rsqrtf, and the fast path's bits) within %.3f ulp of 1/sqrt(x)", worstMufu)
 	// float64.
 	bx, bl, bf, be := alloc(8*n), alloc(8*n), alloc(8*n), alloc(8*n)
 	if err := cuda.Upload(bx, 0, xs); err != nil {
@@ -736,6 +728,29 @@ static __device__ __forceinline__ void fg_probe(float* out, int iters, float a, 
     out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 #define FG_PROBE(F) extern "C" __global__ void fg_probe_##F(float* out, int iters, float a, float b) { fg_probe<F>(out, iters, a, b); }
+/* No MUFU: 8 chains of FFMAs, 16 a step (the FP32 issue rate alone). */
+extern "C" __global__ void fg_probe_0(float* out, int iters, float a, float b) {
+    float w[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        w[k] = 1.0f + threadIdx.x * 1e-3f + k;
+    }
+    for (int it = 0; it < iters; it++) {
+#pragma unroll
+        for (int f = 0; f < 16; f++) {
+#pragma unroll
+            for (int k = 0; k < 8; k++) {
+                w[k] = fmaf(w[k], a, b);
+            }
+        }
+    }
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        s += w[k];
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
 FG_PROBE(1)
 FG_PROBE(4)
 FG_PROBE(8)
@@ -747,8 +762,9 @@ FG_PROBE(16)
 // BenchmarkGPUMufuRate: MUFU.RSQ per SM per clock (clock FIELDGO_SM_MHZ,
 // default the H200's 1980, which nvidia-smi showed held during the float32
 // benchmark) and FP32+MUFU instructions issued per SM per clock, for F FP32
-// instructions per MUFU.RSQ. Compare with the N-body kernels' interactions
-// per SM per clock (one MUFU.RSQ each, 12.5-13.7 other instructions).
+// instructions per MUFU.RSQ, and (F=0) of FFMAs alone. Compare with the
+// N-body kernels' interactions per SM per clock (one MUFU.RSQ each, 12.4
+// other instructions in x4).
 func BenchmarkGPUMufuRate(b *testing.B) {
 	d := device(b)
 	m, err := d.b.LoadModule(mufuProbeSource)
@@ -764,7 +780,7 @@ func BenchmarkGPUMufuRate(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, f := range []int{1, 4, 8, 12, 13, 16} {
+	for _, f := range []int{0, 1, 4, 8, 12, 13, 16} {
 		fn, err := m.Function(fmt.Sprintf("fg_probe_%d", f))
 		if err != nil {
 			b.Fatal(err)
@@ -791,9 +807,13 @@ func BenchmarkGPUMufuRate(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			mufu := float64(grid) * threads * iters * 8 * float64(b.N) / sec
-			perSM := mufu / (float64(sms) * mhz * 1e6)
-			b.ReportMetric(mufu, "MUFU/s")
+			steps := float64(grid) * threads * iters * 8 * float64(b.N) / sec // chain steps per second
+			perSM := steps / (float64(sms) * mhz * 1e6)
+			if f == 0 {
+				b.ReportMetric(16*perSM, "inst/SM/clk") // 16 FFMAs a step, no MUFU
+				return
+			}
+			b.ReportMetric(steps, "MUFU/s")
 			b.ReportMetric(perSM, "MUFU/SM/clk")
 			b.ReportMetric(perSM*float64(f+1), "inst/SM/clk")
 		})
