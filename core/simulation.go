@@ -241,6 +241,9 @@ func (s *Simulation) Program() kernels.Program { return s.prog }
 // computation and reduction runs in float64, and results are rounded to
 // float32 when stored. The host field (Field, Save) is float64 all the same:
 // the float32 values, widened exactly; SetField and Fill round to float32.
+// Fields computed on the device (Density, Gradient) are stored, so rounded,
+// in float32 too; Energy, Integral and a flow's energy and max|grad| are
+// float64 reductions of float64 site values.
 func (s *Simulation) Precision() string { return s.prec }
 
 // Epsilon is the unit roundoff of the storage precision: 2^-24 for float32,
