@@ -83,8 +83,8 @@ class Simulation:
     reductions (energy, max |grad|, integrals) run in float64; results are rounded to
     float32 when stored. ``sim.field`` is float64 all the same: the float32 state widened
     exactly (``set_field`` rounds to float32), and ``save``/``fg.load`` keep the
-    precision, so a float32 run resumes bit-identically. ``density()`` and ``gradient``
-    fields are rounded to float32 like the state; ``energy()``, ``integral()`` and the
+    precision, so a float32 run resumes bit-identically. ``density()`` fields are
+    rounded to float32 like the state; ``energy()``, ``integral()`` and the
     history's energy and max_grad are float64 reductions. Rounding the field to float32
     leaves a gradient noise floor F, about ``(64/12)(1/hx^2 + 1/hy^2) 2^-24 max(1, |phi|)``
     (``describe()["gradient_floor"]``; 1e-4 at spacing 0.08). The floors measured on the
