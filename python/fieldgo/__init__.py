@@ -19,7 +19,7 @@ from .lattice import Lattice
 from .field import Field, allocated_bytes
 
 # --- engine (simulations) ---
-from .simulation import Simulation, load
+from .simulation import PrecisionWarning, Simulation, load
 from . import initial
 from .devices import devices
 
