@@ -148,8 +148,8 @@ func matchCPU(t *testing.T, d *gpuradiation.Device, sc *scene, what string) {
 // differs), and a second run repeats the first. So do the launch shapes
 // (other blocks and tiles, a tile that does not divide S, observers
 // unsorted, a grid that loops over observer slots) and, in float64 Newton, the comparison kernels (one thread per
-// observer, interval records and column-major; the tiled kernel without its
-// prefetch): the tiles add the particles in the same order.
+// observer, interval records and column-major): the tiles add the particles
+// in the same order.
 func TestGPUSearchesBitIdentical(t *testing.T) {
 	d := gpu(t)
 	t.Setenv("FIELDGO_RAD_O", "1000")
@@ -167,7 +167,7 @@ func TestGPUSearchesBitIdentical(t *testing.T) {
 	}
 	runs := []run{{search: "warm"}, {search: "reuse"}, {search: "reuse"},
 		{search: "reuse", block: 32, tile: 3}, {search: "warm", block: 128, tile: 2, unsorted: true}, {search: "cold", tile: 8},
-		{search: "reuse", grid: 3}, {search: "warm", grid: 2, tile: 7}, {search: "reuse", variant: gpuradiation.NoPrefetch, newtonF64: true},
+		{search: "reuse", grid: 3}, {search: "warm", grid: 2, tile: 7},
 		{search: "cold", variant: gpuradiation.Obs, newtonF64: true}, {search: "reuse", variant: gpuradiation.Obs, newtonF64: true},
 		{search: "cold", variant: gpuradiation.ColumnMajor, newtonF64: true}, {search: "warm", variant: gpuradiation.ColumnMajor, newtonF64: true},
 		{search: "reuse", variant: gpuradiation.ColumnMajor, newtonF64: true}}
@@ -212,7 +212,7 @@ func TestGPUSearchesBitIdentical(t *testing.T) {
 				t.Fatalf("%v %v: %d NaN samples", prec, m, nan)
 			}
 			t.Logf("%v %v: %d runs (warm, reuse twice, other blocks/tiles/grids/order%s) bit-identical to cold over %d samples x %d columns",
-				prec, m, n, map[bool]string{true: ", no prefetch, one thread per observer, column-major", false: ""}[n > 9], sc.O*sc.S, len(base.Columns))
+				prec, m, n, map[bool]string{true: ", one thread per observer, column-major", false: ""}[n > 8], sc.O*sc.S, len(base.Columns))
 			base.Release()
 		}
 	}
@@ -248,7 +248,7 @@ func BenchmarkGPURadiation(b *testing.B) {
 	type variant struct {
 		name        string
 		opt         radiation.Options
-		kind        string // gpuradiation.Obs or NoPrefetch, or "" (tiled)
+		kind        string // gpuradiation.Obs, or "" (tiled)
 		block, tile int
 		unsorted    bool
 	}
@@ -259,7 +259,6 @@ func BenchmarkGPURadiation(b *testing.B) {
 		{name: "newton2_f64_warm", opt: mk(func(o *radiation.Options) { o.CoefReuse = false })},
 		{name: "newton2_f64_warm_reuse", opt: def},
 		{name: "newton2_f64_warm_reuse_unsorted", opt: def, unsorted: true},
-		{name: "newton2_f64_warm_reuse_noprefetch", opt: def, kind: gpuradiation.NoPrefetch},
 		{name: "newton2_f32_naive_cold", opt: mk(func(o *radiation.Options) {
 			o.Search, o.CoefReuse, o.Precision = radiation.Cold, false, radiation.Float32
 		})},
@@ -269,7 +268,7 @@ func BenchmarkGPURadiation(b *testing.B) {
 		{name: "rk4x4_f64_warm_reuse", opt: mk(func(o *radiation.Options) { o.Method = radiation.RK4 })},
 	}
 	// Launch shapes of the default kernel (block x tile <= 48 KiB of shared).
-	for _, bt := range [][2]int{{32, 4}, {128, 4}, {64, 2}, {64, 8}, {32, 8}, {32, 16}} {
+	for _, bt := range [][2]int{{64, 4}, {32, 4}, {64, 8}, {32, 16}} {
 		variants = append(variants, variant{name: fmt.Sprintf("newton2_f64_warm_reuse_block=%d_tile=%d", bt[0], bt[1]), opt: def, block: bt[0], tile: bt[1]})
 	}
 	rates := map[string]float64{}
@@ -314,8 +313,7 @@ func BenchmarkGPURadiation(b *testing.B) {
 		r, goal, map[bool]string{true: "met", false: "missed"}[r >= goal], rates["newton2_f64_naive_cold"], r/rates["newton2_f64_naive_cold"])
 	b.Logf("tiles over one thread per observer (same math): naive x%.2f, warm+reuse x%.2f; default over the one-thread-per-observer naive kernel x%.2f",
 		rates["newton2_f64_naive_cold"]/rates["newton2_f64_naive_cold_obs"], r/rates["newton2_f64_warm_reuse_obs"], r/rates["newton2_f64_naive_cold_obs"])
-	b.Logf("direction order over given order: x%.2f; prefetch of the next record on/off: x%.2f", r/rates["newton2_f64_warm_reuse_unsorted"],
-		r/rates["newton2_f64_warm_reuse_noprefetch"])
+	b.Logf("direction order over given order: x%.2f", r/rates["newton2_f64_warm_reuse_unsorted"])
 	b.Logf("warm search over cold (no reuse): float64 x%.2f, float32 x%.2f", rates["newton2_f64_warm"]/rates["newton2_f64_naive_cold"],
 		rates["newton2_f32_warm"]/rates["newton2_f32_naive_cold"])
 	b.Logf("coef_reuse on/off: Newton f64 x%.2f, f32 x%.2f, RK4 f64 x%.2f", r/rates["newton2_f64_warm"],

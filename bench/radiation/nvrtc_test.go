@@ -11,25 +11,24 @@ import (
 	"github.com/fieldgo/fieldgo/kernels/src"
 )
 
-// radiationBudget is the per-thread register budget of a radiation kernel,
-// measured with NVRTC 13.5 for sm_90 (docs/performance/radiation.md): one
-// interval's 34 state values live in registers (coef_reuse keeps them across
-// samples; the cold solve reuses the same registers), plus the 8-value state,
-// the 4-value acceleration and the field's temporaries; float64 needs twice
-// the registers per value. The tiled kernels (2026-11-29) also carry the
-// walker's tile bookkeeping (its scratch index, the interval step, the
-// previous shifted time, the lane group): float64 182-197 (the
-// one-thread-per-observer comparison kernels 156-175), float32 113-143 (up
-// from 78-92). ptxas takes registers freely below 255; the budgets are the
-// occupancy steps that matter on sm_90 with blocks of 64 threads: 204
-// (float64: 10 warps per SM) and 144 (float32: 14 warps). Capping the
-// float64 kernels lower with __launch_bounds__ spilled (NVRTC 13.5: 116 B at
-// 168 registers). A kernel above its budget, or any spill, fails.
+// radiationBudget is the per-thread register budget of a radiation kernel
+// (docs/performance/radiation.md): one interval's 34 state values live in
+// registers (coef_reuse keeps them across samples; the cold solve reuses the
+// same registers), plus the 8-value state, the 4-value acceleration and the
+// field's temporaries; float64 needs twice the registers per value. The
+// tiled kernels (2026-11-29) also carry the walker's tile bookkeeping (its
+// scratch index, the interval step, the previous shifted time): NVRTC 13.5
+// here gives float64 181-196, float32 110-143; NVRTC 13.0 on the H200
+// float64 182-211 (RK4 cold the most), float32 104-129. ptxas takes
+// registers freely below 255, and capping the float64 kernels lower with
+// __launch_bounds__ or __maxnreg__ spilled (116 B at 168 registers). The
+// budgets are sm_90 occupancy steps: 224 (float64: at least 9 warps per SM)
+// and 144 (float32: 14). A kernel above its budget, or any spill, fails.
 func radiationBudget(kernel string) int {
 	if strings.HasSuffix(kernel, "_f32") {
 		return 144
 	}
-	return 204
+	return 224
 }
 
 // TestRadiationKernelCompiles compiles kernels/src/radiation.cu with NVRTC

@@ -26,10 +26,9 @@
 //
 // Comparison entry points (the benchmark's): "_obs" (one thread per observer
 // looping particles, then samples, adding into the cube: the structure before
-// the tiles; Newton float64 cold and reuse), "_cm" (the same reading the
-// column-major arrays instead of the interval records) and "_nopf" (the tiled
-// Newton float64 reuse kernel without the prefetch of the next sample's
-// record). All give the same bits as the tiled kernels.
+// the tiles; Newton float64 cold and reuse) and "_cm" (the same reading the
+// column-major arrays instead of the interval records). All give the same
+// bits as the tiled kernels.
 //
 // Layout: the knot times t[N] (searched), particle p owning off[p]..off[p+1]-1,
 // and one record of FG_RAD_REC = 64 values per knot interval i (interval-major,
@@ -224,19 +223,8 @@ template <typename F, int SEARCH, int LAYOUT> struct fg_rad_walker {
     } else if (SEARCH == FG_RAD_REUSE && valid && (idx == a || iv.t0 <= tau) && (idx == b - 2 || !(iv.t1 <= tau))) {
       return;  // fg_rad_in on the cached t[idx], t[idx+1]
     } else {
-      // The warm search checks its guess first: fetch the guess's record
-      // and check it on the fetched t[i], t[i+1] (one memory round trip when
-      // the guess is right, as it mostly is), searching only otherwise.
-      int guess = idx + hint;
+      idx = fg_rad_search_from(A.t, a, b, idx + hint, tau);
       hint = 0;
-      if (guess < a) guess = a; else if (guess > b - 2) guess = b - 2;
-      fg_rad_fetch<F, LAYOUT>(A, iv, guess);
-      valid = SEARCH == FG_RAD_REUSE;
-      if ((guess == a || iv.t0 <= tau) && (guess == b - 2 || !(iv.t1 <= tau))) {
-        idx = guess;
-        return;
-      }
-      idx = fg_rad_search_from(A.t, a, b, guess, tau);
     }
     fg_rad_fetch<F, LAYOUT>(A, iv, idx);
     valid = SEARCH == FG_RAD_REUSE;
@@ -432,22 +420,12 @@ static __device__ void fg_rad_observer_walk(const fg_rad_args<F>& A, int o) {
   }
 }
 
-// Prefetch into L1 the record of interval i (clamped to the particle's),
-// all its lines: the next sample's predicted interval, so that its
-// speculative fetch (fg_rad_walker::locate) hits L1.
-template <typename F> static __device__ __forceinline__ void fg_rad_prefetch(const fg_rad_args<F>& A, int i, int a, int b) {
-  if (i < a) i = a; else if (i > b - 2) i = b - 2;
-  const char* r = reinterpret_cast<const char*>(A.rec + (size_t)i * FG_RAD_REC);
-#pragma unroll
-  for (int l = 0; l < (int)(FG_RAD_REC * sizeof(F)) / 128; l++) asm volatile("prefetch.global.L1 [%0];" ::"l"(r + 128 * l));
-}
-
 // The default kernels: see the header. Dynamic shared memory per block of B
 // threads (B observers): double sums[NCOMP][tile][B], F tp[tile][B], int
 // observer[B] (gpuradiation.SharedBytes). Each thread reads and writes only
 // its own column of sums and tp, so the block synchronises only around the
 // write-out.
-template <typename F, int METHOD, int SEARCH, bool PREFETCH>
+template <typename F, int METHOD, int SEARCH>
 static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
   extern __shared__ double fg_rad_smem[];
   const int B = blockDim.x, tid = threadIdx.x, T = A.tile;
@@ -510,7 +488,6 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
           for (int c = 0; c < FG_RAD_NCOMP; c++) sk[c * TB] += (double)acc[c];
           if (A.tret) A.tret[p * os + (size_t)o * A.S + s0 + k] = (double)st[0];
           step = w.idx - i0;
-          if (PREFETCH && SEARCH != FG_RAD_COLD) fg_rad_prefetch(A, w.idx + step, a, b);
         }
         A.w_tau[wi] = tau; A.w_ifp[wi] = ifp; A.w_idx[wi] = have ? w.idx : -1; A.w_step[wi] = step;
       }
@@ -536,9 +513,7 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
     if (o < A.O) fg_rad_observer_walk<F, METHOD, SEARCH, LAYOUT>(A, o);               \
   }
 #define FG_RAD_ENTRY(NAME, F, METHOD, SEARCH) \
-  extern "C" __global__ void NAME(const fg_rad_args<F> A) { fg_rad_tiled<F, METHOD, SEARCH, true>(A); }
-#define FG_RAD_ENTRY_NOPF(NAME, F, METHOD, SEARCH) \
-  extern "C" __global__ void NAME(const fg_rad_args<F> A) { fg_rad_tiled<F, METHOD, SEARCH, false>(A); }
+  extern "C" __global__ void NAME(const fg_rad_args<F> A) { fg_rad_tiled<F, METHOD, SEARCH>(A); }
 
 
 
@@ -557,8 +532,6 @@ FG_RAD_ENTRY(fg_rad_rk4_reuse_f32, float, FG_RAD_RK4, FG_RAD_REUSE)
 // One thread per observer (the structure before the tiles), for the
 // benchmark's comparison only: interval records ("_obs") and the
 // column-major arrays ("_cm").
-// Without the prefetch of the next sample's record (comparison).
-FG_RAD_ENTRY_NOPF(fg_rad_newton_reuse_f64_nopf, double, FG_RAD_NEWTON, FG_RAD_REUSE)
 FG_RAD_ENTRY_L(fg_rad_newton_cold_f64_obs, double, FG_RAD_NEWTON, FG_RAD_COLD, FG_RAD_INTERVAL_MAJOR)
 FG_RAD_ENTRY_L(fg_rad_newton_reuse_f64_obs, double, FG_RAD_NEWTON, FG_RAD_REUSE, FG_RAD_INTERVAL_MAJOR)
 FG_RAD_ENTRY_L(fg_rad_newton_cold_f64_cm, double, FG_RAD_NEWTON, FG_RAD_COLD, FG_RAD_COLUMN_MAJOR)

@@ -40,10 +40,9 @@ type Device struct {
 	// direction order (the benchmark's comparison; the bits are the same).
 	Unsorted bool
 	// Variant selects a comparison kernel: "" (the tiled default), Obs (one
-	// thread per observer, the structure before the tiles), ColumnMajor (the
-	// same reading column-major spline arrays) or NoPrefetch (tiled, without
-	// the prefetch of the next sample's record). They exist for Newton
-	// float64 only (Obs: cold and reuse; NoPrefetch: reuse).
+	// thread per observer, the structure before the tiles) or ColumnMajor
+	// (the same reading column-major spline arrays). Obs and ColumnMajor
+	// exist for Newton float64 only (Obs: cold and reuse).
 	Variant string
 	// LastSeconds is the device time of the last Run's kernel (events).
 	LastSeconds float64
@@ -56,17 +55,18 @@ type Device struct {
 const (
 	Obs         = "_obs"
 	ColumnMajor = "_cm"
-	NoPrefetch  = "_nopf"
 )
 
-// DefaultBlock and DefaultTile are the tiled kernels' launch shape: 64
-// observers per block, 4 samples per tile (10 x 4 x 64 doubles of sums, 22
-// KiB of shared memory per block in float64, so that shared memory does not
-// lower the register-limited 5 blocks per SM; each observer's 4 samples, 32
-// bytes, are one whole sector of the cube when written).
+// DefaultBlock and DefaultTile are the tiled kernels' launch shape: 32
+// observers per block (one warp: blocks spread evenly over the SMs when
+// observers are few), 8 samples per tile (10 x 8 x 32 doubles of sums, 22
+// KiB of shared memory per block in float64; each observer's 8 samples, 64
+// bytes, are two whole sectors of the cube when written). Measured on the
+// H200 (docs/performance/radiation.md): 32 x 8 was the fastest of 32/64/128
+// observers x 2/4/8/16 samples, by 7% over 64 x 4.
 const (
-	DefaultBlock = 64
-	DefaultTile  = 4
+	DefaultBlock = 32
+	DefaultTile  = 8
 )
 
 // New loads the radiation kernels on b.
