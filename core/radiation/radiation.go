@@ -18,7 +18,8 @@
 // phi = q/(kappa R), A = q beta/(kappa R), E and B as in Jackson (14.14).
 //
 // The CPU kernel runs observers on goroutines; kernels/src/radiation.cu is the
-// same math for the GPU (one thread per observer).
+// same math for the GPU (blocks of observers walking their samples in
+// tiles, kernels/cuda/gpuradiation).
 package radiation
 
 import (
