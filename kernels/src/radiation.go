@@ -2,8 +2,9 @@ package src
 
 import _ "embed"
 
-// RadiationCUDA is the retarded-time Liénard–Wiechert kernel source (one
-// thread per observer), the GPU twin of core/radiation's CPU kernel. Its entry
+// RadiationCUDA is the retarded-time Liénard–Wiechert kernel source (a block
+// of 32 observers walking their samples in shared-memory tiles, particles
+// added in order), the GPU twin of core/radiation's CPU kernel. Its entry
 // points are RadiationKernels.
 //
 //go:embed radiation.cu
@@ -11,8 +12,9 @@ var RadiationCUDA string
 
 // RadiationKernels are the extern "C" entry points of RadiationCUDA:
 // fg_rad_<newton|rk4>_<cold|warm|reuse>_<f64|f32> (interval-major spline
-// records), and fg_rad_newton_<cold|warm|reuse>_f64_cm (the column-major
-// layout, for the benchmark).
+// records), and for the benchmark's comparisons fg_rad_newton_<cold|warm|reuse>_f64_cm
+// (the column-major layout) and fg_rad_newton_<cold|reuse>_f64_obs (one thread
+// per observer, no tiles).
 var RadiationKernels = func() []string {
 	var out []string
 	for _, p := range []string{"f64", "f32"} {
@@ -25,5 +27,5 @@ var RadiationKernels = func() []string {
 	for _, s := range []string{"cold", "warm", "reuse"} {
 		out = append(out, "fg_rad_newton_"+s+"_f64_cm")
 	}
-	return out
+	return append(out, "fg_rad_newton_cold_f64_obs", "fg_rad_newton_reuse_f64_obs")
 }()
