@@ -27,7 +27,7 @@ type Options struct {
 	NoPenalty bool
 	// Precision is the storage precision of the working buffers: "" or
 	// Float64, or Float32 on a backend that offers it (StorageCompiler: the
-	// CUDA backend). See Simulation.Precision.
+	// CUDA and CPU backends). See Simulation.Precision.
 	Precision string
 }
 
@@ -39,8 +39,9 @@ const (
 
 // StorageCompiler is implemented by a backend that can keep a simulation's
 // working buffers (field, velocity, stage gradients) in another precision
-// than float64, computing in float64 all the same (kernels/cuda: float32
-// storage). Backends without it store and compute in float64 only.
+// than float64, computing in float64 all the same (kernels/cuda and
+// kernels/cpu: float32 storage). Backends without it store and compute in
+// float64 only.
 type StorageCompiler interface {
 	CompileStorage(u kernels.Unit, precision string) (kernels.Program, error)
 }
@@ -54,8 +55,8 @@ func compile(backend kernels.Backend, theory *Theory, precision string) (kernels
 	case Float32:
 		sc, ok := backend.(StorageCompiler)
 		if !ok {
-			return nil, "", errs.New(errs.Backend, "precision \"float32\" is a CUDA backend option (float32 storage on the GPU, "+
-				"float64 arithmetic); the %s backend stores and computes in float64: use precision \"float64\" or the \"cuda\" backend", backend.Name())
+			return nil, "", errs.New(errs.Backend, "precision \"float32\" (float32 storage, float64 arithmetic) is not offered by "+
+				"the %s backend, which stores and computes in float64: use precision \"float64\"", backend.Name())
 		}
 		p, err := sc.CompileStorage(theory.unit(), Float32)
 		return p, Float32, err
@@ -236,8 +237,9 @@ func (s *Simulation) Backend() kernels.Backend { return s.backend }
 func (s *Simulation) Program() kernels.Program { return s.prog }
 
 // Precision is the storage precision of the working buffers on the backend:
-// Float64, or Float32 (the CUDA backend's option): the field, the velocity
-// and the stage gradients are stored as float32 on the device, every site
+// Float64, or Float32: the field, the velocity and the stage gradients are
+// stored as float32 (on a GPU in float32 memory; on the CPU as float32 values
+// in the float64 memory the host field views, no memory or time saved), every site
 // computation and reduction runs in float64, and results are rounded to
 // float32 when stored. The host field (Field, Save) is float64 all the same:
 // the float32 values, widened exactly; SetField and Fill round to float32.

@@ -71,20 +71,6 @@ func selectBackend(o backendOptions) (b kernels.Backend, note string, err error)
 	return nil, "", errs.New(errs.Backend, "unknown backend %q: use \"auto\", \"cpu\" or \"cuda\"", o.Backend)
 }
 
-// selectBackendFor is selectBackend for a simulation stored in precision:
-// float32 storage is a CUDA option, so "auto" without a usable GPU is an
-// error that says so (never a silent float64 run on the CPU), and "cpu" is
-// refused by core with the same advice.
-func selectBackendFor(o backendOptions, precision string) (kernels.Backend, string, error) {
-	if precision == core.Float32 && (o.Backend == "" || o.Backend == "auto") {
-		if _, err := cudaBackend(); err != nil {
-			return nil, "", errs.Wrap(errs.Backend, err, "precision \"float32\" is a CUDA backend option (float32 storage on the GPU) "+
-				"and backend \"auto\" found no usable GPU; use precision \"float64\" to run on the CPU")
-		}
-	}
-	return selectBackend(o)
-}
-
 // gpuDevice is one of the trajectory workloads' GPU devices, made once per
 // process on the CUDA backend (its module compiles on first use and stays
 // loaded).

@@ -37,8 +37,8 @@ type simOptions struct {
 // NewSimulation compiles a theory (spec JSON and point source, docs/abi.md) for
 // a backend and allocates its field on the lattice. options is JSON:
 // {"backend", "threads", "precision", "gradient"}; precision "float32" is
-// float32 storage on the CUDA backend (core.Simulation.Precision) and is
-// refused elsewhere, "auto" included when it would fall back to the CPU.
+// float32 storage (core.Simulation.Precision): float32 memory on the GPU,
+// float32 values in float64 memory on the CPU.
 // Parameters start at zero: set them with SimSetParams.
 func NewSimulation(spec, source string, nx, ny int, hx, hy, ox, oy float64, boundary, options string) (h int64, err error) {
 	defer recoverInto(&err)
@@ -57,7 +57,7 @@ func NewSimulation(spec, source string, nx, ny int, hx, hy, ox, oy float64, boun
 	if err != nil {
 		return 0, bridge(err)
 	}
-	backend, note, err := selectBackendFor(o.backendOptions, o.Precision)
+	backend, note, err := selectBackend(o.backendOptions)
 	if err != nil {
 		return 0, bridge(err)
 	}
@@ -389,7 +389,7 @@ func LoadSimulation(path, options string) (h int64, err error) {
 			return 0, bridge(err)
 		}
 	}
-	backend, note, err := selectBackendFor(o.backendOptions, prec)
+	backend, note, err := selectBackend(o.backendOptions)
 	if err != nil {
 		return 0, bridge(err)
 	}

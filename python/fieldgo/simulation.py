@@ -76,7 +76,7 @@ def _finite_param(name, v):
 class Simulation:
     """A theory on a lattice with a backend: fields, flows and observables.
 
-    ``precision``: ``"float64"`` (default) or ``"float32"``, a CUDA backend option.
+    ``precision``: ``"float64"`` (default) or ``"float32"``.
     float32 is a *storage* precision: the field, the velocity and the flow's stage
     gradients live on the GPU as float32 (half the bytes each step moves and half the
     device memory; on the H200 1.16-1.27x faster per step at 1024^2-2048^2, no faster at
@@ -94,8 +94,10 @@ class Simulation:
     warns (PrecisionWarning) and, if the flow cannot get there, runs to ``max_steps`` and
     reports converged False (never a false convergence). The energy and the integrals of
     a float32-relaxed soliton agree with float64's to a few 1e-8 (relative).
-    docs/performance/gpu.md has the measured errors, floors and speed. On the CPU, or
-    with ``backend="auto"`` and no usable GPU, float32 is refused with a BackendError.
+    docs/performance/gpu.md has the measured errors, floors and speed. On the CPU the
+    same numbers are kept in float64 memory (every stored value rounded to float32, so
+    ``sim.field`` stays a zero-copy view): a float32 run can be made and checked without
+    a GPU, but it saves neither memory nor time there.
     """
 
     def __init__(self, theory, grid=(128, 128), spacing=0.1, boundary="fixed", backend="auto",
