@@ -128,13 +128,7 @@ func (it *Integrator) forces(withPot bool) error {
 		it.solver.compute(s.X, s.Y, s.Z, s.M, it.ax, it.ay, it.az, nil)
 	}
 	it.haveAcc, it.havePot = true, withPot
-	for i := range it.ax {
-		if !finite(it.ax[i]) || !finite(it.ay[i]) || !finite(it.az[i]) {
-			return errs.New(errs.Divergence, "step %d: body %d has a non-finite acceleration (%v, %v, %v): "+
-				"two bodies coincide with no softening?", it.step, i, it.ax[i], it.ay[i], it.az[i])
-		}
-	}
-	return nil
+	return it.checkAccelerations()
 }
 
 // Diagnose returns energies and momenta of the current state.
@@ -267,6 +261,11 @@ func (it *Integrator) download(withPot bool) error {
 		return err
 	}
 	it.haveAcc, it.havePot = true, withPot
+	return it.checkAccelerations()
+}
+
+// checkAccelerations names the first body whose acceleration is not finite.
+func (it *Integrator) checkAccelerations() error {
 	for i := range it.ax {
 		if !finite(it.ax[i]) || !finite(it.ay[i]) || !finite(it.az[i]) {
 			return errs.New(errs.Divergence, "step %d: body %d has a non-finite acceleration (%v, %v, %v): "+

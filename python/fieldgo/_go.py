@@ -42,6 +42,25 @@ class _Go:
 go = _Go()
 
 
+def import_batch(pair: int):
+    """The record batch in a Go pair block (ArrowPairArray + its schema), freeing
+    the block; pyarrow owns the data from here (its release callback)."""
+    import pyarrow as pa
+
+    try:
+        return pa.RecordBatch._import_from_c(go.ArrowPairArray(pair), pair)
+    finally:
+        go.FreeArrowPair(pair)
+
+
+def import_table(pair: int):
+    """import_batch as a one-batch Table (Table.from_batches: pa.table would import
+    pandas, 0.2-0.3 s the first time)."""
+    import pyarrow as pa
+
+    return pa.Table.from_batches([import_batch(pair)])
+
+
 def _warn_fork():
     warnings.warn(
         "fork() after fieldgo loaded the Go runtime: the child can hang if it uses fieldgo "

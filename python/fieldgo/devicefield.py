@@ -81,30 +81,27 @@ def _drop(token) -> None:
         _live.pop(token or 0, None)
 
 
-@ctypes.CFUNCTYPE(None, ctypes.POINTER(_Schema))
-def _release_schema(p):
-    s = p.contents
-    for i in range(s.n_children):
-        c = s.children[i].contents
-        if c.release:
-            ctypes.cast(c.release, _RELEASE_SCHEMA)(s.children[i])
-    _drop(s.private_data)
-    s.release = None
-
-
-@ctypes.CFUNCTYPE(None, ctypes.POINTER(_Array))
-def _release_array(p):
-    a = p.contents
-    for i in range(a.n_children):
-        c = a.children[i].contents
-        if c.release:
-            ctypes.cast(c.release, _RELEASE_ARRAY)(a.children[i])
-    _drop(a.private_data)
-    a.release = None
-
-
 _RELEASE_SCHEMA = ctypes.CFUNCTYPE(None, ctypes.POINTER(_Schema))
 _RELEASE_ARRAY = ctypes.CFUNCTYPE(None, ctypes.POINTER(_Array))
+
+
+def _releaser(ftype):
+    """The release callback of an ArrowSchema or ArrowArray (the same protocol):
+    release the children still held, drop what the structure points to, mark it
+    released."""
+    @ftype
+    def release(p):
+        x = p.contents
+        for i in range(x.n_children):
+            if x.children[i].contents.release:
+                ctypes.cast(x.children[i].contents.release, ftype)(x.children[i])
+        _drop(x.private_data)
+        x.release = None
+    return release
+
+
+_release_schema = _releaser(_RELEASE_SCHEMA)
+_release_array = _releaser(_RELEASE_ARRAY)
 _RELEASE_SCHEMA_ADDR = ctypes.cast(_release_schema, ctypes.c_void_p).value
 _RELEASE_ARRAY_ADDR = ctypes.cast(_release_array, ctypes.c_void_p).value
 

@@ -15,7 +15,7 @@ import threading
 import numpy as np
 import pyarrow as pa
 
-from ._go import go
+from ._go import go, import_batch
 from .errors import FormatError, LayoutError, ReleasedError, ShapeError
 from .lattice import Lattice
 
@@ -107,11 +107,7 @@ class Field:
         """The field as a pyarrow RecordBatch sharing its memory."""
         with self._lock:
             if self._batch is None:
-                pair = go.ExportField(self._h())
-                try:
-                    self._batch = pa.RecordBatch._import_from_c(go.ArrowPairArray(pair), pair)
-                finally:
-                    go.FreeArrowPair(pair)
+                self._batch = import_batch(go.ExportField(self._h()))
             elif self._handle is None:
                 raise ReleasedError("the field has been released")
             return self._batch

@@ -29,7 +29,7 @@ import os
 import numpy as np
 import pyarrow as pa
 
-from ._go import go
+from ._go import go, import_batch, import_table
 from .errors import BackendError, LayoutError, ParameterError, ShapeError
 
 __all__ = ["accelerations", "integrate", "plummer", "error_bound_k", "unit_roundoff"]
@@ -131,13 +131,6 @@ def _to_go(batch: pa.RecordBatch, fn, *args):
         go.FreeArrowPair(pair)
 
 
-def _from_go(pair: int) -> pa.RecordBatch:
-    try:
-        return pa.RecordBatch._import_from_c(go.ArrowPairArray(pair), pair)
-    finally:
-        go.FreeArrowPair(pair)
-
-
 def _finite_number(v, name: str) -> float:
     if isinstance(v, bool) or not isinstance(v, numbers.Real):
         raise ParameterError(f"{name} must be a number, got {v!r}")
@@ -161,7 +154,7 @@ def accelerations(positions, masses, softening: float = 0.0, precision: str = "f
     m = _masses(masses, n)
     eps = _finite_number(softening, "softening")
     batch = _batch({"x": x[:, 0], "y": x[:, 1], "z": x[:, 2], "m": m})
-    out = _from_go(_to_go(batch, go.NBodyAccelerations, eps, prec, int(threads), bool(potentials),
+    out = import_batch(_to_go(batch, go.NBodyAccelerations, eps, prec, int(threads), bool(potentials),
                                backend))
     acc = np.column_stack([out.column(c).to_numpy() for c in ("ax", "ay", "az")]) if n else np.zeros((0, 3))
     if potentials:
@@ -180,7 +173,7 @@ def plummer(n: int, seed: int = 0, *, exact: bool = True):
         raise ParameterError(f"n must be an integer, got {n!r}")
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise ParameterError(f"seed must be an integer, got {seed!r}")
-    b = _from_go(go.NBodyPlummer(int(n), int(seed) & 0x7FFFFFFFFFFFFFFF, bool(exact)))
+    b = import_batch(go.NBodyPlummer(int(n), int(seed) & 0x7FFFFFFFFFFFFFFF, bool(exact)))
     col = {c: b.column(c).to_numpy() for c in b.schema.names}
     pos = np.column_stack([col["x"], col["y"], col["z"]])
     vel = np.column_stack([col["vx"], col["vy"], col["vz"]])
@@ -210,7 +203,7 @@ class _Run:
             while True:
                 p = go.NBodyNext(self.h, _WAIT_MS)
                 if p:
-                    yield _from_go(p)
+                    yield import_batch(p)
                 elif go.NBodyFinished(self.h):
                     return
         except KeyboardInterrupt:
@@ -226,7 +219,7 @@ class _Run:
             raise
 
     def energies(self) -> pa.Table:
-        return pa.table(_from_go(go.NBodyDiagnostics(self.h)))
+        return import_table(go.NBodyDiagnostics(self.h))
 
     def close(self):
         if self.h is not None:

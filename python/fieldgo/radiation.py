@@ -27,7 +27,7 @@ import threading
 import numpy as np
 import pyarrow as pa
 
-from ._go import go
+from ._go import go, import_batch, import_table
 from .errors import ParameterError, ShapeError, BackendError
 
 __all__ = ["fields", "trajectory_table", "from_lab_time", "validate", "Cube", "spectrum",
@@ -67,13 +67,6 @@ def _export(batch: pa.RecordBatch) -> int:
         go.FreeArrowPair(pair)
         raise
     return pair
-
-
-def _import(pair: int) -> pa.RecordBatch:
-    try:
-        return pa.RecordBatch._import_from_c(go.ArrowPairArray(pair), pair)
-    finally:
-        go.FreeArrowPair(pair)
 
 
 def _metadata(units, c, charge, mass) -> dict:
@@ -123,7 +116,7 @@ def from_lab_time(t, x, y, z, vx, vy, vz, *, particle=None, charge=1.0, mass=1.0
         out = go.TrajectoryFromLabTime(pair, str(units), float(c), enc(charge), enc(mass))
     finally:
         go.FreeArrowPair(pair)
-    return pa.table(_import(out))
+    return import_table(out)
 
 
 def validate(trajectories, tolerance: float = 1e-6) -> dict:
@@ -285,7 +278,7 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
         go.RadiationReleaseJob(job)
     if "error" in box:
         raise box["error"]
-    return Cube(_import(box["pair"]), o, s, ts)
+    return Cube(import_batch(box["pair"]), o, s, ts)
 
 
 # --- spectra and harmonic maps (numpy FFT) ---

@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 import pyarrow as pa
 
-from ._go import go
+from ._go import go, import_table
 from .errors import BackendError, ParameterError, ReleasedError, ShapeError, SpecError
 from .field import Field
 from .lattice import Lattice
@@ -345,12 +345,7 @@ class Simulation:
         return json.loads(box["status"])
 
     def _flow_history(self) -> pa.Table:
-        pair = go.SimHistory(self._h(), 0)
-        try:
-            # from_batches, not pa.table: pa.table imports pandas (0.2-0.3 s on a first step)
-            return pa.Table.from_batches([pa.RecordBatch._import_from_c(go.ArrowPairArray(pair), pair)])
-        finally:
-            go.FreeArrowPair(pair)
+        return import_table(go.SimHistory(self._h(), 0))
 
     @property
     def history(self) -> pa.Table:

@@ -206,21 +206,25 @@ def _save_field(sim, point: _Point):
     fs, _ = _fs(point.out)
     target = point.files["arrow"]
     if fs is None:
-        # Written under a temporary name and renamed: a killed worker never leaves a
-        # half file under the point's name.
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".tmp-", suffix=".arrow")
-        os.close(fd)
-        try:
-            sim.save(tmp)
-            os.replace(tmp, target)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+        _replace_atomically(target, sim.save)
         return
     with tempfile.TemporaryDirectory(prefix="fieldgo-sweep-") as d:
         local = os.path.join(d, "point.arrow")
         sim.save(local)
         fs.put(local, _strip(fs, target))
+
+
+def _replace_atomically(target: str, write):
+    """write(path) to a temporary file beside target, then rename it over target: a
+    killed worker never leaves a half file under the point's name."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".tmp-", suffix=os.path.basename(target))
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
 
 
 def _write_row(row: dict, point: _Point):
@@ -231,15 +235,10 @@ def _write_row(row: dict, point: _Point):
 def _write_bytes(out: str, target: str, data: bytes):
     fs, _ = _fs(out)
     if fs is None:
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".tmp-",
-                                   suffix=os.path.basename(target))
-        try:
-            with os.fdopen(fd, "wb") as f:
+        def write(path):
+            with open(path, "wb") as f:
                 f.write(data)
-            os.replace(tmp, target)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+        _replace_atomically(target, write)
         return
     with fs.open(_strip(fs, target), "wb") as f:
         f.write(data)
