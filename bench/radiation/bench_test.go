@@ -13,7 +13,9 @@ import (
 // scene is P charges on circular orbits (beta = 0.5 .. 0.8, 8 periods, 1024
 // knots per period) seen by O observers on a sphere of radius 50, S samples
 // over two orbital periods each. Sizes can be raised with FIELDGO_RAD_O,
-// FIELDGO_RAD_S, FIELDGO_RAD_P for a big machine.
+// FIELDGO_RAD_S, FIELDGO_RAD_P for a big machine; FIELDGO_RAD_KPP sets the
+// knots per period (1024: a sample advances ~8 knot intervals; 64: ~2 samples
+// per interval, where coef_reuse keeps an interval across samples).
 type scene struct {
 	src     radiation.Source
 	obs     radiation.Observers
@@ -31,7 +33,8 @@ func env(name string, def int) int {
 
 func newScene(tb testing.TB) *scene {
 	O, S, P := env("FIELDGO_RAD_O", 256), env("FIELDGO_RAD_S", 512), env("FIELDGO_RAD_P", 4)
-	const periods, per = 8, 1024
+	const periods = 8
+	per := env("FIELDGO_RAD_KPP", 1024)
 	var tk []float64
 	off := []int{0}
 	st := make([][]float64, 8)

@@ -90,6 +90,7 @@ func matchCPU(t *testing.T, d *gpuradiation.Device, sc *scene, what string) {
 			cpu := fieldsOn(t, sc, opt)
 			opt.Device = d
 			g := fieldsOn(t, sc, opt)
+			sameBits(t, d, sc, opt, g, what+" "+m.String()+" "+s)
 			worst := 0.0
 			nan := 0
 			for k := range cpu.Data {
@@ -130,6 +131,7 @@ func matchCPU(t *testing.T, d *gpuradiation.Device, sc *scene, what string) {
 	cpu := fieldsOn(t, sc, opt)
 	opt.Device, opt.Precision = d, radiation.Float32
 	g := fieldsOn(t, sc, opt)
+	sameBits(t, d, sc, opt, g, what+" float32")
 	for k := 0; k < 3; k++ {
 		scale, worst := 0.0, 0.0
 		for i, v := range cpu.Data[k] {
@@ -142,6 +144,28 @@ func matchCPU(t *testing.T, d *gpuradiation.Device, sc *scene, what string) {
 	g.Release()
 }
 
+// sameBits: the kernels the default does not use at opt's precision (the
+// split ones in float64, the tiled ones in float32) give the default's cube
+// want bit for bit, NaN samples (no root) and retarded times included.
+func sameBits(t *testing.T, d *gpuradiation.Device, sc *scene, opt radiation.Options, want *radiation.Cube, what string) {
+	t.Helper()
+	d.Variant = gpuradiation.Split
+	if gpuradiation.Effective("", opt.Precision) == gpuradiation.Split {
+		d.Variant = gpuradiation.Tiled
+	}
+	c := fieldsOn(t, sc, opt)
+	launch, variant := d.LastLaunch, d.Variant
+	d.Variant = ""
+	defer c.Release()
+	for k := range c.Data {
+		for i, v := range c.Data[k] {
+			if math.Float64bits(v) != math.Float64bits(want.Data[k][i]) {
+				t.Fatalf("%s, %s (%s): %s[%d] = %v, the default gave %v", what, variant, launch, c.Columns[k], i, v, want.Data[k][i])
+			}
+		}
+	}
+}
+
 // TestGPUSearchesBitIdentical: on the GPU the cold, warm and cached (coef
 // reuse) kernels give the same cube bit for bit, in both precisions and both
 // methods (they share one polynomial evaluation; only the interval search
@@ -149,7 +173,9 @@ func matchCPU(t *testing.T, d *gpuradiation.Device, sc *scene, what string) {
 // (other blocks and tiles, a tile that does not divide S, observers
 // unsorted, a grid that loops over observer slots) and, in float64 Newton, the comparison kernels (one thread per
 // observer, interval records and column-major): the tiles add the particles
-// in the same order.
+// in the same order. So do the split kernels (roots per (observer,
+// particle), then fields per (observer, sample)), in every method, search
+// and precision, in one chunk of observers or several, other launch shapes.
 func TestGPUSearchesBitIdentical(t *testing.T) {
 	d := gpu(t)
 	t.Setenv("FIELDGO_RAD_O", "1000")
@@ -164,13 +190,18 @@ func TestGPUSearchesBitIdentical(t *testing.T) {
 		unsorted    bool
 		variant     string
 		newtonF64   bool // the comparison kernels exist for Newton float64 only
+		scratch     int  // split: Device.SplitScratch (bytes)
 	}
 	runs := []run{{search: "warm"}, {search: "reuse"}, {search: "reuse"},
 		{search: "reuse", block: 32, tile: 3}, {search: "warm", block: 128, tile: 2, unsorted: true}, {search: "cold", tile: 8},
 		{search: "reuse", grid: 3}, {search: "warm", grid: 2, tile: 7},
 		{search: "cold", variant: gpuradiation.Obs, newtonF64: true}, {search: "reuse", variant: gpuradiation.Obs, newtonF64: true},
 		{search: "cold", variant: gpuradiation.ColumnMajor, newtonF64: true}, {search: "warm", variant: gpuradiation.ColumnMajor, newtonF64: true},
-		{search: "reuse", variant: gpuradiation.ColumnMajor, newtonF64: true}}
+		{search: "reuse", variant: gpuradiation.ColumnMajor, newtonF64: true},
+		{search: "cold", variant: gpuradiation.Split}, {search: "warm", variant: gpuradiation.Split}, {search: "reuse", variant: gpuradiation.Split},
+		// Several chunks of observers (float64: at most 300 observers. scratch, 4 chunks of 256, the last 232).
+		{search: "reuse", variant: gpuradiation.Split, scratch: 300 * 256 * 3 * 12},
+		{search: "warm", variant: gpuradiation.Split, block: 64, tile: 5, unsorted: true, scratch: 100 * 256 * 3 * 12}}
 	options := func(prec radiation.Precision, m radiation.Method, search string) radiation.Options {
 		opt := radiation.DefaultOptions()
 		opt.Method, opt.Precision, opt.Device, opt.Retarded = m, prec, d, true
@@ -182,16 +213,21 @@ func TestGPUSearchesBitIdentical(t *testing.T) {
 	}
 	for _, prec := range []radiation.Precision{radiation.Float64, radiation.Float32} {
 		for _, m := range []radiation.Method{radiation.Newton, radiation.RK4} {
+			d.Variant = gpuradiation.Tiled // the base: the tiled kernels in either precision
 			base := fieldsOn(t, sc, options(prec, m, "cold"))
-			n := 0
+			d.Variant = ""
+			n, split := 0, 0
 			for _, r := range runs {
 				if r.newtonF64 && (prec != radiation.Float64 || m != radiation.Newton) {
 					continue
 				}
-				d.BlockSize, d.Tile, d.MaxGrid, d.Unsorted, d.Variant = r.block, r.tile, r.grid, r.unsorted, r.variant
+				d.BlockSize, d.Tile, d.MaxGrid, d.Unsorted, d.Variant, d.SplitScratch = r.block, r.tile, r.grid, r.unsorted, cmp.Or(r.variant, gpuradiation.Tiled), r.scratch
 				c := fieldsOn(t, sc, options(prec, m, r.search))
 				launch := d.LastLaunch
-				d.BlockSize, d.Tile, d.MaxGrid, d.Unsorted, d.Variant = 0, 0, 0, false, ""
+				d.BlockSize, d.Tile, d.MaxGrid, d.Unsorted, d.Variant, d.SplitScratch = 0, 0, 0, false, "", 0
+				if r.variant == gpuradiation.Split {
+					split++
+				}
 				for k := range c.Data {
 					for i, v := range c.Data[k] {
 						if math.Float64bits(v) != math.Float64bits(base.Data[k][i]) {
@@ -211,8 +247,8 @@ func TestGPUSearchesBitIdentical(t *testing.T) {
 			if nan != 0 {
 				t.Fatalf("%v %v: %d NaN samples", prec, m, nan)
 			}
-			t.Logf("%v %v: %d runs (warm, reuse twice, other blocks/tiles/grids/order%s) bit-identical to cold over %d samples x %d columns",
-				prec, m, n, map[bool]string{true: ", one thread per observer, column-major", false: ""}[n > 8], sc.O*sc.S, len(base.Columns))
+			t.Logf("%v %v: %d runs (warm, reuse twice, other blocks/tiles/grids/order%s, %d split) bit-identical to cold over %d samples x %d columns",
+				prec, m, n, map[bool]string{true: ", one thread per observer, column-major", false: ""}[n-split > 8], split, sc.O*sc.S, len(base.Columns))
 			base.Release()
 		}
 	}
@@ -248,7 +284,7 @@ func BenchmarkGPURadiation(b *testing.B) {
 	type variant struct {
 		name        string
 		opt         radiation.Options
-		kind        string // gpuradiation.Obs, or "" (tiled)
+		kind        string // Device.Variant: "" (the default), Tiled, Obs, Split
 		block, tile int
 		unsorted    bool
 	}
@@ -266,6 +302,10 @@ func BenchmarkGPURadiation(b *testing.B) {
 		{name: "newton2_f32_warm_reuse", opt: mk(func(o *radiation.Options) { o.Precision = radiation.Float32 })},
 		{name: "rk4x4_f64_warm", opt: mk(func(o *radiation.Options) { o.Method, o.CoefReuse = radiation.RK4, false })},
 		{name: "rk4x4_f64_warm_reuse", opt: mk(func(o *radiation.Options) { o.Method = radiation.RK4 })},
+		// Two phases: roots per (observer, particle), then fields per (observer, sample).
+		{name: "newton2_f64_naive_cold_split", opt: naive, kind: gpuradiation.Split},
+		{name: "newton2_f64_warm_reuse_split", opt: def, kind: gpuradiation.Split},
+		{name: "newton2_f32_warm_reuse_tiled", opt: mk(func(o *radiation.Options) { o.Precision = radiation.Float32 }), kind: gpuradiation.Tiled},
 	}
 	// Launch shapes of the default kernel (block x tile <= 48 KiB of shared).
 	for _, bt := range [][2]int{{64, 4}, {32, 4}, {64, 8}, {32, 16}} {
@@ -273,7 +313,8 @@ func BenchmarkGPURadiation(b *testing.B) {
 	}
 	rates := map[string]float64{}
 	for _, v := range variants {
-		kname := v.opt.Kernel() + v.kind
+		kind := gpuradiation.Effective(v.kind, v.opt.Precision)
+		kname := v.opt.Kernel() + kind
 		fn, err := d.Module().Function(kname)
 		if err != nil {
 			b.Fatal(err)
@@ -297,7 +338,21 @@ func BenchmarkGPURadiation(b *testing.B) {
 			b.ReportMetric(samples*float64(b.N)/b.Elapsed().Seconds(), "wall-samples/s")
 			b.ReportMetric(kernel/float64(b.N)*1e3, "kernel-ms")
 		})
-		if v.kind != gpuradiation.Obs { // occupancy at the launch's shape
+		if kind == gpuradiation.Split { // both kernels, at the launch's shapes
+			ls := d.LastSplit
+			field, err := d.Module().Function(gpuradiation.SplitFieldKernel(v.opt))
+			if err != nil {
+				b.Fatal(err)
+			}
+			in = fn.DescribeAt(ls.SolveBlock, 0)
+			fi := field.DescribeAt(32*ls.Tile, ls.Shared)
+			b.Logf("%-44s %-30s %3d registers, spill %d/%d B, local %d B, block %d, %d blocks/SM, occupancy %.2f",
+				v.name, in.Name, in.Registers, in.SpillStores, in.SpillLoads, in.LocalBytes, ls.SolveBlock, in.BlocksPerSM, in.Occupancy)
+			b.Logf("%-44s %-30s %3d registers, spill %d/%d B, local %d B, block 32x%d, %d blocks/SM, occupancy %.2f: %s: %.3g samples/s",
+				v.name, fi.Name, fi.Registers, fi.SpillStores, fi.SpillLoads, fi.LocalBytes, ls.Tile, fi.BlocksPerSM, fi.Occupancy, d.LastLaunch, rates[v.name])
+			continue
+		}
+		if kind != gpuradiation.Obs { // occupancy at the launch's shape
 			block, tile, fb := cmp.Or(v.block, gpuradiation.DefaultBlock), cmp.Or(v.tile, gpuradiation.DefaultTile), 8
 			if v.opt.Precision == radiation.Float32 {
 				fb = 4
@@ -314,6 +369,9 @@ func BenchmarkGPURadiation(b *testing.B) {
 	b.Logf("tiles over one thread per observer (same math): naive x%.2f, warm+reuse x%.2f; default over the one-thread-per-observer naive kernel x%.2f",
 		rates["newton2_f64_naive_cold"]/rates["newton2_f64_naive_cold_obs"], r/rates["newton2_f64_warm_reuse_obs"], r/rates["newton2_f64_naive_cold_obs"])
 	b.Logf("direction order over given order: x%.2f", r/rates["newton2_f64_warm_reuse_unsorted"])
+	b.Logf("split (two phases) over tiled: Newton f64 warm+reuse %.3g samples/s x%.2f, naive x%.2f, f32 warm+reuse (split: the f32 default) x%.2f",
+		rates["newton2_f64_warm_reuse_split"], rates["newton2_f64_warm_reuse_split"]/r,
+		rates["newton2_f64_naive_cold_split"]/rates["newton2_f64_naive_cold"], rates["newton2_f32_warm_reuse"]/rates["newton2_f32_warm_reuse_tiled"])
 	b.Logf("warm search over cold (no reuse): float64 x%.2f, float32 x%.2f", rates["newton2_f64_warm"]/rates["newton2_f64_naive_cold"],
 		rates["newton2_f32_warm"]/rates["newton2_f32_naive_cold"])
 	b.Logf("coef_reuse on/off: Newton f64 x%.2f, f32 x%.2f, RK4 f64 x%.2f", r/rates["newton2_f64_warm"],

@@ -24,20 +24,49 @@ import (
 // __launch_bounds__ or __maxnreg__ spilled (116 B at 168 registers). The
 // budgets are sm_90 occupancy steps: 224 (float64: at least 9 warps per SM)
 // and 144 (float32: 14). A kernel above its budget, or any spill, fails.
-func radiationBudget(kernel string) int {
-	if strings.HasSuffix(kernel, "_f32") {
+//
+// The split variant (2026-11-29): its solve kernels (fg_rad_<method>_<search>_<f64|f32>_split)
+// are the tiled walker without the field and its sums, under the same
+// budgets (NVRTC 13.5, sm_90: float64 154-204, RK4 cold the most, float32
+// 89-115); its field kernels (fg_rad_field_<f64|f32>_split) hold one
+// interval's state and acceleration records, the field's temporaries and the
+// 10 double sums: float64 100, float32 76. Their budgets are the steps that
+// keep the blocks of 32 x 8 threads resident: 128 (float64: 2 blocks, 16
+// warps per SM) and 80 (float32: 3 blocks, 24 warps). Capping them lower
+// with __launch_bounds__ spilled (float64: 40 B at 80 registers).
+//
+// sm_80 allocates a few more registers to the same code: there RK4 cold
+// float64 (tiled and split) takes 231 (NVRTC 13.5), over 224, so it has its
+// own budget of 232 (still 8 warps per SM on an A100's 64K registers).
+func radiationBudget(kernel, arch string) int {
+	f32 := strings.HasSuffix(kernel, "_f32") || strings.HasSuffix(kernel, "_f32_split")
+	switch {
+	case arch == "sm_80" && strings.HasPrefix(kernel, "fg_rad_rk4_cold_f64"):
+		return 232
+	case strings.HasPrefix(kernel, "fg_rad_field_") && f32:
+		return 80
+	case strings.HasPrefix(kernel, "fg_rad_field_"):
+		return 128
+	case f32:
 		return 144
 	}
 	return 224
 }
 
 // TestRadiationKernelCompiles compiles kernels/src/radiation.cu with NVRTC
-// (no GPU needed) and checks every entry point's registers and spills.
+// (no GPU needed) for sm_80 and sm_90 (or FIELDGO_ARCH) and checks every
+// entry point's registers and spills.
 func TestRadiationKernelCompiles(t *testing.T) {
-	arch := os.Getenv("FIELDGO_ARCH")
-	if arch == "" {
-		arch = "sm_90"
+	arches := []string{"sm_80", "sm_90"}
+	if a := os.Getenv("FIELDGO_ARCH"); a != "" {
+		arches = []string{a}
 	}
+	for _, arch := range arches {
+		t.Run(arch, func(t *testing.T) { radiationKernelsFit(t, arch) })
+	}
+}
+
+func radiationKernelsFit(t *testing.T, arch string) {
 	path, major, minor, err := cuda.NVRTCVersion()
 	if err != nil {
 		t.Skipf("NVRTC not available, so the CUDA kernel cannot be compiled here: %v", err)
@@ -79,8 +108,8 @@ func TestRadiationKernelCompiles(t *testing.T) {
 		if r.SpillStores != 0 || r.SpillLoads != 0 {
 			t.Errorf("%s spills (%d B stores, %d B loads)", k, r.SpillStores, r.SpillLoads)
 		}
-		if r.Registers > radiationBudget(k) {
-			t.Errorf("%s uses %d registers, over its budget %d", k, r.Registers, radiationBudget(k))
+		if r.Registers > radiationBudget(k, arch) {
+			t.Errorf("%s uses %d registers, over its budget %d", k, r.Registers, radiationBudget(k, arch))
 		}
 	}
 	t.Logf("NVRTC %d.%d (%s), %s, %s:%s", major, minor, path, arch, cuda.NVRTCOptions(arch), sb.String())

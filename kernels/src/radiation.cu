@@ -24,6 +24,11 @@
 // global scratch, P x (gridDim.x * B), coalesced. Blocks loop over observer
 // slots (grid-stride), so the scratch is sized by the grid, not by O.
 //
+// The split entry points (below fg_rad_tiled) compute the same cube in two
+// launches: the roots per (observer, particle), then the fields per
+// (observer, sample). They are float32's default (measured faster there) and
+// float64's comparison (slower there): gpuradiation.Effective.
+//
 // Comparison entry points (the benchmark's): "_obs" (one thread per observer
 // looping particles, then samples, adding into the cube: the structure before
 // the tiles; Newton float64 cold and reuse) and "_cm" (the same reading the
@@ -69,8 +74,10 @@ template <typename F> struct fg_rad_args {
   double* tret;  // P * O * S, or NULL
   const F* rec;  // N * FG_RAD_REC interval records (interval-major layout)
   const int* perm;  // O: the observer of each slot (tiled kernels), or NULL: identity
-  F* w_tau; F* w_ifp; int* w_idx; int* w_step;  // walker scratch, P x gridDim.x * blockDim.x (tiled)
+  F* w_tau; F* w_ifp; int* w_idx; int* w_step;  // walker scratch, P x gridDim.x * blockDim.x (tiled);
+                                                 // split: w_tau, w_idx are the roots, P x S x oc
   int tile; int pad_;  // samples per tile (tiled)
+  int o0; int oc;      // split: this launch's observer slots o0 .. o0+oc-1
 };
 
 enum { FG_RAD_COLD = 0, FG_RAD_WARM = 1, FG_RAD_REUSE = 2 };
@@ -265,21 +272,51 @@ static __device__ __forceinline__ F fg_rad_newton_step(const fg_rad_observer<F>&
   return fn * Rc / (Rr * fpn);
 }
 
+// The part of the field that depends on the state only (the direction n,
+// the velocity beta, kappa = 1 - n.beta) and the predictor dtau/dt' =
+// 1/(ut kappa) made of it, in three pieces that fg_rad_lw calls in its own
+// order (fg_rad_lw_dir, then the acceleration's terms, fg_rad_lw_kappa, and
+// fg_rad_lw_ifp last) and the split solve calls back to back (it has the
+// state at tau but not the acceleration): the predictor is the same code,
+// and gives the same bits, in both.
+template <typename F> struct fg_rad_kin { F iR, nx, ny, nz, ut, iut, icut, bx, by, bz, ik; };
+
+template <typename F>
+static __device__ __forceinline__ void fg_rad_lw_dir(const fg_rad_observer<F>& o, const F* st, fg_rad_kin<F>& k) {
+  F rx = o.x - st[1], ry = o.y - st[2], rz = o.z - st[3];
+  k.iR = 1 / fg_rad_sqrt(rx * rx + ry * ry + rz * rz);
+  k.nx = rx * k.iR; k.ny = ry * k.iR; k.nz = rz * k.iR;
+  k.ut = st[4];
+  k.iut = 1 / k.ut;
+  k.icut = o.ic * k.iut;
+  k.bx = st[5] * k.icut; k.by = st[6] * k.icut; k.bz = st[7] * k.icut;
+}
+template <typename F> static __device__ __forceinline__ void fg_rad_lw_kappa(fg_rad_kin<F>& k) {
+  F kappa = 1 - (k.nx * k.bx + k.ny * k.by + k.nz * k.bz);
+  k.ik = 1 / kappa;
+}
+template <typename F> static __device__ __forceinline__ F fg_rad_lw_ifp(const fg_rad_kin<F>& k) { return k.iut * k.ik; }
+
+// The predictor alone (the split solve): the state at tau in, dtau/dt' out.
+template <typename F> static __device__ __forceinline__ F fg_rad_predictor(const fg_rad_observer<F>& o, const F* st) {
+  fg_rad_kin<F> k;
+  fg_rad_lw_dir(o, st, k);
+  fg_rad_lw_kappa(k);
+  return fg_rad_lw_ifp(k);
+}
+
 template <typename F>
 static __device__ __forceinline__ F fg_rad_lw(const fg_rad_observer<F>& o, const F* st, const F* ac, F q, F* acc) {
-  F rx = o.x - st[1], ry = o.y - st[2], rz = o.z - st[3];
-  F iR = 1 / fg_rad_sqrt(rx * rx + ry * ry + rz * rz);
-  F nx = rx * iR, ny = ry * iR, nz = rz * iR;
-  F ut = st[4];
-  F iut = 1 / ut;
-  F icut = o.ic * iut;
-  F bx = st[5] * icut, by = st[6] * icut, bz = st[7] * icut;
+  fg_rad_kin<F> k;
+  fg_rad_lw_dir(o, st, k);
+  const F iR = k.iR, nx = k.nx, ny = k.ny, nz = k.nz, ut = k.ut, iut = k.iut, icut = k.icut;
+  const F bx = k.bx, by = k.by, bz = k.bz;
   F icut3 = icut * iut * iut;
   F dbx = (ac[1] * ut - st[5] * ac[0]) * icut3;
   F dby = (ac[2] * ut - st[6] * ac[0]) * icut3;
   F dbz = (ac[3] * ut - st[7] * ac[0]) * icut3;
-  F kappa = 1 - (nx * bx + ny * by + nz * bz);
-  F ik = 1 / kappa;
+  fg_rad_lw_kappa(k);
+  const F ik = k.ik;
   F ik3 = ik * ik * ik;
   F mx = nx - bx, my = ny - by, mz = nz - bz;
   F cv = q * iut * iut * ik3 * iR * iR;
@@ -295,7 +332,7 @@ static __device__ __forceinline__ F fg_rad_lw(const fg_rad_observer<F>& o, const
   acc[5] += nx * ey - ny * ex;
   F phi = q * ik * iR;
   acc[6] += phi; acc[7] += phi * bx; acc[8] += phi * by; acc[9] += phi * bz;
-  return iut * ik;  // dtau/dt' for the next sample's predictor
+  return fg_rad_lw_ifp(k);  // dtau/dt' for the next sample's predictor
 }
 
 template <typename F> static __device__ __forceinline__ F fg_rad_abs(F x) { return x < 0 ? -x : x; }
@@ -507,6 +544,125 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
   }
 }
 
+// The split kernels (Device.Variant "_split"): two launches per chunk of oc
+// observer slots (o0 ..), through a scratch of the roots, tau (F) and the
+// interval that evaluates the field at it (int, -1: no root), both laid out
+// [p][s][slot - o0] (P x S x oc), so that both phases read and write it
+// coalesced.
+//
+// Phase A, fg_rad_split_solve (fg_rad_<method>_<search>_<f64|f32>_split):
+// one thread per (slot, particle), the slot fastest, walking that pair's S
+// samples in order exactly as the tiled kernel's walker does (the same
+// fg_rad_advance, warm start, search guess and cold solve; its state between
+// tiles is just kept in registers here), the predictor dtau/dt' made by
+// fg_rad_predictor from the state at tau (fg_rad_lw's own code for it). Its
+// roots and intervals are the tiled kernel's: the interval of an evaluation
+// is the one whose knots bracket tau, whatever the search and its guess.
+template <typename F, int METHOD, int SEARCH>
+static __device__ void fg_rad_split_solve(const fg_rad_args<F>& A) {
+  const int oc = A.oc;
+  const long long gid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (gid >= (long long)A.P * oc) return;
+  const int p = (int)(gid / oc), j = (int)(gid - (long long)p * oc);
+  const int slot = A.o0 + j;
+  const int o = A.perm ? A.perm[slot] : slot;
+  fg_rad_observer<F> ob = {A.ox[o], A.oy[o], A.oz[o], A.r0[o], A.c, 1 / A.c};
+  const F* tps = A.tp + (size_t)o * A.S;
+  const int a = A.off[p], b = A.off[p + 1];
+  fg_rad_walker<F, SEARCH, FG_RAD_INTERVAL_MAJOR> w(A, a, b);
+  const F lo = A.t[a], hi = A.t[b - 1];
+  const size_t base = (size_t)p * A.S * oc + j;
+  F* rtau = A.w_tau + base;
+  int* ridx = A.w_idx + base;
+  F st[FG_RAD_NSTATE];
+  F tau = 0, ifp = 1, tprev = 0;
+  bool have = false;
+  int step = 0;
+  for (int s = 0; s < A.S; s++) {
+    const F tp = tps[s];
+    const int i0 = w.idx;
+    w.hint = step;
+    have = fg_rad_advance<F, METHOD, SEARCH, FG_RAD_INTERVAL_MAJOR>(w, ob, tp, tprev, lo, hi, have, ifp, &tau);
+    tprev = tp;
+    int idx = -1;
+    if (have) {
+      w.state(tau, st);  // the tiled kernel's state_accel: the same locate, the same state
+      ifp = fg_rad_predictor(ob, st);
+      step = w.idx - i0;
+      idx = w.idx;
+    }
+    rtau[(size_t)s * oc] = tau;
+    ridx[(size_t)s * oc] = idx;
+  }
+}
+
+// Phase B, fg_rad_split_field (fg_rad_field_<f64|f32>_split): blocks of
+// 32 x T threads, (slot lane, sample), take 32 consecutive slots x T
+// consecutive samples; each thread, for p = 0, 1, ... in order, reads its
+// root (a warp's 32 lanes read 32 consecutive values), fetches the interval's
+// record (state and acceleration), and adds fg_rad_lw's fields into register
+// sums exactly as the tiled kernel adds them into its shared ones (0, then
+// += (double)acc per particle, NaN set where there is no root). The sums go
+// out through shared memory, double [NCOMP][T][32] and int observer[32]
+// (gpuradiation.SplitSharedBytes), each observer's T samples contiguous.
+template <typename F>
+static __device__ void fg_rad_split_field(const fg_rad_args<F>& A) {
+  extern __shared__ double fg_rad_smem[];
+  const int L = blockDim.x, T = blockDim.y, lane = threadIdx.x, k = threadIdx.y;
+  const int tid = k * L + lane, NT = L * T;
+  double* sums = fg_rad_smem;
+  int* sobs = reinterpret_cast<int*>(sums + FG_RAD_NCOMP * T * L);
+  const int nsg = (A.S + T - 1) / T;
+  const int og = blockIdx.x / nsg, sg = blockIdx.x - og * nsg;
+  const int j = og * L + lane, s0 = sg * T, s = s0 + k;
+  const int ns = min(T, A.S - s0);
+  const int o = j < A.oc ? (A.perm ? A.perm[A.o0 + j] : A.o0 + j) : -1;
+  if (k == 0) sobs[lane] = o;
+  const size_t os = (size_t)A.O * A.S;
+  double sum[FG_RAD_NCOMP];
+#pragma unroll
+  for (int c = 0; c < FG_RAD_NCOMP; c++) sum[c] = 0;
+  if (o >= 0 && s < A.S) {
+    fg_rad_observer<F> ob = {A.ox[o], A.oy[o], A.oz[o], A.r0[o], A.c, 1 / A.c};
+    const size_t pstride = (size_t)A.S * A.oc, base = (size_t)s * A.oc + j;
+    F st[FG_RAD_NSTATE], ac[FG_RAD_NACCEL], acc[FG_RAD_NCOMP];
+    for (int p = 0; p < A.P; p++) {
+      const int idx = A.w_idx[p * pstride + base];
+      if (idx < 0) {
+#pragma unroll
+        for (int c = 0; c < FG_RAD_NCOMP; c++) sum[c] = FG_RAD_NAN;
+        if (A.tret) A.tret[p * os + (size_t)o * A.S + s] = FG_RAD_NAN;
+        continue;
+      }
+      const F tau = A.w_tau[p * pstride + base];
+      const F q = A.charge[p];
+      fg_rad_interval<F> iv;
+      fg_rad_accel_interval<F> ia;
+      fg_rad_fetch<F, FG_RAD_INTERVAL_MAJOR>(A, iv, idx);
+      fg_rad_fetch_accel<F, FG_RAD_INTERVAL_MAJOR>(A, ia, idx);
+      fg_rad_state(iv, tau, st);
+      fg_rad_accel(iv, ia, tau, ac);
+#pragma unroll
+      for (int c = 0; c < FG_RAD_NCOMP; c++) acc[c] = 0;
+      fg_rad_lw(ob, st, ac, q, acc);
+#pragma unroll
+      for (int c = 0; c < FG_RAD_NCOMP; c++) sum[c] += (double)acc[c];
+      if (A.tret) A.tret[p * os + (size_t)o * A.S + s] = (double)st[0];
+    }
+  }
+#pragma unroll
+  for (int c = 0; c < FG_RAD_NCOMP; c++) sums[(c * T + k) * L + lane] = sum[c];
+  __syncthreads();
+  // Consecutive threads, consecutive samples of one observer.
+  for (int c = 0; c < FG_RAD_NCOMP; c++) {
+    for (int e = tid; e < L * ns; e += NT) {
+      const int ol = e / ns, kk = e - ol * ns;
+      const int oo = sobs[ol];
+      if (oo >= 0) A.out[c * os + (size_t)oo * A.S + s0 + kk] = sums[(c * T + kk) * L + ol];
+    }
+  }
+}
+
 #define FG_RAD_ENTRY_L(NAME, F, METHOD, SEARCH, LAYOUT)                               \
   extern "C" __global__ void NAME(const fg_rad_args<F> A) {                           \
     int o = blockIdx.x * blockDim.x + threadIdx.x;                                    \
@@ -537,5 +693,24 @@ FG_RAD_ENTRY_L(fg_rad_newton_reuse_f64_obs, double, FG_RAD_NEWTON, FG_RAD_REUSE,
 FG_RAD_ENTRY_L(fg_rad_newton_cold_f64_cm, double, FG_RAD_NEWTON, FG_RAD_COLD, FG_RAD_COLUMN_MAJOR)
 FG_RAD_ENTRY_L(fg_rad_newton_warm_f64_cm, double, FG_RAD_NEWTON, FG_RAD_WARM, FG_RAD_COLUMN_MAJOR)
 FG_RAD_ENTRY_L(fg_rad_newton_reuse_f64_cm, double, FG_RAD_NEWTON, FG_RAD_REUSE, FG_RAD_COLUMN_MAJOR)
+
+// The split kernels: phase A per method, search and precision, phase B per
+// precision.
+#define FG_RAD_ENTRY_SPLIT(NAME, F, METHOD, SEARCH) \
+  extern "C" __global__ void NAME(const fg_rad_args<F> A) { fg_rad_split_solve<F, METHOD, SEARCH>(A); }
+FG_RAD_ENTRY_SPLIT(fg_rad_newton_cold_f64_split, double, FG_RAD_NEWTON, FG_RAD_COLD)
+FG_RAD_ENTRY_SPLIT(fg_rad_newton_warm_f64_split, double, FG_RAD_NEWTON, FG_RAD_WARM)
+FG_RAD_ENTRY_SPLIT(fg_rad_newton_reuse_f64_split, double, FG_RAD_NEWTON, FG_RAD_REUSE)
+FG_RAD_ENTRY_SPLIT(fg_rad_rk4_cold_f64_split, double, FG_RAD_RK4, FG_RAD_COLD)
+FG_RAD_ENTRY_SPLIT(fg_rad_rk4_warm_f64_split, double, FG_RAD_RK4, FG_RAD_WARM)
+FG_RAD_ENTRY_SPLIT(fg_rad_rk4_reuse_f64_split, double, FG_RAD_RK4, FG_RAD_REUSE)
+FG_RAD_ENTRY_SPLIT(fg_rad_newton_cold_f32_split, float, FG_RAD_NEWTON, FG_RAD_COLD)
+FG_RAD_ENTRY_SPLIT(fg_rad_newton_warm_f32_split, float, FG_RAD_NEWTON, FG_RAD_WARM)
+FG_RAD_ENTRY_SPLIT(fg_rad_newton_reuse_f32_split, float, FG_RAD_NEWTON, FG_RAD_REUSE)
+FG_RAD_ENTRY_SPLIT(fg_rad_rk4_cold_f32_split, float, FG_RAD_RK4, FG_RAD_COLD)
+FG_RAD_ENTRY_SPLIT(fg_rad_rk4_warm_f32_split, float, FG_RAD_RK4, FG_RAD_WARM)
+FG_RAD_ENTRY_SPLIT(fg_rad_rk4_reuse_f32_split, float, FG_RAD_RK4, FG_RAD_REUSE)
+extern "C" __global__ void fg_rad_field_f64_split(const fg_rad_args<double> A) { fg_rad_split_field<double>(A); }
+extern "C" __global__ void fg_rad_field_f32_split(const fg_rad_args<float> A) { fg_rad_split_field<float>(A); }
 
 #endif

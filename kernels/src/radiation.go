@@ -11,18 +11,21 @@ import _ "embed"
 var RadiationCUDA string
 
 // RadiationKernels are the extern "C" entry points of RadiationCUDA:
-// fg_rad_<newton|rk4>_<cold|warm|reuse>_<f64|f32> (interval-major spline
-// records), and for the benchmark's comparisons fg_rad_newton_<cold|warm|reuse>_f64_cm
-// (the column-major layout) and fg_rad_newton_<cold|reuse>_f64_obs (one thread
-// per observer, no tiles).
+// fg_rad_<newton|rk4>_<cold|warm|reuse>_<f64|f32> (the tiled kernels, on
+// interval-major spline records), the two phases fg_rad_<method>_<search>_<prec>_split
+// (roots per observer and particle) and fg_rad_field_<prec>_split (fields per
+// observer and sample), and for the benchmark's comparisons
+// fg_rad_newton_<cold|warm|reuse>_f64_cm (the column-major layout) and
+// fg_rad_newton_<cold|reuse>_f64_obs (one thread per observer, no tiles).
 var RadiationKernels = func() []string {
 	var out []string
 	for _, p := range []string{"f64", "f32"} {
 		for _, m := range []string{"newton", "rk4"} {
 			for _, s := range []string{"cold", "warm", "reuse"} {
-				out = append(out, "fg_rad_"+m+"_"+s+"_"+p)
+				out = append(out, "fg_rad_"+m+"_"+s+"_"+p, "fg_rad_"+m+"_"+s+"_"+p+"_split")
 			}
 		}
+		out = append(out, "fg_rad_field_"+p+"_split")
 	}
 	for _, s := range []string{"cold", "warm", "reuse"} {
 		out = append(out, "fg_rad_newton_"+s+"_f64_cm")

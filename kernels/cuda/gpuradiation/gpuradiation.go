@@ -39,22 +39,35 @@ type Device struct {
 	// Unsorted keeps the observers in their given order instead of the
 	// direction order (the benchmark's comparison; the bits are the same).
 	Unsorted bool
-	// Variant selects a comparison kernel: "" (the tiled default), Obs (one
-	// thread per observer, the structure before the tiles) or ColumnMajor
-	// (the same reading column-major spline arrays). Obs and ColumnMajor
-	// exist for Newton float64 only (Obs: cold and reuse).
+	// Variant selects the kernels: "" (the default: tiled for float64, Split
+	// for float32), Tiled, Obs (one
+	// thread per observer, the structure before the tiles), ColumnMajor
+	// (the same reading column-major spline arrays) or Split (two phases:
+	// the roots per (observer, particle), then the fields per (observer,
+	// sample); every method, search and precision). Obs and ColumnMajor
+	// exist for Newton float64 only (Obs: cold and reuse). For Split,
+	// BlockSize is the solve's block and Tile the field's samples per block.
 	Variant string
+	// SplitScratch bounds the Split variant's scratch of roots (bytes; 0:
+	// SplitScratchLimit): observers are processed in chunks that fit.
+	SplitScratch int
 	// LastSeconds is the device time of the last Run's kernel (events).
 	LastSeconds float64
 	// LastLaunch describes the last Run's launch (grid, block, tile, shared
 	// bytes), for the benchmark's log.
 	LastLaunch string
+	// LastSplit is the last Split Run's launch shapes (zero after other runs).
+	LastSplit SplitLaunch
 }
 
 // Comparison kernels (Device.Variant): the suffix of their entry points.
 const (
 	Obs         = "_obs"
 	ColumnMajor = "_cm"
+	Split       = "_split"
+	// Tiled selects the tiled kernels whatever the precision (float32's
+	// default is Split).
+	Tiled = "tiled"
 )
 
 // DefaultBlock and DefaultTile are the tiled kernels' launch shape: 32
@@ -100,6 +113,7 @@ type args64 struct {
 	Out, Tret, Rec, Perm                       uint64
 	WTau, WIfp, WIdx, WStep                    uint64
 	Tile, _                                    int32
+	O0, OC                                     int32
 }
 
 type args32 struct {
@@ -114,6 +128,7 @@ type args32 struct {
 	Out, Tret, Rec, Perm                       uint64
 	WTau, WIfp, WIdx, WStep                    uint64
 	Tile, _                                    int32
+	O0, OC                                     int32
 }
 
 // ArgsBytes are the struct sizes the kernel expects (checked by a test
@@ -232,24 +247,48 @@ func upload[F float32 | float64](a *alloc, x *radiation.DeviceArrays[F], columnM
 	return ar
 }
 
-// Run uploads the job, launches its kernel once, and copies the cube back.
+// Effective is the entry-point suffix Device.Variant v selects at precision
+// p: "" (the tiled kernels), Split, Obs or ColumnMajor. The default is the
+// tiled kernels for float64 and the two phases for float32, where each was
+// measured the faster on the H200 (docs/performance/radiation.md: split over
+// tiled 0.77-0.90x in float64, 1.23-1.30x in float32); the bits are the same.
+func Effective(v string, p radiation.Precision) string {
+	switch {
+	case v == Tiled:
+		return ""
+	case v == "" && p == radiation.Float32:
+		return Split
+	}
+	return v
+}
+
+// Run uploads the job, launches its kernel once (the Split variant: its
+// two kernels once per chunk of observers), and copies the cube back.
 func (d *Device) Run(job *radiation.DeviceJob) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	name := job.Options.Kernel() + d.Variant
-	tiled := d.Variant != Obs && d.Variant != ColumnMajor
+	variant := Effective(d.Variant, job.Options.Precision)
+	name := job.Options.Kernel() + variant
+	split := variant == Split
+	tiled := variant == ""
 	fn, err := d.m.Function(name)
 	if err != nil {
 		return err
+	}
+	var field *cuda.Function
+	if split {
+		if field, err = d.m.Function(SplitFieldKernel(job.Options)); err != nil {
+			return err
+		}
 	}
 	a := &alloc{m: d.m}
 	defer a.free()
 	var ar arrays
 	fbytes := 8
 	if job.F32 != nil {
-		ar, fbytes = upload(a, job.F32, d.Variant == ColumnMajor), 4
+		ar, fbytes = upload(a, job.F32, variant == ColumnMajor), 4
 	} else {
-		ar = upload(a, job.F64, d.Variant == ColumnMajor)
+		ar = upload(a, job.F64, variant == ColumnMajor)
 	}
 	off := put(a, job.Off)
 	if a.err != nil {
@@ -258,7 +297,21 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	var block, tile, shared int
 	var grid uint32
 	var perm, wTau, wIfp, wIdx, wStep uint64
-	if tiled {
+	var sp splitPlan
+	if split {
+		if sp, err = d.planSplit(fn, job, fbytes); err != nil {
+			return err
+		}
+		block, tile, shared = sp.solveBlock, sp.tile, sp.shared
+		if !d.Unsorted {
+			perm = put(a, DirectionOrder(job.OX, job.OY, job.OZ))
+		}
+		w := sp.oc * job.S * job.P
+		wTau, wIdx = scratch(a, w*fbytes), scratch(a, 4*w)
+		if a.err != nil {
+			return a.err
+		}
+	} else if tiled {
 		block, tile = d.BlockSize, d.Tile
 		if block <= 0 {
 			block = DefaultBlock
@@ -316,19 +369,27 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		tp = tret.Ptr()
 	}
 	opt := job.Options
-	var raw []byte
-	if job.F32 != nil {
-		raw = bytesOf(&args32{T: ar.T, Y0: ar.Y0, Y1: ar.Y1, C1: ar.C1, C2: ar.C2, AY0: ar.AY0, AY1: ar.AY1, AC1: ar.AC1, AC2: ar.AC2, Off: off,
-			P: int32(job.P), N: int32(job.N), Charge: ar.Charge, OX: ar.OX, OY: ar.OY, OZ: ar.OZ, R0: ar.R0, O: int32(job.O),
-			TP: ar.TP, S: int32(job.S), C: float32(job.C), NIters: int32(opt.NIters), NSubsteps: int32(opt.NSubsteps),
-			Out: out.Ptr(), Tret: tp, Rec: ar.Rec, Perm: perm, WTau: wTau, WIfp: wIfp, WIdx: wIdx, WStep: wStep, Tile: int32(tile)})
-	} else {
-		raw = bytesOf(&args64{T: ar.T, Y0: ar.Y0, Y1: ar.Y1, C1: ar.C1, C2: ar.C2, AY0: ar.AY0, AY1: ar.AY1, AC1: ar.AC1, AC2: ar.AC2, Off: off,
+	argsAt := func(o0, oc int) []byte {
+		if job.F32 != nil {
+			return bytesOf(&args32{T: ar.T, Y0: ar.Y0, Y1: ar.Y1, C1: ar.C1, C2: ar.C2, AY0: ar.AY0, AY1: ar.AY1, AC1: ar.AC1, AC2: ar.AC2, Off: off,
+				P: int32(job.P), N: int32(job.N), Charge: ar.Charge, OX: ar.OX, OY: ar.OY, OZ: ar.OZ, R0: ar.R0, O: int32(job.O),
+				TP: ar.TP, S: int32(job.S), C: float32(job.C), NIters: int32(opt.NIters), NSubsteps: int32(opt.NSubsteps),
+				Out: out.Ptr(), Tret: tp, Rec: ar.Rec, Perm: perm, WTau: wTau, WIfp: wIfp, WIdx: wIdx, WStep: wStep, Tile: int32(tile),
+				O0: int32(o0), OC: int32(oc)})
+		}
+		return bytesOf(&args64{T: ar.T, Y0: ar.Y0, Y1: ar.Y1, C1: ar.C1, C2: ar.C2, AY0: ar.AY0, AY1: ar.AY1, AC1: ar.AC1, AC2: ar.AC2, Off: off,
 			P: int32(job.P), N: int32(job.N), Charge: ar.Charge, OX: ar.OX, OY: ar.OY, OZ: ar.OZ, R0: ar.R0, O: int32(job.O),
 			TP: ar.TP, S: int32(job.S), C: job.C, NIters: int32(opt.NIters), NSubsteps: int32(opt.NSubsteps),
-			Out: out.Ptr(), Tret: tp, Rec: ar.Rec, Perm: perm, WTau: wTau, WIfp: wIfp, WIdx: wIdx, WStep: wStep, Tile: int32(tile)})
+			Out: out.Ptr(), Tret: tp, Rec: ar.Rec, Perm: perm, WTau: wTau, WIfp: wIfp, WIdx: wIdx, WStep: wStep, Tile: int32(tile),
+			O0: int32(o0), OC: int32(oc)})
 	}
-	d.LastLaunch = fmt.Sprintf("grid %d x block %d, tile %d, %d B shared", grid, block, tile, shared)
+	d.LastSplit = SplitLaunch{}
+	if split {
+		d.LastLaunch = sp.String()
+		d.LastSplit = SplitLaunch{SolveBlock: sp.solveBlock, Tile: sp.tile, Shared: sp.shared, Chunk: sp.oc, Chunks: sp.chunks}
+	} else {
+		d.LastLaunch = fmt.Sprintf("grid %d x block %d, tile %d, %d B shared", grid, block, tile, shared)
+	}
 	start, err := d.m.NewEvent()
 	if err != nil {
 		return err
@@ -340,7 +401,20 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	}
 	defer end.Destroy()
 	start.Record()
-	if err := d.m.Launch(fn, [3]uint32{grid, 1, 1}, [3]uint32{uint32(block), 1, 1}, shared, raw); err != nil {
+	if split {
+		for o0 := 0; o0 < job.O; o0 += sp.oc {
+			oc := min(sp.oc, job.O-o0)
+			raw := argsAt(o0, oc)
+			g := uint32((job.P*oc + sp.solveBlock - 1) / sp.solveBlock)
+			if err := d.m.Launch(fn, [3]uint32{g, 1, 1}, [3]uint32{uint32(sp.solveBlock), 1, 1}, 0, raw); err != nil {
+				return err
+			}
+			g = uint32((oc + 31) / 32 * ((job.S + sp.tile - 1) / sp.tile))
+			if err := d.m.Launch(field, [3]uint32{g, 1, 1}, [3]uint32{32, uint32(sp.tile), 1}, sp.shared, raw); err != nil {
+				return err
+			}
+		}
+	} else if err := d.m.Launch(fn, [3]uint32{grid, 1, 1}, [3]uint32{uint32(block), 1, 1}, shared, argsAt(0, job.O)); err != nil {
 		return err
 	}
 	end.Record()
