@@ -31,11 +31,25 @@ var gpu struct {
 }
 
 func cudaBackend() (kernels.Backend, error) {
-	gpu.once.Do(func() { gpu.b, gpu.err = cuda.New(cuda.Options{}) })
+	gpu.once.Do(func() {
+		defer recoverInto(&gpu.err) // a probe in WarmBackend's goroutine must not take the process down
+		gpu.b, gpu.err = cuda.New(cuda.Options{})
+	})
 	if gpu.err != nil {
 		return nil, errs.Wrap(errs.Backend, gpu.err, "the CUDA backend is unavailable")
 	}
 	return gpu.b, nil
+}
+
+// WarmBackend starts the CUDA probe (driver, device, primary context, NVRTC:
+// ~0.2 s on an H200) in the background and returns at once, so that it runs
+// while Python traces the theory of the Simulation being made; the
+// Simulation then waits for it (cudaBackend's once). Nothing for "cpu".
+func WarmBackend(kind string) {
+	if kind == "cpu" {
+		return
+	}
+	go func() { _, _ = cudaBackend() }()
 }
 
 // Devices describes the backends this process can use, as JSON: the CPU

@@ -344,7 +344,7 @@ func TestStepTimes(t *testing.T) {
 						fmt.Printf("|   | flow: %s |\n", s.DeviceFlow())
 					}
 					if mode == "device" {
-						if p, ok := s.Program().(*cuda.Program); ok && n == 2048 {
+						if p, ok := s.Program().(*cuda.Program); ok {
 							for _, r := range p.TuneReport() {
 								fmt.Printf("|   | tune %s |\n", r)
 							}

@@ -102,9 +102,6 @@ class Simulation:
 
     def __init__(self, theory, grid=(128, 128), spacing=0.1, boundary="fixed", backend="auto",
                  precision="float64", *, origin=None, gradient="auto", threads=None):
-        spec, source, params = _theory_parts(theory)
-        self.theory = theory
-        self.lattice = Lattice(grid, spacing, origin=origin, boundary=boundary)
         if precision not in ("float64", "float32"):
             raise ParameterError(f"precision must be 'float64' or 'float32', got {precision!r}")
         if gradient not in _GRADIENTS:
@@ -113,6 +110,10 @@ class Simulation:
             raise BackendError(f"unknown backend {backend!r}: use 'auto', 'cpu' or 'cuda'")
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise ParameterError(f"threads must be a positive integer, got {threads!r}")
+        go.WarmBackend(backend)  # the GPU probe runs in Go while the theory is traced below
+        spec, source, params = _theory_parts(theory)
+        self.theory = theory
+        self.lattice = Lattice(grid, spacing, origin=origin, boundary=boundary)
         lat = self.lattice
         opts = dict(backend=backend, precision=precision, gradient=gradient, threads=threads or 0)
         self._handle = go.NewSimulation(json.dumps(spec), source, lat.nx, lat.ny, lat.hx, lat.hy,
