@@ -668,23 +668,32 @@ static __device__ void fg_rad_split_field(const fg_rad_args<F>& A) {
     int o = blockIdx.x * blockDim.x + threadIdx.x;                                    \
     if (o < A.O) fg_rad_observer_walk<F, METHOD, SEARCH, LAYOUT>(A, o);               \
   }
-#define FG_RAD_ENTRY(NAME, F, METHOD, SEARCH) \
-  extern "C" __global__ void NAME(const fg_rad_args<F> A) { fg_rad_tiled<F, METHOD, SEARCH>(A); }
-
-
-
-FG_RAD_ENTRY(fg_rad_newton_cold_f64, double, FG_RAD_NEWTON, FG_RAD_COLD)
-FG_RAD_ENTRY(fg_rad_newton_warm_f64, double, FG_RAD_NEWTON, FG_RAD_WARM)
-FG_RAD_ENTRY(fg_rad_newton_reuse_f64, double, FG_RAD_NEWTON, FG_RAD_REUSE)
-FG_RAD_ENTRY(fg_rad_rk4_cold_f64, double, FG_RAD_RK4, FG_RAD_COLD)
-FG_RAD_ENTRY(fg_rad_rk4_warm_f64, double, FG_RAD_RK4, FG_RAD_WARM)
-FG_RAD_ENTRY(fg_rad_rk4_reuse_f64, double, FG_RAD_RK4, FG_RAD_REUSE)
-FG_RAD_ENTRY(fg_rad_newton_cold_f32, float, FG_RAD_NEWTON, FG_RAD_COLD)
-FG_RAD_ENTRY(fg_rad_newton_warm_f32, float, FG_RAD_NEWTON, FG_RAD_WARM)
-FG_RAD_ENTRY(fg_rad_newton_reuse_f32, float, FG_RAD_NEWTON, FG_RAD_REUSE)
-FG_RAD_ENTRY(fg_rad_rk4_cold_f32, float, FG_RAD_RK4, FG_RAD_COLD)
-FG_RAD_ENTRY(fg_rad_rk4_warm_f32, float, FG_RAD_RK4, FG_RAD_WARM)
-FG_RAD_ENTRY(fg_rad_rk4_reuse_f32, float, FG_RAD_RK4, FG_RAD_REUSE)
+// Every (method, search, precision) once: its tiled kernel
+// fg_rad_<method>_<search>_<prec> and its split solve (phase A) ..._split.
+#define FG_RAD_EACH(X)                                      \
+  X(newton, cold, f64, double, FG_RAD_NEWTON, FG_RAD_COLD)  \
+  X(newton, warm, f64, double, FG_RAD_NEWTON, FG_RAD_WARM)  \
+  X(newton, reuse, f64, double, FG_RAD_NEWTON, FG_RAD_REUSE) \
+  X(rk4, cold, f64, double, FG_RAD_RK4, FG_RAD_COLD)        \
+  X(rk4, warm, f64, double, FG_RAD_RK4, FG_RAD_WARM)        \
+  X(rk4, reuse, f64, double, FG_RAD_RK4, FG_RAD_REUSE)      \
+  X(newton, cold, f32, float, FG_RAD_NEWTON, FG_RAD_COLD)   \
+  X(newton, warm, f32, float, FG_RAD_NEWTON, FG_RAD_WARM)   \
+  X(newton, reuse, f32, float, FG_RAD_NEWTON, FG_RAD_REUSE) \
+  X(rk4, cold, f32, float, FG_RAD_RK4, FG_RAD_COLD)         \
+  X(rk4, warm, f32, float, FG_RAD_RK4, FG_RAD_WARM)         \
+  X(rk4, reuse, f32, float, FG_RAD_RK4, FG_RAD_REUSE)
+#define FG_RAD_DEFINE(M, S, P, F, METHOD, SEARCH)                                                     \
+  extern "C" __global__ void fg_rad_##M##_##S##_##P(const fg_rad_args<F> A) {                         \
+    fg_rad_tiled<F, METHOD, SEARCH>(A);                                                               \
+  }                                                                                                   \
+  extern "C" __global__ void fg_rad_##M##_##S##_##P##_split(const fg_rad_args<F> A) {                 \
+    fg_rad_split_solve<F, METHOD, SEARCH>(A);                                                         \
+  }
+FG_RAD_EACH(FG_RAD_DEFINE)
+// The split field kernels (phase B), one per precision.
+extern "C" __global__ void fg_rad_field_f64_split(const fg_rad_args<double> A) { fg_rad_split_field<double>(A); }
+extern "C" __global__ void fg_rad_field_f32_split(const fg_rad_args<float> A) { fg_rad_split_field<float>(A); }
 // One thread per observer (the structure before the tiles), for the
 // benchmark's comparison only: interval records ("_obs") and the
 // column-major arrays ("_cm").
@@ -694,23 +703,5 @@ FG_RAD_ENTRY_L(fg_rad_newton_cold_f64_cm, double, FG_RAD_NEWTON, FG_RAD_COLD, FG
 FG_RAD_ENTRY_L(fg_rad_newton_warm_f64_cm, double, FG_RAD_NEWTON, FG_RAD_WARM, FG_RAD_COLUMN_MAJOR)
 FG_RAD_ENTRY_L(fg_rad_newton_reuse_f64_cm, double, FG_RAD_NEWTON, FG_RAD_REUSE, FG_RAD_COLUMN_MAJOR)
 
-// The split kernels: phase A per method, search and precision, phase B per
-// precision.
-#define FG_RAD_ENTRY_SPLIT(NAME, F, METHOD, SEARCH) \
-  extern "C" __global__ void NAME(const fg_rad_args<F> A) { fg_rad_split_solve<F, METHOD, SEARCH>(A); }
-FG_RAD_ENTRY_SPLIT(fg_rad_newton_cold_f64_split, double, FG_RAD_NEWTON, FG_RAD_COLD)
-FG_RAD_ENTRY_SPLIT(fg_rad_newton_warm_f64_split, double, FG_RAD_NEWTON, FG_RAD_WARM)
-FG_RAD_ENTRY_SPLIT(fg_rad_newton_reuse_f64_split, double, FG_RAD_NEWTON, FG_RAD_REUSE)
-FG_RAD_ENTRY_SPLIT(fg_rad_rk4_cold_f64_split, double, FG_RAD_RK4, FG_RAD_COLD)
-FG_RAD_ENTRY_SPLIT(fg_rad_rk4_warm_f64_split, double, FG_RAD_RK4, FG_RAD_WARM)
-FG_RAD_ENTRY_SPLIT(fg_rad_rk4_reuse_f64_split, double, FG_RAD_RK4, FG_RAD_REUSE)
-FG_RAD_ENTRY_SPLIT(fg_rad_newton_cold_f32_split, float, FG_RAD_NEWTON, FG_RAD_COLD)
-FG_RAD_ENTRY_SPLIT(fg_rad_newton_warm_f32_split, float, FG_RAD_NEWTON, FG_RAD_WARM)
-FG_RAD_ENTRY_SPLIT(fg_rad_newton_reuse_f32_split, float, FG_RAD_NEWTON, FG_RAD_REUSE)
-FG_RAD_ENTRY_SPLIT(fg_rad_rk4_cold_f32_split, float, FG_RAD_RK4, FG_RAD_COLD)
-FG_RAD_ENTRY_SPLIT(fg_rad_rk4_warm_f32_split, float, FG_RAD_RK4, FG_RAD_WARM)
-FG_RAD_ENTRY_SPLIT(fg_rad_rk4_reuse_f32_split, float, FG_RAD_RK4, FG_RAD_REUSE)
-extern "C" __global__ void fg_rad_field_f64_split(const fg_rad_args<double> A) { fg_rad_split_field<double>(A); }
-extern "C" __global__ void fg_rad_field_f32_split(const fg_rad_args<float> A) { fg_rad_split_field<float>(A); }
 
 #endif
