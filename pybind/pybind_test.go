@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fieldgo/fieldgo/errs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -63,4 +64,34 @@ func TestExportImportThroughPairs(t *testing.T) {
 	require.NoError(t, ReleaseField(h))
 	require.NoError(t, ReleaseField(h2))
 	assert.Equal(t, int64(0), AllocatedBytes())
+}
+
+// WarmBackend's background probe and the probes that follow it (from many
+// goroutines at once, as Simulations made in threads would) see one result:
+// the backend or the reason it is unavailable, never a half-made one.
+func TestWarmBackendThenSelect(t *testing.T) {
+	WarmBackend("cpu") // nothing to start
+	WarmBackend("auto")
+	done := make(chan string, 8)
+	for range 8 {
+		go func() {
+			b, note, err := selectBackend(backendOptions{Backend: "auto"})
+			if err != nil || b == nil {
+				done <- "auto failed"
+				return
+			}
+			done <- b.Name() + "|" + note
+		}()
+	}
+	first := <-done
+	for range 7 {
+		assert.Equal(t, first, <-done)
+	}
+	_, cerr := cudaBackend()
+	if cerr != nil { // no GPU here: auto fell back to the CPU and said why
+		assert.Contains(t, first, "cuda unavailable")
+		assert.True(t, errs.Is(cerr, errs.Backend), cerr.Error())
+	} else {
+		assert.NotContains(t, first, "unavailable")
+	}
 }
