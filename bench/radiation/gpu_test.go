@@ -261,8 +261,10 @@ func TestGPUSearchesBitIdentical(t *testing.T) {
 // "wall" includes upload, download and the host's knot preparation), and logs
 // each kernel's registers, spills and occupancy. The "_obs" variants are the
 // structure before the tiles (one thread per observer adding into the cube),
-// same math. The scene: FIELDGO_RAD_O observers (default here 32768), S = 256
-// samples, P = 16 particles.
+// same math; "_split" (float64) and "_tiled" (float32) run the structure the
+// precision's default does not (gpuradiation.Effective), for the policy's
+// ratio. The scene: FIELDGO_RAD_O observers (default here 32768), S = 256
+// samples, P = 16 particles, FIELDGO_RAD_KPP knots per period (1024).
 //
 //	go test -c -o .gpu/radbench.test ./bench/radiation
 //	.gpu/radbench.test -test.run '^$' -test.bench GPURadiation -test.benchtime 3x -test.v
