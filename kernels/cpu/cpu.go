@@ -68,7 +68,9 @@ func translationUnit(u kernels.Unit, float32 bool) string {
 }
 
 // Compile builds u into a loaded Program.
-func (b *Backend) Compile(u kernels.Unit) (kernels.Program, error) { return asProgram(b.compileAs(u, false)) }
+func (b *Backend) Compile(u kernels.Unit) (kernels.Program, error) {
+	return asProgram(b.compileAs(u, false))
+}
 
 // asProgram keeps a failed compile's Program a nil interface.
 func asProgram(p *program, err error) (kernels.Program, error) {

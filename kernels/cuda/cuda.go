@@ -140,16 +140,28 @@ func (b *Backend) Close() error {
 // MemoryInUse is the device memory in use (total minus free, cuMemGetInfo):
 // leak tests check that it returns to its starting value.
 func (b *Backend) MemoryInUse() (int64, error) {
+	free, total, err := b.memInfo()
+	return total - free, err
+}
+
+// MemoryFree is the device memory free now (cuMemGetInfo): what a workload
+// sizes its scratch by.
+func (b *Backend) MemoryFree() (int64, error) {
+	free, _, err := b.memInfo()
+	return free, err
+}
+
+func (b *Backend) memInfo() (free, total int64, err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := b.bind(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	var free, total C.size_t
-	if err := check(C.fg_cuMemGetInfo(&free, &total), "cuMemGetInfo"); err != nil {
-		return 0, err
+	var f, t C.size_t
+	if err := check(C.fg_cuMemGetInfo(&f, &t), "cuMemGetInfo"); err != nil {
+		return 0, 0, err
 	}
-	return int64(total - free), nil
+	return int64(f), int64(t), nil
 }
 
 // bind makes b's context current on this OS thread; the caller holds the

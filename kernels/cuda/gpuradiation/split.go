@@ -16,8 +16,9 @@ import (
 // the tiled kernels', bit for bit.
 
 // SplitScratchLimit bounds the Split variant's scratch (bytes; Device.SplitScratch
-// overrides it): S x P x (F + int32) per observer, so the default scene
-// (32768 x 256 x 16, float64) runs in two chunks of 16384 observers.
+// overrides it; a quarter of the device's free memory if that is less):
+// S x P x (F + int32) per observer, so the default scene (32768 x 256 x 16,
+// float64) runs in two chunks of 16384 observers.
 const SplitScratchLimit = 1 << 30
 
 // DefaultSplitTile is phase B's samples per block: blocks of 32 observers x
@@ -107,6 +108,11 @@ func (d *Device) planSplit(solve *cuda.Function, job *radiation.DeviceJob, fbyte
 	limit := d.SplitScratch
 	if limit <= 0 {
 		limit = SplitScratchLimit
+		// A quarter of what the device has free at most: on a small GPU the
+		// chunks shrink instead of the scratch running it out of memory.
+		if free, err := d.b.MemoryFree(); err == nil {
+			limit = int(min(int64(limit), free/4))
+		}
 	}
 	per := job.S * job.P * (fbytes + 4)
 	sp.oc = SplitChunk(job.O, per, limit)
