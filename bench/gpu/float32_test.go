@@ -46,28 +46,13 @@ func relDiff(a, b []float64) float64 {
 func TestFloat32DeviceFlow(t *testing.T) {
 	b := gpu(t)
 	defer func() { core.UseStepper = true }()
-	const steps = 200
+	const steps = flowSteps
+	n, box, cfg := flowN, flowBox, flowCfg
 	for _, m := range models {
 		for _, periodic := range []bool{false, true} {
-			n, box := 96, 12.0
-			cfg := core.FlowConfig{Dt: 0.02, Tol: 1e-300, MaxSteps: 100000, CheckEvery: 25}
 			run := func(prec string, stepper bool, chunk int) ([]float64, core.Progress) {
-				core.UseStepper = stepper
-				s := newSimAs(t, b, m, n, box, periodic, prec)
-				if err := s.Start(cfg); err != nil {
-					t.Fatal(err)
-				}
-				var p core.Progress
-				var err error
-				for done := 0; done < steps; done += chunk {
-					if p, err = s.Advance(min(chunk, steps-done), 0); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if stepper && s.DeviceFlow() == "" {
-					t.Errorf("%s %s: the device flow was not used", m.name, prec)
-				}
-				return field(t, s), p
+				f, _, p := flowRun(t, b, m, n, box, periodic, prec, cfg, steps, chunk, stepper)
+				return f, p
 			}
 			a, pa := run(core.Float32, true, steps)
 			a2, pa2 := run(core.Float32, true, steps)

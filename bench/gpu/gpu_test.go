@@ -122,36 +122,57 @@ func maxDiff(a, b []float64) float64 {
 	return d
 }
 
+// The flow tests' scene: 200 steps of dt 0.02 on 96 x 96 sites over a box
+// of 12, history every 25 steps.
+const (
+	flowSteps = 200
+	flowN     = 96
+	flowBox   = 12.0
+)
+
+var flowCfg = core.FlowConfig{Dt: 0.02, Tol: 1e-300, MaxSteps: 100000, CheckEvery: 25}
+
+// flowRun makes m's simulation (n x n sites, box, boundary, storage
+// precision prec) on be and runs steps of cfg in Advance calls of chunk
+// steps, with the device flow (stepper) or the host loop; a stepper run on
+// the GPU must use the device flow.
+func flowRun(t *testing.T, be kernels.Backend, m model, n int, box float64, periodic bool, prec string,
+	cfg core.FlowConfig, steps, chunk int, stepper bool) ([]float64, *core.Simulation, core.Progress) {
+	t.Helper()
+	core.UseStepper = stepper
+	s := newSimAs(t, be, m, n, box, periodic, prec)
+	if err := s.Start(cfg); err != nil {
+		t.Fatal(err)
+	}
+	var p core.Progress
+	var err error
+	for done := 0; done < steps; done += chunk {
+		if p, err = s.Advance(min(chunk, steps-done), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, onGPU := be.(*cuda.Backend); stepper && onGPU && s.DeviceFlow() == "" {
+		t.Errorf("%s %s: the device flow was not used", m.name, prec)
+	}
+	return field(t, s), s, p
+}
+
 // TestDeviceFlow: the device flow (kernels.Stepper) against itself run again
 // and chunked differently (bit-identical), against the host loop on the same
 // GPU and against the CPU backend (within a float64 rounding bound).
 func TestDeviceFlow(t *testing.T) {
 	b := gpu(t)
 	defer func() { core.UseStepper = true }()
-	const steps = 200
+	const steps = flowSteps
+	n, box, cfg := flowN, flowBox, flowCfg
 	for _, m := range models {
 		for _, periodic := range []bool{false, true} {
-			n, box := 96, 12.0
-			cfg := core.FlowConfig{Dt: 0.02, Tol: 1e-300, MaxSteps: 100000, CheckEvery: 25}
 			run := func(be kernels.Backend, stepper bool, chunk int) ([]float64, *core.Simulation, core.Progress) {
-				core.UseStepper = stepper
-				s := newSim(t, be, m, n, box, periodic)
-				if err := s.Start(cfg); err != nil {
-					t.Fatal(err)
-				}
-				var p core.Progress
-				var err error
-				for done := 0; done < steps; done += chunk {
-					if p, err = s.Advance(min(chunk, steps-done), 0); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if got := s.DeviceFlow(); stepper && be == kernels.Backend(b) && got == "" {
-					t.Errorf("%s: the device flow was not used", m.name)
-				} else if got != "" {
+				f, s, p := flowRun(t, be, m, n, box, periodic, core.Float64, cfg, steps, chunk, stepper)
+				if got := s.DeviceFlow(); got != "" {
 					t.Logf("%s: %s", m.name, got)
 				}
-				return field(t, s), s, p
+				return f, s, p
 			}
 			a, sa, pa := run(b, true, steps)
 			a2, _, pa2 := run(b, true, steps)

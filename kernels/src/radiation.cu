@@ -422,6 +422,26 @@ static __device__ __forceinline__ bool fg_rad_advance(fg_rad_walker<F, SEARCH, L
 
 #define FG_RAD_NAN __longlong_as_double(0x7ff8000000000000LL)
 
+// One particle's fields at one sample, from its state and acceleration at
+// tau, added into sum[c * stride] (every structure adds them so, particles in
+// order); returns the next sample's predictor dtau/dt'. fg_rad_no_root marks
+// a sample whose particle has no root. The stride keeps the caller's integer
+// type, so each caller's index arithmetic is what it was.
+template <typename F, typename I>
+static __device__ __forceinline__ F fg_rad_add_fields(const fg_rad_observer<F>& ob, const F* st, const F* ac, F q,
+                                                      double* sum, I stride) {
+  F acc[FG_RAD_NCOMP];
+#pragma unroll
+  for (int c = 0; c < FG_RAD_NCOMP; c++) acc[c] = 0;
+  const F ifp = fg_rad_lw(ob, st, ac, q, acc);
+#pragma unroll
+  for (int c = 0; c < FG_RAD_NCOMP; c++) sum[c * stride] += (double)acc[c];
+  return ifp;
+}
+template <typename I> static __device__ __forceinline__ void fg_rad_no_root(double* sum, I stride) {
+  for (int c = 0; c < FG_RAD_NCOMP; c++) sum[c * stride] = FG_RAD_NAN;
+}
+
 // The comparison kernels ("_obs", "_cm"): one thread per observer, particles
 // outer, samples inner, adding into the (zeroed) cube.
 template <typename F, int METHOD, int SEARCH, int LAYOUT>
@@ -429,7 +449,7 @@ static __device__ void fg_rad_observer_walk(const fg_rad_args<F>& A, int o) {
   fg_rad_observer<F> ob = {A.ox[o], A.oy[o], A.oz[o], A.r0[o], A.c, 1 / A.c};
   const F* tps = A.tp + (size_t)o * A.S;
   size_t os = (size_t)A.O * A.S;
-  F st[FG_RAD_NSTATE], ac[FG_RAD_NACCEL], acc[FG_RAD_NCOMP];
+  F st[FG_RAD_NSTATE], ac[FG_RAD_NACCEL];
   for (int p = 0; p < A.P; p++) {
     int a = A.off[p], b = A.off[p + 1];
     fg_rad_walker<F, SEARCH, LAYOUT> w(A, a, b);
@@ -442,16 +462,12 @@ static __device__ void fg_rad_observer_walk(const fg_rad_args<F>& A, int o) {
       have = fg_rad_advance<F, METHOD, SEARCH, LAYOUT>(w, ob, tp, s > 0 ? tps[s - 1] : tp, lo, hi, have, ifp, &tau);
       size_t j = (size_t)o * A.S + s;
       if (!have) {
-        for (int c = 0; c < FG_RAD_NCOMP; c++) A.out[c * os + j] = FG_RAD_NAN;
+        fg_rad_no_root(A.out + j, os);
         if (A.tret) A.tret[p * os + j] = FG_RAD_NAN;
         continue;
       }
-#pragma unroll
-      for (int c = 0; c < FG_RAD_NCOMP; c++) acc[c] = 0;
       w.state_accel(tau, st, ac);
-      ifp = fg_rad_lw(ob, st, ac, q, acc);
-#pragma unroll
-      for (int c = 0; c < FG_RAD_NCOMP; c++) A.out[c * os + j] += (double)acc[c];
+      ifp = fg_rad_add_fields(ob, st, ac, q, A.out + j, os);
       if (A.tret) A.tret[p * os + j] = (double)st[0];
     }
   }
@@ -472,7 +488,7 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
   const int TB = T * B;  // one component's sums
   const size_t os = (size_t)A.O * A.S;
   const size_t G = (size_t)gridDim.x * B, g = (size_t)blockIdx.x * B + tid;
-  F st[FG_RAD_NSTATE], ac[FG_RAD_NACCEL], acc[FG_RAD_NCOMP];
+  F st[FG_RAD_NSTATE], ac[FG_RAD_NACCEL];
   for (int base = blockIdx.x * B; base < A.O; base += gridDim.x * B) {
     const int slot = base + tid;
     const bool live = slot < A.O;
@@ -513,16 +529,12 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
           tprev = tp;
           double* sk = sums + k * B + tid;
           if (!have) {
-            for (int c = 0; c < FG_RAD_NCOMP; c++) sk[c * TB] = FG_RAD_NAN;
+            fg_rad_no_root(sk, TB);
             if (A.tret) A.tret[p * os + (size_t)o * A.S + s0 + k] = FG_RAD_NAN;
             continue;
           }
-#pragma unroll
-          for (int c = 0; c < FG_RAD_NCOMP; c++) acc[c] = 0;
           w.state_accel(tau, st, ac);
-          ifp = fg_rad_lw(ob, st, ac, q, acc);
-#pragma unroll
-          for (int c = 0; c < FG_RAD_NCOMP; c++) sk[c * TB] += (double)acc[c];
+          ifp = fg_rad_add_fields(ob, st, ac, q, sk, TB);
           if (A.tret) A.tret[p * os + (size_t)o * A.S + s0 + k] = (double)st[0];
           step = w.idx - i0;
         }
@@ -625,12 +637,11 @@ static __device__ void fg_rad_split_field(const fg_rad_args<F>& A) {
   if (o >= 0 && s < A.S) {
     fg_rad_observer<F> ob = {A.ox[o], A.oy[o], A.oz[o], A.r0[o], A.c, 1 / A.c};
     const size_t pstride = (size_t)A.S * A.oc, base = (size_t)s * A.oc + j;
-    F st[FG_RAD_NSTATE], ac[FG_RAD_NACCEL], acc[FG_RAD_NCOMP];
+    F st[FG_RAD_NSTATE], ac[FG_RAD_NACCEL];
     for (int p = 0; p < A.P; p++) {
       const int idx = A.w_idx[p * pstride + base];
       if (idx < 0) {
-#pragma unroll
-        for (int c = 0; c < FG_RAD_NCOMP; c++) sum[c] = FG_RAD_NAN;
+        fg_rad_no_root(sum, 1);
         if (A.tret) A.tret[p * os + (size_t)o * A.S + s] = FG_RAD_NAN;
         continue;
       }
@@ -642,11 +653,7 @@ static __device__ void fg_rad_split_field(const fg_rad_args<F>& A) {
       fg_rad_fetch_accel<F, FG_RAD_INTERVAL_MAJOR>(A, ia, idx);
       fg_rad_state(iv, tau, st);
       fg_rad_accel(iv, ia, tau, ac);
-#pragma unroll
-      for (int c = 0; c < FG_RAD_NCOMP; c++) acc[c] = 0;
-      fg_rad_lw(ob, st, ac, q, acc);
-#pragma unroll
-      for (int c = 0; c < FG_RAD_NCOMP; c++) sum[c] += (double)acc[c];
+      fg_rad_add_fields(ob, st, ac, q, sum, 1);
       if (A.tret) A.tret[p * os + (size_t)o * A.S + s] = (double)st[0];
     }
   }

@@ -99,31 +99,16 @@ func (d *Device) String() string { return "cuda: " + d.b.Device() }
 // Close unloads the module.
 func (d *Device) Close() error { return d.m.Close() }
 
-// args64 and args32 mirror fg_rad_args<double> and fg_rad_args<float>
-// (x86-64 and CUDA lay a struct out alike: natural alignment, in order).
-type args64 struct {
-	T, Y0, Y1, C1, C2, AY0, AY1, AC1, AC2, Off uint64
-	P, N                                       int32
-	Charge, OX, OY, OZ, R0                     uint64
-	O, _                                       int32
-	TP                                         uint64
-	S, _                                       int32
-	C                                          float64
-	NIters, NSubsteps                          int32
-	Out, Tret, Rec, Perm                       uint64
-	WTau, WIfp, WIdx, WStep                    uint64
-	Tile, _                                    int32
-	O0, OC                                     int32
-}
-
-type args32 struct {
+// args mirrors fg_rad_args<F> (x86-64 and CUDA lay a struct out alike:
+// natural alignment, in order; Go pads before C exactly when F is float64).
+type args[F float32 | float64] struct {
 	T, Y0, Y1, C1, C2, AY0, AY1, AC1, AC2, Off uint64
 	P, N                                       int32
 	Charge, OX, OY, OZ, R0                     uint64
 	O, _                                       int32
 	TP                                         uint64
 	S                                          int32
-	C                                          float32
+	C                                          F
 	NIters, NSubsteps                          int32
 	Out, Tret, Rec, Perm                       uint64
 	WTau, WIfp, WIdx, WStep                    uint64
@@ -131,9 +116,22 @@ type args32 struct {
 	O0, OC                                     int32
 }
 
-// ArgsBytes are the struct sizes the kernel expects (checked by a test
-// against offsetof in the CUDA source's layout rules).
-var ArgsBytes = [2]int{int(unsafe.Sizeof(args64{})), int(unsafe.Sizeof(args32{}))}
+// launchBuffers are the device addresses and tile a launch's args take
+// besides the uploaded arrays and the job's numbers.
+type launchBuffers struct {
+	off, out, tret, perm, wTau, wIfp, wIdx, wStep uint64
+	tile                                          int
+}
+
+// argsBytes is fg_rad_args<F> for a launch over observer slots o0 .. o0+oc-1.
+func argsBytes[F float32 | float64](ar arrays, job *radiation.DeviceJob, lb launchBuffers, o0, oc int) []byte {
+	opt := job.Options
+	return bytesOf(&args[F]{T: ar.T, Y0: ar.Y0, Y1: ar.Y1, C1: ar.C1, C2: ar.C2, AY0: ar.AY0, AY1: ar.AY1, AC1: ar.AC1, AC2: ar.AC2, Off: lb.off,
+		P: int32(job.P), N: int32(job.N), Charge: ar.Charge, OX: ar.OX, OY: ar.OY, OZ: ar.OZ, R0: ar.R0, O: int32(job.O),
+		TP: ar.TP, S: int32(job.S), C: F(job.C), NIters: int32(opt.NIters), NSubsteps: int32(opt.NSubsteps),
+		Out: lb.out, Tret: lb.tret, Rec: ar.Rec, Perm: lb.perm, WTau: lb.wTau, WIfp: lb.wIfp, WIdx: lb.wIdx, WStep: lb.wStep,
+		Tile: int32(lb.tile), O0: int32(o0), OC: int32(oc)})
+}
 
 func bytesOf[T any](v *T) []byte {
 	return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(v)), unsafe.Sizeof(*v))...)
@@ -368,20 +366,12 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	if tret != nil {
 		tp = tret.Ptr()
 	}
-	opt := job.Options
+	lb := launchBuffers{off: off, out: out.Ptr(), tret: tp, perm: perm, wTau: wTau, wIfp: wIfp, wIdx: wIdx, wStep: wStep, tile: tile}
 	argsAt := func(o0, oc int) []byte {
 		if job.F32 != nil {
-			return bytesOf(&args32{T: ar.T, Y0: ar.Y0, Y1: ar.Y1, C1: ar.C1, C2: ar.C2, AY0: ar.AY0, AY1: ar.AY1, AC1: ar.AC1, AC2: ar.AC2, Off: off,
-				P: int32(job.P), N: int32(job.N), Charge: ar.Charge, OX: ar.OX, OY: ar.OY, OZ: ar.OZ, R0: ar.R0, O: int32(job.O),
-				TP: ar.TP, S: int32(job.S), C: float32(job.C), NIters: int32(opt.NIters), NSubsteps: int32(opt.NSubsteps),
-				Out: out.Ptr(), Tret: tp, Rec: ar.Rec, Perm: perm, WTau: wTau, WIfp: wIfp, WIdx: wIdx, WStep: wStep, Tile: int32(tile),
-				O0: int32(o0), OC: int32(oc)})
+			return argsBytes[float32](ar, job, lb, o0, oc)
 		}
-		return bytesOf(&args64{T: ar.T, Y0: ar.Y0, Y1: ar.Y1, C1: ar.C1, C2: ar.C2, AY0: ar.AY0, AY1: ar.AY1, AC1: ar.AC1, AC2: ar.AC2, Off: off,
-			P: int32(job.P), N: int32(job.N), Charge: ar.Charge, OX: ar.OX, OY: ar.OY, OZ: ar.OZ, R0: ar.R0, O: int32(job.O),
-			TP: ar.TP, S: int32(job.S), C: job.C, NIters: int32(opt.NIters), NSubsteps: int32(opt.NSubsteps),
-			Out: out.Ptr(), Tret: tp, Rec: ar.Rec, Perm: perm, WTau: wTau, WIfp: wIfp, WIdx: wIdx, WStep: wStep, Tile: int32(tile),
-			O0: int32(o0), OC: int32(oc)})
+		return argsBytes[float64](ar, job, lb, o0, oc)
 	}
 	d.LastSplit = SplitLaunch{}
 	if split {

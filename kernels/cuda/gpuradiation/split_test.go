@@ -1,6 +1,9 @@
 package gpuradiation
 
-import "testing"
+import (
+	"testing"
+	"unsafe"
+)
 
 // TestSplitChunk: the Split variant's observer chunks fit the scratch limit,
 // in whole warps when they can, and cover every observer.
@@ -22,5 +25,18 @@ func TestSplitChunk(t *testing.T) {
 		if got > 1 && got*c.per > c.limit {
 			t.Errorf("SplitChunk(%d, %d, %d) = %d: %d bytes over the limit", c.o, c.per, c.limit, got, got*c.per)
 		}
+	}
+}
+
+// TestArgsLayout: args[F] keeps fg_rad_args<F>'s layout (the offsets the
+// hand-written float64 and float32 mirrors had: C after 4 bytes of padding
+// in float64, right after S in float32).
+func TestArgsLayout(t *testing.T) {
+	var d args[float64]
+	var f args[float32]
+	got := [8]uintptr{unsafe.Sizeof(d), unsafe.Offsetof(d.C), unsafe.Offsetof(d.NIters), unsafe.Offsetof(d.O0),
+		unsafe.Sizeof(f), unsafe.Offsetof(f.C), unsafe.Offsetof(f.NIters), unsafe.Offsetof(f.O0)}
+	if want := [8]uintptr{248, 152, 160, 240, 240, 148, 152, 232}; got != want {
+		t.Errorf("args layout %v, want %v", got, want)
 	}
 }
