@@ -5,8 +5,10 @@
 // (the division by 6h done once per interval on the host), the interval found
 // by a cold binary search, a warm-started gallop + bisect, or kept in
 // registers while tau stays inside it (coef_reuse); the three share
-// fg_rad_cubic, so their cubes are bit-identical. Newton corrections use one
-// division (fg_rad_newton_step), the field three (1/R, 1/ut, 1/kappa).
+// fg_rad_cubic, so their cubes are bit-identical. A Newton correction takes
+// one reciprocal and one square root (fg_rad_newton_step), the field one
+// reciprocal and one reciprocal square root (fg_rad_lw_dir), all from the
+// hardware estimates (fg_rad_rcp, fg_rad_rsqrt).
 //
 // Default entry points fg_rad_<method>_<search>_<f64|f32> (method newton |
 // rk4, search cold | warm | reuse; no run-time flags inside): a block of B
@@ -95,7 +97,41 @@ template <typename F> struct fg_rad_accel_interval {
   F y0[FG_RAD_NACCEL], y1[FG_RAD_NACCEL], c1[FG_RAD_NACCEL], c2[FG_RAD_NACCEL];
 };
 
-template <typename F> static __device__ __forceinline__ F fg_rad_sqrt(F x) { return sqrt(x); }
+// Reciprocal, reciprocal square root and square root of a positive normal
+// number, which is what every argument here is (ut^2 kappa >= 1/2 for a
+// massive particle; R^2, R + |x_obs| and df/dtau are positive unless the
+// observer sits on the worldline, where the field is infinite and these give
+// NaN rather than inf): the hardware estimate (MUFU) and one third-order
+// Newton correction, e = 1 - x y (x y^2), y' = y + y (e + e^2) (y + y e (1/2
+// + 3/8 e)), within ~1.5 ulp. The library's correctly rounded division and
+// square root add range tests and slow-path calls (21 calls in the Newton
+// reuse kernel, which cost it registers as well as instructions). The CPU
+// kernel rounds correctly; the two agree within the tests' float64 bound.
+// float: the approximate instructions alone (rcp 1 ulp, rsqrt ~2 ulp: the
+// float32 mode's error is measured against float64 anyway).
+static __device__ __forceinline__ double fg_rad_rcp(double x) {
+  double y;
+  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+  const double e = fma(-x, y, 1.0);
+  return fma(y, fma(e, e, e), y);
+}
+static __device__ __forceinline__ double fg_rad_rsqrt(double x) {
+  double y;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+  const double e = fma(-x, y * y, 1.0);
+  return fma(y, e * fma(e, 0.375, 0.5), y);
+}
+static __device__ __forceinline__ float fg_rad_rcp(float x) {
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+static __device__ __forceinline__ float fg_rad_rsqrt(float x) {
+  float y;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+template <typename F> static __device__ __forceinline__ F fg_rad_sqrt(F x) { return x * fg_rad_rsqrt(x); }
 
 // e1 = dt1^3, e2 = dt2^3, formed once per evaluation.
 template <typename F>
@@ -252,10 +288,12 @@ template <typename F> struct fg_rad_observer { F x, y, z, r0, c, ic; };
 template <typename F>
 static __device__ __forceinline__ void fg_rad_light_cone(const fg_rad_observer<F>& o, const F* st, F tp, F* f, F* fp) {
   F rx = o.x - st[1], ry = o.y - st[2], rz = o.z - st[3];
-  F R = fg_rad_sqrt(rx * rx + ry * ry + rz * rz);
-  F d = (st[1] * st[1] + st[2] * st[2] + st[3] * st[3] - 2 * (o.x * st[1] + o.y * st[2] + o.z * st[3])) / (R + o.r0);
-  *f = st[0] + d / o.c - tp;
-  *fp = st[4] - (rx * st[5] + ry * st[6] + rz * st[7]) / (R * o.c);
+  F R2 = rx * rx + ry * ry + rz * rz;
+  F iR = fg_rad_rsqrt(R2);
+  F R = R2 * iR;
+  F d = (st[1] * st[1] + st[2] * st[2] + st[3] * st[3] - 2 * (o.x * st[1] + o.y * st[2] + o.z * st[3])) * fg_rad_rcp(R + o.r0);
+  *f = st[0] + d * o.ic - tp;
+  *fp = st[4] - (rx * st[5] + ry * st[6] + rz * st[7]) * iR * o.ic;
 }
 
 // The Newton correction f/fp with one division: f (R + |x_obs|) =
@@ -269,57 +307,53 @@ static __device__ __forceinline__ F fg_rad_newton_step(const fg_rad_observer<F>&
   F Rr = R + o.r0;
   F fn = (st[0] - tp) * Rr + num * o.ic;
   F fpn = st[4] * Rc - (rx * st[5] + ry * st[6] + rz * st[7]);
-  return fn * Rc / (Rr * fpn);
+  return fn * Rc * fg_rad_rcp(Rr * fpn);
 }
 
-// The part of the field that depends on the state only (the direction n,
-// the velocity beta, kappa = 1 - n.beta) and the predictor dtau/dt' =
-// 1/(ut kappa) made of it, in three pieces that fg_rad_lw calls in its own
-// order (fg_rad_lw_dir, then the acceleration's terms, fg_rad_lw_kappa, and
-// fg_rad_lw_ifp last) and the split solve calls back to back (it has the
-// state at tau but not the acceleration): the predictor is the same code,
-// and gives the same bits, in both.
-template <typename F> struct fg_rad_kin { F iR, nx, ny, nz, ut, iut, icut, bx, by, bz, ik; };
+// The part of the field that depends on the state only: the direction n,
+// D = ut kappa = ut - n.u_s/c (kappa = 1 - n.beta) and, from one reciprocal
+// r = 1/(ut D), 1/ut = D r, the predictor dtau/dt' = 1/D = ut r and 1/kappa =
+// ut/D. fg_rad_lw and the split solve's fg_rad_predictor both start with it,
+// so the predictor is the same code, and gives the same bits, in both.
+template <typename F> struct fg_rad_kin { F iR, nx, ny, nz, ut, iut, iD, ik; };
 
 template <typename F>
 static __device__ __forceinline__ void fg_rad_lw_dir(const fg_rad_observer<F>& o, const F* st, fg_rad_kin<F>& k) {
   F rx = o.x - st[1], ry = o.y - st[2], rz = o.z - st[3];
-  k.iR = 1 / fg_rad_sqrt(rx * rx + ry * ry + rz * rz);
+  k.iR = fg_rad_rsqrt(rx * rx + ry * ry + rz * rz);
   k.nx = rx * k.iR; k.ny = ry * k.iR; k.nz = rz * k.iR;
   k.ut = st[4];
-  k.iut = 1 / k.ut;
-  k.icut = o.ic * k.iut;
-  k.bx = st[5] * k.icut; k.by = st[6] * k.icut; k.bz = st[7] * k.icut;
+  F D = k.ut - (k.nx * st[5] + k.ny * st[6] + k.nz * st[7]) * o.ic;
+  F r = fg_rad_rcp(k.ut * D);
+  k.iut = D * r;
+  k.iD = k.ut * r;
+  k.ik = k.ut * k.iD;
 }
-template <typename F> static __device__ __forceinline__ void fg_rad_lw_kappa(fg_rad_kin<F>& k) {
-  F kappa = 1 - (k.nx * k.bx + k.ny * k.by + k.nz * k.bz);
-  k.ik = 1 / kappa;
-}
-template <typename F> static __device__ __forceinline__ F fg_rad_lw_ifp(const fg_rad_kin<F>& k) { return k.iut * k.ik; }
 
 // The predictor alone (the split solve): the state at tau in, dtau/dt' out.
 template <typename F> static __device__ __forceinline__ F fg_rad_predictor(const fg_rad_observer<F>& o, const F* st) {
   fg_rad_kin<F> k;
   fg_rad_lw_dir(o, st, k);
-  fg_rad_lw_kappa(k);
-  return fg_rad_lw_ifp(k);
+  return k.iD;
 }
 
+// q's Liénard–Wiechert fields (core/radiation's lw, same formulas):
+// E = q (n - beta)/(gamma^2 kappa^3 R^2) + q n x ((n - beta) x beta')/(c kappa^3 R),
+// B = n x E, phi = q/(kappa R), A = phi beta, added to acc; returns dtau/dt'.
 template <typename F>
 static __device__ __forceinline__ F fg_rad_lw(const fg_rad_observer<F>& o, const F* st, const F* ac, F q, F* acc) {
   fg_rad_kin<F> k;
   fg_rad_lw_dir(o, st, k);
-  const F iR = k.iR, nx = k.nx, ny = k.ny, nz = k.nz, ut = k.ut, iut = k.iut, icut = k.icut;
-  const F bx = k.bx, by = k.by, bz = k.bz;
+  const F iR = k.iR, nx = k.nx, ny = k.ny, nz = k.nz, ut = k.ut, iut = k.iut, iD = k.iD, ik = k.ik;
+  const F icut = o.ic * iut;
+  const F bx = st[5] * icut, by = st[6] * icut, bz = st[7] * icut;
   F icut3 = icut * iut * iut;
   F dbx = (ac[1] * ut - st[5] * ac[0]) * icut3;
   F dby = (ac[2] * ut - st[6] * ac[0]) * icut3;
   F dbz = (ac[3] * ut - st[7] * ac[0]) * icut3;
-  fg_rad_lw_kappa(k);
-  const F ik = k.ik;
   F ik3 = ik * ik * ik;
   F mx = nx - bx, my = ny - by, mz = nz - bz;
-  F cv = q * iut * iut * ik3 * iR * iR;
+  F cv = q * iD * iD * ik * iR * iR;  // q / (ut^2 kappa^3 R^2)
   F ndb = nx * dbx + ny * dby + nz * dbz;
   F nm = nx * mx + ny * my + nz * mz;
   F cr = q * o.ic * ik3 * iR;
@@ -332,7 +366,7 @@ static __device__ __forceinline__ F fg_rad_lw(const fg_rad_observer<F>& o, const
   acc[5] += nx * ey - ny * ex;
   F phi = q * ik * iR;
   acc[6] += phi; acc[7] += phi * bx; acc[8] += phi * by; acc[9] += phi * bz;
-  return fg_rad_lw_ifp(k);  // dtau/dt' for the next sample's predictor
+  return iD;  // dtau/dt' for the next sample's predictor
 }
 
 template <typename F> static __device__ __forceinline__ F fg_rad_abs(F x) { return x < 0 ? -x : x; }
@@ -370,7 +404,7 @@ static __device__ bool fg_rad_cold_solve(fg_rad_walker<F, SEARCH, LAYOUT>& w, co
     fg_rad_light_cone(o, st, tp, &f, &fp);
     if (f == 0) break;
     if (f < 0) ta = tau; else tb = tau;
-    F next = tau - f / fp;
+    F next = tau - f * fg_rad_rcp(fp);
     if (!(next > ta && next < tb)) next = ta + (tb - ta) / 2;
     if (fg_rad_abs(next - tau) <= tol || tb - ta <= tol) { tau = next; break; }
     tau = next;
@@ -406,10 +440,10 @@ static __device__ __forceinline__ bool fg_rad_advance(fg_rad_walker<F, SEARCH, L
       F h = dt / (F)A.n_substeps;
       for (int it = 0; have && it < A.n_substeps; it++) {
         F f, d, k1, k2, k3, k4;
-        w.state(tau, st); fg_rad_light_cone(ob, st, tp, &f, &d); k1 = 1 / d;
-        w.state(tau + h / 2 * k1, st); fg_rad_light_cone(ob, st, tp, &f, &d); k2 = 1 / d;
-        w.state(tau + h / 2 * k2, st); fg_rad_light_cone(ob, st, tp, &f, &d); k3 = 1 / d;
-        w.state(tau + h * k3, st); fg_rad_light_cone(ob, st, tp, &f, &d); k4 = 1 / d;
+        w.state(tau, st); fg_rad_light_cone(ob, st, tp, &f, &d); k1 = fg_rad_rcp(d);
+        w.state(tau + h / 2 * k1, st); fg_rad_light_cone(ob, st, tp, &f, &d); k2 = fg_rad_rcp(d);
+        w.state(tau + h / 2 * k2, st); fg_rad_light_cone(ob, st, tp, &f, &d); k3 = fg_rad_rcp(d);
+        w.state(tau + h * k3, st); fg_rad_light_cone(ob, st, tp, &f, &d); k4 = fg_rad_rcp(d);
         tau += h / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
         have = tau >= lo && tau <= hi;
       }
