@@ -38,6 +38,14 @@ import (
 // sm_80 allocates a few more registers to the same code: there RK4 cold
 // float64 (tiled and split) takes 231 (NVRTC 13.5), over 224, so it has its
 // own budget of 232 (still 8 warps per SM on an A100's 64K registers).
+//
+// Session 4: the hardware-estimate reciprocals (fg_rad_rcp, fg_rad_rsqrt)
+// removed the library's slow-path calls and with them registers. NVRTC 13.5,
+// sm_90: float64 tiled and split solves 142-188 (RK4 cold the most), float32
+// 78-112; on the H200 (13.0) the tiled Newton float64 kernels 148-168. So on
+// sm_90 the budgets are one occupancy step tighter: 200 (float64: at least 10
+// warps per SM) and 128 (float32: 16). sm_80 still takes 198-227 for the
+// float64 tiled kernels (13.5) and keeps the budgets above.
 func radiationBudget(kernel, arch string) int {
 	f32 := strings.HasSuffix(kernel, "_f32") || strings.HasSuffix(kernel, "_f32_split")
 	switch {
@@ -47,8 +55,12 @@ func radiationBudget(kernel, arch string) int {
 		return 80
 	case strings.HasPrefix(kernel, "fg_rad_field_"):
 		return 128
+	case f32 && arch == "sm_90":
+		return 128
 	case f32:
 		return 144
+	case arch == "sm_90":
+		return 200
 	}
 	return 224
 }
