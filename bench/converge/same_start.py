@@ -58,21 +58,33 @@ def run_ss(out, tol, cap):
 
 def run_fg(path, tol):
     t0 = time.perf_counter()
+    ph = {}
+
+    def mark(name):
+        ph[name] = round(time.perf_counter() - t0, 4)
+
     import numpy as np
+    mark("import numpy")
     import fieldgo as fg
+    mark("import fieldgo")
 
     d = np.load(path)
     field, h = d["field"], float(d["h"])
     n = field.shape[-1]
     sim = fg.Simulation(fg.theories.baby_skyrme(), grid=(n, n), spacing=h,
                         origin=(float(d["x0"]), float(d["y0"])))
+    mark("Simulation")
     sim.set_field(field)
     E0 = sim.energy()
+    mark("set_field + energy")
     hist = sim.minimize(tol=tol, max_steps=1_000_000, progress=False)
+    mark("minimize")
     last = hist.slice(hist.num_rows - 1).to_pylist()[0]
     E, Q = sim.energy(), sim.integral("charge")
+    mark("energy + charge")
     return dict(who="fieldgo", backend=sim.describe()["backend"], steps=int(last["step"]), converged=bool(last["max_grad"] < tol),
-                max_grad=float(last["max_grad"]), E0=E0, E=E, Q=Q, wall_in_process_s=time.perf_counter() - t0)
+                max_grad=float(last["max_grad"]), E0=E0, E=E, Q=Q, wall_in_process_s=time.perf_counter() - t0,
+                phases_s_from_start=ph)
 
 
 def main():
