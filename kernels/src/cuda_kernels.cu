@@ -675,6 +675,39 @@ static __device__ __forceinline__ void fg_fold(const fg_cargs& a, int cy, int TY
     if (lane == 0) fg_decide_apply(a, E, M, Pw);
 }
 
+/* The global site of tile element t (a (TY + 4) x FG_TW plane from (x0, y0)
+ * less the halo): wrapped when periodic; false when it lies outside a fixed
+ * domain. */
+static __device__ __forceinline__ bool fg_tile_site(const fg_geo& g, int x0, int y0, int t, int* idx) {
+    const int nx = (int)g.nx, ny = (int)g.ny;
+    const int ly = t / FG_TW, lx = t - ly * FG_TW;
+    int gi = x0 - FG_HALO + lx, gj = y0 - FG_HALO + ly;
+    bool ok = true;
+    if (g.periodic) {
+        gi = ((gi % nx) + nx) % nx;
+        gj = ((gj % ny) + ny) % ny;
+    } else {
+        ok = gi >= 0 && gi < nx && gj >= 0 && gj < ny;
+    }
+    *idx = gj * nx + gi;
+    return ok;
+}
+
+/* The tile fill is latency-bound (docs/performance/gpu.md): cp.async (sm_80+,
+ * float64 storage) copies global to shared memory without holding a register
+ * per value in flight, so a thread issues its whole share of the tile at once.
+ * Used for one-term fills only: staging the RK4 trial fields' three terms the
+ * same way and combining them in shared memory measured no faster (session 4:
+ * x0.94-1.01 of the register fill, against x0.93-0.94 for this). */
+#if !defined(FG_STORE_FLOAT32) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define FG_TILE_ASYNC 1
+/* 8 bytes from global src to the shared address dst. */
+static __device__ __forceinline__ void fg_cp_async8(unsigned dst, const double* src) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(src) : "memory");
+}
+static __device__ __forceinline__ void fg_cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+#endif
+
 /* FUSE: stage 4 with the RK4 update (fg_k_tile_up); else fg_k_tile. */
 template <bool FUSE>
 static __device__ __forceinline__ void fg_tile_body(const fg_cargs& a) {
@@ -695,17 +728,26 @@ static __device__ __forceinline__ void fg_tile_body(const fg_cargs& a) {
     const fg_store* __restrict__ T2 = (const fg_store*)a.terms[2];
     const int nterms = a.nterms;
     const int tid = (int)threadIdx.y * FG_CHUNK + (int)threadIdx.x, nth = FG_CHUNK * (int)blockDim.y;
-    for (int t = tid; t < plane; t += nth) {
-        const int ly = t / FG_TW, lx = t - ly * FG_TW;
-        int gi = x0 - FG_HALO + lx, gj = y0 - FG_HALO + ly;
-        bool ok = true;
-        if (g.periodic) {
-            gi = ((gi % nx) + nx) % nx;
-            gj = ((gj % ny) + ny) % ny;
-        } else {
-            ok = gi >= 0 && gi < nx && gj >= 0 && gj < ny;
+#ifdef FG_TILE_ASYNC
+    if (nterms == 1 && c0 == 1.0) {
+        /* One term with coefficient 1 (a flow's stage 1, a gradient): the
+         * values themselves (1.0 * x == x), copied straight to shared memory. */
+        const unsigned base = (unsigned)__cvta_generic_to_shared(fg_tile);
+        for (int t = tid; t < plane; t += nth) {
+            int idx;
+            const bool ok = fg_tile_site(g, x0, y0, t, &idx);
+#pragma unroll
+            for (int k = 0; k < FG_NCOMP; k++) {
+                if (ok) fg_cp_async8(base + 8u * (unsigned)(k * plane + t), T0 + k * n + idx);
+                else fg_tile[k * plane + t] = 0.0;
+            }
         }
-        const int idx = gj * nx + gi;
+        fg_cp_async_wait_all();
+    } else
+#endif
+    for (int t = tid; t < plane; t += nth) {
+        int idx;
+        const bool ok = fg_tile_site(g, x0, y0, t, &idx);
 #pragma unroll
         for (int k = 0; k < FG_NCOMP; k++) {
             double v = 0.0;
