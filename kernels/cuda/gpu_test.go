@@ -133,7 +133,9 @@ func grids() []kernels.Grid {
 		return kernels.Grid{Nx: nx, Ny: ny, Hx: h, Hy: h, Ox: -float64(nx-1) * h / 2, Oy: -float64(ny-1) * h / 2, Periodic: per}
 	}
 	// 70 is not a multiple of the 32-site chunk: padded warps are exercised.
-	return []kernels.Grid{mk(70, 45, 0.2, false), mk(64, 64, 0.25, true)}
+	// An odd row length (67) takes the tile fill's one-element path, the even
+	// ones its pairs (cuda_kernels.cu, fg_tile_body).
+	return []kernels.Grid{mk(70, 45, 0.2, false), mk(64, 64, 0.25, true), mk(67, 40, 0.25, true)}
 }
 
 // termScale bounds the magnitude of the largest term a point gradient adds:

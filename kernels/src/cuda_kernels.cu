@@ -705,13 +705,25 @@ static __device__ __forceinline__ bool fg_tile_site(const fg_geo& g, int x0, int
 static __device__ __forceinline__ void fg_cp_async8(unsigned dst, const double* src) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(src) : "memory");
 }
+/* 16 bytes (an aligned pair of doubles). */
+static __device__ __forceinline__ void fg_cp_async16(unsigned dst, const double* src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+}
 static __device__ __forceinline__ void fg_cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 #endif
+
+/* Two stored values of one row (16-byte aligned in float64 storage, 8 in float32). */
+#ifdef FG_STORE_FLOAT32
+typedef float2 fg_store2;
+#else
+typedef double2 fg_store2;
+#endif
+static __device__ __forceinline__ fg_store2 fg_ldg2(const fg_store* p) { return __ldg((const fg_store2*)p); }
 
 /* FUSE: stage 4 with the RK4 update (fg_k_tile_up); else fg_k_tile. */
 template <bool FUSE>
 static __device__ __forceinline__ void fg_tile_body(const fg_cargs& a) {
-    extern __shared__ double fg_tile[];
+    extern __shared__ __align__(16) double fg_tile[];  /* 16: the fill stores pairs */
     if (fg_halted(a)) return;
     const int TY = (int)blockDim.y * a.rpt;
     const int plane = (TY + 2 * FG_HALO) * FG_TW;
@@ -728,23 +740,57 @@ static __device__ __forceinline__ void fg_tile_body(const fg_cargs& a) {
     const fg_store* __restrict__ T2 = (const fg_store*)a.terms[2];
     const int nterms = a.nterms;
     const int tid = (int)threadIdx.y * FG_CHUNK + (int)threadIdx.x, nth = FG_CHUNK * (int)blockDim.y;
+    /* With rows of even length and 16-byte aligned terms, the tile's elements
+     * go in pairs: t even starts a pair of one row (FG_TW and the plane are
+     * even), and its sites (gi, gi + 1) are contiguous and aligned in global
+     * memory (gi even; the periodic wrap maps even to even) and inside or
+     * outside a fixed domain together. Half the loads, half the index
+     * arithmetic; each element's value is the same expression. */
+    const bool pairs = (g.nx & 1) == 0 &&
+        (((unsigned long long)T0 | (unsigned long long)T1 | (unsigned long long)T2) & (2 * sizeof(fg_store) - 1)) == 0;
 #ifdef FG_TILE_ASYNC
     if (nterms == 1 && c0 == 1.0) {
         /* One term with coefficient 1 (a flow's stage 1, a gradient): the
          * values themselves (1.0 * x == x), copied straight to shared memory. */
         const unsigned base = (unsigned)__cvta_generic_to_shared(fg_tile);
-        for (int t = tid; t < plane; t += nth) {
+        const int step = pairs ? 2 : 1;
+        for (int t = step * tid; t < plane; t += step * nth) {
             int idx;
             const bool ok = fg_tile_site(g, x0, y0, t, &idx);
 #pragma unroll
             for (int k = 0; k < FG_NCOMP; k++) {
-                if (ok) fg_cp_async8(base + 8u * (unsigned)(k * plane + t), T0 + k * n + idx);
-                else fg_tile[k * plane + t] = 0.0;
+                const unsigned d = base + 8u * (unsigned)(k * plane + t);
+                if (!ok) {
+                    fg_tile[k * plane + t] = 0.0;
+                    if (pairs) fg_tile[k * plane + t + 1] = 0.0;
+                } else if (pairs) {
+                    fg_cp_async16(d, T0 + k * n + idx);
+                } else {
+                    fg_cp_async8(d, T0 + k * n + idx);
+                }
             }
         }
         fg_cp_async_wait_all();
     } else
 #endif
+    if (pairs) {
+        for (int t = 2 * tid; t < plane; t += 2 * nth) {
+            int idx;
+            const bool ok = fg_tile_site(g, x0, y0, t, &idx);
+#pragma unroll
+            for (int k = 0; k < FG_NCOMP; k++) {
+                double2 v = make_double2(0.0, 0.0);
+                if (ok) {
+                    const int e = k * n + idx;
+                    fg_store2 u = fg_ldg2(T0 + e);
+                    v.x = c0 * (double)u.x; v.y = c0 * (double)u.y;
+                    if (nterms > 1) { u = fg_ldg2(T1 + e); v.x += c1 * (double)u.x; v.y += c1 * (double)u.y; }
+                    if (nterms > 2) { u = fg_ldg2(T2 + e); v.x += c2 * (double)u.x; v.y += c2 * (double)u.y; }
+                }
+                *(double2*)(fg_tile + k * plane + t) = v;
+            }
+        }
+    } else
     for (int t = tid; t < plane; t += nth) {
         int idx;
         const bool ok = fg_tile_site(g, x0, y0, t, &idx);
