@@ -28,7 +28,7 @@
  * the target's own index runs the masked loop; every other slice runs an
  * unrolled loop with no compare and no select (the term order, and so the
  * result, is the same). With eps^2 a normal number the reciprocal square
- * root skips the library's special-case handling (fg_nb_rsqrt_normal: the
+ * root skips the library's special-case handling (fg_rsqrt_normal: the
  * same bits in float, a third-order Newton step from the hardware estimate
  * in double); an unsoftened run keeps the library's rsqrtf / rsqrt. With
  * two targets per thread (the "x2" kernels) each shared-memory source read
@@ -69,37 +69,11 @@ static __device__ __forceinline__ double fg_nb_fma(double a, double b, double c)
 
 /* Reciprocal square roots for a normal, finite argument (the tiled kernel's
  * path when eps^2 is a normal number, so that every r^2 = |dx|^2 + eps^2 is):
- *
- * float: rsqrt.approx.ftz.f32, the MUFU.RSQ that rsqrtf issues. rsqrtf
- *   without flush-to-zero adds only a rescaling of denormal arguments around
- *   it, so for normal arguments the two are the same bits
- *   (TestGPURsqrtNormal checks it); the per-term denormal test is what this
- *   saves.
- * double: rsqrt.approx.ftz.f64 (MUFU.RSQ64H: the estimate y from the high
- *   word, relative error d of about 2^-22, measured by TestGPURsqrtNormal)
- *   and one third-order Newton (Householder) correction
- *     e = 1 - x y^2,   y' = y + y e (1/2 + 3/8 e),
- *   whose truncation error is (5/16) e^3 ~ 2^-63 relative, below the
- *   roundings: y' is within about 1.5 ulp (the rounding of y^2 enters e
- *   as u/2, the last FMA rounds once). 5 double operations, against the
- *   library rsqrt's ~13 (special-case tests for 0, inf, denormals
- *   included). Not for r^2 = +inf (coordinates beyond ~1e154), where the
- *   library returns 0 and this NaN. */
-static __device__ __forceinline__ float fg_nb_rsqrt_normal(float x) {
-    float y;
-    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-static __device__ __forceinline__ double fg_nb_rsqrt_estimate(double x) {
-    double y;
-    asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
-    return y;
-}
-static __device__ __forceinline__ double fg_nb_rsqrt_normal(double x) {
-    const double y = fg_nb_rsqrt_estimate(x);
-    const double e = fma(-x, y * y, 1.0);
-    return fma(y, e * fma(e, 0.375, 0.5), y);
-}
+ * fg_rsqrt_normal of fastmath.cuh (prepended to this file), the hardware
+ * estimate with one third-order correction in double (~1.5 ulp, 5 double
+ * operations against the library rsqrt's ~13) and rsqrtf's own bits in float.
+ * Not for r^2 = +inf (coordinates beyond ~1e154), where the library returns 0
+ * and this NaN. */
 template <typename R> static __device__ __forceinline__ R fg_nb_min_normal();
 template <> __device__ __forceinline__ float fg_nb_min_normal<float>() { return 0x1p-126f; }
 template <> __device__ __forceinline__ double fg_nb_min_normal<double>() { return 0x1p-1022; }
@@ -123,7 +97,7 @@ static __device__ __forceinline__ void fg_nb_term(R xi, R yi, R zi, const typena
 }
 
 /* One interaction in the tiled kernel: r^2 = ((eps^2 + dx^2) + dy^2) + dz^2
- * as three FMAs, inv = r^-1/2 (FAST: fg_nb_rsqrt_normal), m inv^3 as
+ * as three FMAs, inv = r^-1/2 (FAST: fg_rsqrt_normal), m inv^3 as
  * (m inv)(inv inv), three FMA accumulations. MASK selects mass 0 and r^2 = 1
  * for the target's own index (only the one slice that holds it pays for the
  * compare and the selects): the term is then exactly +0. */
@@ -137,7 +111,7 @@ static __device__ __forceinline__ void fg_nb_term2(R xi, R yi, R zi, const typen
         m = self ? R(0) : m;
         r2 = self ? R(1) : r2;
     }
-    const R inv = FAST ? fg_nb_rsqrt_normal(r2) : fg_nb_rsqrt(r2);
+    const R inv = FAST ? fg_rsqrt_normal(r2) : fg_nb_rsqrt(r2);
     const R minv = m * inv;
     const R f = minv * (inv * inv);
     ax = fg_nb_fma(f, dx, ax);
@@ -440,7 +414,7 @@ extern "C" __global__ void fg_nbody_rsqrt_check_f32(const float* __restrict__ x,
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         lib[i] = fg_nb_rsqrt(x[i]);
-        fast[i] = fg_nb_rsqrt_normal(x[i]);
+        fast[i] = fg_rsqrt_normal(x[i]);
     }
 }
 
@@ -449,8 +423,30 @@ extern "C" __global__ void fg_nbody_rsqrt_check_f64(const double* __restrict__ x
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         lib[i] = fg_nb_rsqrt(x[i]);
-        fast[i] = fg_nb_rsqrt_normal(x[i]);
-        est[i] = fg_nb_rsqrt_estimate(x[i]);
+        fast[i] = fg_rsqrt_normal(x[i]);
+        est[i] = fg_rsqrt_estimate(x[i]);
+    }
+}
+
+/* fastmath.cuh's reciprocal (used by the radiation kernels) beside the
+ * library's correctly rounded 1/x, for TestGPURcpNormal: this module is the
+ * one with the check kernels. */
+extern "C" __global__ void fg_nbody_rcp_check_f32(const float* __restrict__ x, float* __restrict__ lib,
+                                                  float* __restrict__ fast, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        lib[i] = 1.0f / x[i];
+        fast[i] = fg_rcp_normal(x[i]);
+    }
+}
+
+extern "C" __global__ void fg_nbody_rcp_check_f64(const double* __restrict__ x, double* __restrict__ lib,
+                                                  double* __restrict__ fast, double* __restrict__ est, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        lib[i] = 1.0 / x[i];
+        fast[i] = fg_rcp_normal(x[i]);
+        est[i] = fg_rcp_estimate(x[i]);
     }
 }
 

@@ -7,5 +7,8 @@ import _ "embed"
 // standalone CUDA translation unit (no point source). See the file's header
 // for the launch shapes; core/nbody is the CPU counterpart.
 //
+// It starts with fastmath.cuh.
+var NBodyCUDA = fastMath + nbodyCU
+
 //go:embed nbody.cu
-var NBodyCUDA string
+var nbodyCU string

@@ -48,7 +48,7 @@ func nbodyKernels() []string {
 			ks = append(ks, "fg_nbody_tiled"+t+"_"+p, "fg_nbody_tiled"+t+"x2_"+p, "fg_nbody_tiled"+t+"x2_"+p+"_pot")
 		}
 		ks = append(ks, "fg_nbody_untiled_"+p, "fg_nbody_untiled_"+p+"_pot", "fg_nbody_kick_drift_"+p, "fg_nbody_kick_"+p,
-			"fg_nbody_tiled1_lib_"+p, "fg_nbody_tiled1_legacy_"+p, "fg_nbody_rsqrt_check_"+p)
+			"fg_nbody_tiled1_lib_"+p, "fg_nbody_tiled1_legacy_"+p, "fg_nbody_rsqrt_check_"+p, "fg_nbody_rcp_check_"+p)
 	}
 	for _, t := range []string{"1", "2", "4", "8"} {
 		ks = append(ks, "fg_nbody_tiled"+t+"x4_f32", "fg_nbody_tiled"+t+"x4_f32_pot")

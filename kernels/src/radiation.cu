@@ -8,7 +8,7 @@
 // fg_rad_cubic, so their cubes are bit-identical. A Newton correction takes
 // one reciprocal and one square root (fg_rad_newton_step), the field one
 // reciprocal and one reciprocal square root (fg_rad_lw_dir), all from the
-// hardware estimates (fg_rad_rcp, fg_rad_rsqrt).
+// hardware estimates (fastmath.cuh: fg_rcp_normal, fg_rsqrt_normal).
 //
 // Default entry points fg_rad_<method>_<search>_<f64|f32> (method newton |
 // rk4, search cold | warm | reuse; no run-time flags inside): a block of B
@@ -101,37 +101,14 @@ template <typename F> struct fg_rad_accel_interval {
 // number, which is what every argument here is (ut^2 kappa >= 1/2 for a
 // massive particle; R^2, R + |x_obs| and df/dtau are positive unless the
 // observer sits on the worldline, where the field is infinite and these give
-// NaN rather than inf): the hardware estimate (MUFU) and one third-order
-// Newton correction, e = 1 - x y (x y^2), y' = y + y (e + e^2) (y + y e (1/2
-// + 3/8 e)), within ~1.5 ulp. The library's correctly rounded division and
-// square root add range tests and slow-path calls (21 calls in the Newton
-// reuse kernel, which cost it registers as well as instructions). The CPU
-// kernel rounds correctly; the two agree within the tests' float64 bound.
-// float: the approximate instructions alone (rcp 1 ulp, rsqrt ~2 ulp: the
-// float32 mode's error is measured against float64 anyway).
-static __device__ __forceinline__ double fg_rad_rcp(double x) {
-  double y;
-  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
-  const double e = fma(-x, y, 1.0);
-  return fma(y, fma(e, e, e), y);
-}
-static __device__ __forceinline__ double fg_rad_rsqrt(double x) {
-  double y;
-  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
-  const double e = fma(-x, y * y, 1.0);
-  return fma(y, e * fma(e, 0.375, 0.5), y);
-}
-static __device__ __forceinline__ float fg_rad_rcp(float x) {
-  float y;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-static __device__ __forceinline__ float fg_rad_rsqrt(float x) {
-  float y;
-  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-template <typename F> static __device__ __forceinline__ F fg_rad_sqrt(F x) { return x * fg_rad_rsqrt(x); }
+// NaN rather than inf): fastmath.cuh's hardware estimates with one
+// third-order correction (prepended to this file), within ~1.5 ulp. The
+// library's correctly rounded division and square root add range tests and
+// slow-path calls (21 calls in the Newton reuse kernel, which cost it
+// registers as well as instructions). The CPU kernel rounds correctly; the
+// two agree within the tests' float64 bound. float: the approximate
+// instructions alone (the float32 mode's error is measured against float64).
+template <typename F> static __device__ __forceinline__ F fg_rad_sqrt(F x) { return x * fg_rsqrt_normal(x); }
 
 // e1 = dt1^3, e2 = dt2^3, formed once per evaluation.
 template <typename F>
@@ -289,9 +266,9 @@ template <typename F>
 static __device__ __forceinline__ void fg_rad_light_cone(const fg_rad_observer<F>& o, const F* st, F tp, F* f, F* fp) {
   F rx = o.x - st[1], ry = o.y - st[2], rz = o.z - st[3];
   F R2 = rx * rx + ry * ry + rz * rz;
-  F iR = fg_rad_rsqrt(R2);
+  F iR = fg_rsqrt_normal(R2);
   F R = R2 * iR;
-  F d = (st[1] * st[1] + st[2] * st[2] + st[3] * st[3] - 2 * (o.x * st[1] + o.y * st[2] + o.z * st[3])) * fg_rad_rcp(R + o.r0);
+  F d = (st[1] * st[1] + st[2] * st[2] + st[3] * st[3] - 2 * (o.x * st[1] + o.y * st[2] + o.z * st[3])) * fg_rcp_normal(R + o.r0);
   *f = st[0] + d * o.ic - tp;
   *fp = st[4] - (rx * st[5] + ry * st[6] + rz * st[7]) * iR * o.ic;
 }
@@ -307,7 +284,7 @@ static __device__ __forceinline__ F fg_rad_newton_step(const fg_rad_observer<F>&
   F Rr = R + o.r0;
   F fn = (st[0] - tp) * Rr + num * o.ic;
   F fpn = st[4] * Rc - (rx * st[5] + ry * st[6] + rz * st[7]);
-  return fn * Rc * fg_rad_rcp(Rr * fpn);
+  return fn * Rc * fg_rcp_normal(Rr * fpn);
 }
 
 // The part of the field that depends on the state only: the direction n,
@@ -320,11 +297,11 @@ template <typename F> struct fg_rad_kin { F iR, nx, ny, nz, ut, iut, iD, ik; };
 template <typename F>
 static __device__ __forceinline__ void fg_rad_lw_dir(const fg_rad_observer<F>& o, const F* st, fg_rad_kin<F>& k) {
   F rx = o.x - st[1], ry = o.y - st[2], rz = o.z - st[3];
-  k.iR = fg_rad_rsqrt(rx * rx + ry * ry + rz * rz);
+  k.iR = fg_rsqrt_normal(rx * rx + ry * ry + rz * rz);
   k.nx = rx * k.iR; k.ny = ry * k.iR; k.nz = rz * k.iR;
   k.ut = st[4];
   F D = k.ut - (k.nx * st[5] + k.ny * st[6] + k.nz * st[7]) * o.ic;
-  F r = fg_rad_rcp(k.ut * D);
+  F r = fg_rcp_normal(k.ut * D);
   k.iut = D * r;
   k.iD = k.ut * r;
   k.ik = k.ut * k.iD;
@@ -404,7 +381,7 @@ static __device__ bool fg_rad_cold_solve(fg_rad_walker<F, SEARCH, LAYOUT>& w, co
     fg_rad_light_cone(o, st, tp, &f, &fp);
     if (f == 0) break;
     if (f < 0) ta = tau; else tb = tau;
-    F next = tau - f * fg_rad_rcp(fp);
+    F next = tau - f * fg_rcp_normal(fp);
     if (!(next > ta && next < tb)) next = ta + (tb - ta) / 2;
     if (fg_rad_abs(next - tau) <= tol || tb - ta <= tol) { tau = next; break; }
     tau = next;
@@ -440,10 +417,10 @@ static __device__ __forceinline__ bool fg_rad_advance(fg_rad_walker<F, SEARCH, L
       F h = dt / (F)A.n_substeps;
       for (int it = 0; have && it < A.n_substeps; it++) {
         F f, d, k1, k2, k3, k4;
-        w.state(tau, st); fg_rad_light_cone(ob, st, tp, &f, &d); k1 = fg_rad_rcp(d);
-        w.state(tau + h / 2 * k1, st); fg_rad_light_cone(ob, st, tp, &f, &d); k2 = fg_rad_rcp(d);
-        w.state(tau + h / 2 * k2, st); fg_rad_light_cone(ob, st, tp, &f, &d); k3 = fg_rad_rcp(d);
-        w.state(tau + h * k3, st); fg_rad_light_cone(ob, st, tp, &f, &d); k4 = fg_rad_rcp(d);
+        w.state(tau, st); fg_rad_light_cone(ob, st, tp, &f, &d); k1 = fg_rcp_normal(d);
+        w.state(tau + h / 2 * k1, st); fg_rad_light_cone(ob, st, tp, &f, &d); k2 = fg_rcp_normal(d);
+        w.state(tau + h / 2 * k2, st); fg_rad_light_cone(ob, st, tp, &f, &d); k3 = fg_rcp_normal(d);
+        w.state(tau + h * k3, st); fg_rad_light_cone(ob, st, tp, &f, &d); k4 = fg_rcp_normal(d);
         tau += h / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
         have = tau >= lo && tau <= hi;
       }

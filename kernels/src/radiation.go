@@ -7,8 +7,11 @@ import _ "embed"
 // added in order), the GPU twin of core/radiation's CPU kernel. Its entry
 // points are RadiationKernels.
 //
+// It starts with fastmath.cuh.
+var RadiationCUDA = fastMath + radiationCU
+
 //go:embed radiation.cu
-var RadiationCUDA string
+var radiationCU string
 
 // RadiationKernels are the extern "C" entry points of RadiationCUDA:
 // fg_rad_<newton|rk4>_<cold|warm|reuse>_<f64|f32> (the tiled kernels, on

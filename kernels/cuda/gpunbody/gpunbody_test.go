@@ -579,68 +579,100 @@ func envFloat(name string, def float64) float64 {
 	return def
 }
 
-// TestGPURsqrtNormal checks the tiled kernel's reciprocal square root for
-// normal arguments (fg_nb_rsqrt_normal, used when eps^2 is normal) on 2^17
-// arguments spread log-uniformly over the normal range and 2^15 in [1, 4):
-// in float it must be rsqrtf's bits exactly (the same MUFU.RSQ without the
-// denormal rescaling; its error against 1/sqrt(x) is logged); in double it
-// must be within 2 ulp of 1/sqrt(x)
-// computed to 120 bits (the derivation in nbody.cu gives ~1.5), the
-// library's rsqrt and the raw hardware estimate are measured alongside.
-func TestGPURsqrtNormal(t *testing.T) {
-	d := device(t)
-	const n = 1<<17 + 1<<15
-	rng := rand.New(rand.NewPCG(9, 10))
+// checkLaunch runs check kernel name (one thread per argument, blocks of
+// 256) on bufs and n.
+func checkLaunch(t *testing.T, d *Device, name string, n int, bufs ...*cuda.DeviceBuffer) {
+	t.Helper()
+	fn, err := d.m.Function(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []any{}
+	for _, b := range bufs {
+		args = append(args, b)
+	}
+	args = append(args, int32(n))
+	if err := d.m.Launch(fn, [3]uint32{uint32(n+255) / 256, 1, 1}, [3]uint32{256, 1, 1}, 0, args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func checkAlloc(t *testing.T, d *Device, bytes int) *cuda.DeviceBuffer {
+	t.Helper()
+	b, err := d.m.Alloc(bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Free() })
+	return b
+}
+
+// checkDownload copies each buffer into its host slice.
+func checkDownload[T float32 | float64](t *testing.T, hs [][]T, bs ...*cuda.DeviceBuffer) {
+	t.Helper()
+	for i, b := range bs {
+		if err := cuda.Download(hs[i], b, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// logUniform returns n arguments: the first n-m with exponents uniform in
+// [lo, hi] (mantissas uniform), the last m uniform in [1, 4).
+func logUniform(seed uint64, n, m, lo, hi int) []float64 {
+	rng := rand.New(rand.NewPCG(seed, seed+1))
 	xs := make([]float64, n)
 	for i := range xs {
-		if i < 1<<17 {
-			xs[i] = math.Ldexp(1+rng.Float64(), -1022+rng.IntN(2045))
+		if i < n-m {
+			xs[i] = math.Ldexp(1+rng.Float64(), lo+rng.IntN(hi-lo+1))
 		} else {
 			xs[i] = 1 + 3*rng.Float64()
 		}
 	}
-	launch := func(name string, bufs ...*cuda.DeviceBuffer) {
-		fn, err := d.m.Function(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		args := []any{}
-		for _, b := range bufs {
-			args = append(args, b)
-		}
-		args = append(args, int32(n))
-		if err := d.m.Launch(fn, [3]uint32{(n + 255) / 256, 1, 1}, [3]uint32{256, 1, 1}, 0, args...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	alloc := func(bytes int) *cuda.DeviceBuffer {
-		b, err := d.m.Alloc(bytes)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { b.Free() })
-		return b
-	}
-	// float32: the normal range is [2^-126, 2^128).
-	x32 := make([]float32, n)
+	return xs
+}
+
+// toFloat32Range maps each argument's exponent into [lo, lo + span) (its
+// mantissa kept), so that float arguments cover float's range as xs covers
+// double's.
+func toFloat32Range(xs []float64, lo, span int) []float32 {
+	x32 := make([]float32, len(xs))
 	for i, v := range xs {
 		e := math.Ilogb(v)
-		x32[i] = float32(math.Ldexp(math.Ldexp(v, -e), -126+(e+1022)%253))
+		x32[i] = float32(math.Ldexp(math.Ldexp(v, -e), lo+(e+1022)%span))
 	}
-	bx, bl, bf := alloc(4*n), alloc(4*n), alloc(4*n)
+	return x32
+}
+
+// ulpsOff is |v - ref| in units of ulp, ref a 120-bit value.
+func ulpsOff(v float64, ref *big.Float, ulp float64) float64 {
+	dv := new(big.Float).SetPrec(120).SetFloat64(v)
+	dv.Sub(dv, ref)
+	f, _ := dv.Float64()
+	return math.Abs(f) / ulp
+}
+
+// TestGPURsqrtNormal checks the tiled kernel's reciprocal square root for
+// normal arguments (fg_rsqrt_normal of fastmath.cuh, used when eps^2 is
+// normal) on 2^17 arguments spread log-uniformly over the normal range and
+// 2^15 in [1, 4): in float it must be rsqrtf's bits exactly (the same
+// MUFU.RSQ without the denormal rescaling; its error against 1/sqrt(x) is
+// logged); in double it must be within 2 ulp of 1/sqrt(x) computed to 120
+// bits (the derivation in fastmath.cuh gives ~1.5), the library's rsqrt and
+// the raw hardware estimate are measured alongside.
+func TestGPURsqrtNormal(t *testing.T) {
+	d := device(t)
+	const n = 1<<17 + 1<<15
+	xs := logUniform(9, n, 1<<15, -1022, 1022)
+	// float32: the normal range is [2^-126, 2^128).
+	x32 := toFloat32Range(xs, -126, 253)
+	bx, bl, bf := checkAlloc(t, d, 4*n), checkAlloc(t, d, 4*n), checkAlloc(t, d, 4*n)
 	if err := cuda.Upload(bx, 0, x32); err != nil {
 		t.Fatal(err)
 	}
-	launch("fg_nbody_rsqrt_check_f32", bx, bl, bf)
+	checkLaunch(t, d, "fg_nbody_rsqrt_check_f32", n, bx, bl, bf)
 	l32, f32 := make([]float32, n), make([]float32, n)
-	for _, c := range []struct {
-		h []float32
-		b *cuda.DeviceBuffer
-	}{{l32, bl}, {f32, bf}} {
-		if err := cuda.Download(c.h, c.b, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	checkDownload(t, [][]float32{l32, f32}, bl, bf)
 	worstMufu := 0.0
 	for i, x := range x32 {
 		if math.Float32bits(l32[i]) != math.Float32bits(f32[i]) {
@@ -654,20 +686,13 @@ func TestGPURsqrtNormal(t *testing.T) {
 	}
 	t.Logf("float: MUFU.RSQ (rsqrtf, and the fast path's bits) within %.3f ulp of 1/sqrt(x)", worstMufu)
 	// float64.
-	bx, bl, bf, be := alloc(8*n), alloc(8*n), alloc(8*n), alloc(8*n)
+	bx, bl, bf, be := checkAlloc(t, d, 8*n), checkAlloc(t, d, 8*n), checkAlloc(t, d, 8*n), checkAlloc(t, d, 8*n)
 	if err := cuda.Upload(bx, 0, xs); err != nil {
 		t.Fatal(err)
 	}
-	launch("fg_nbody_rsqrt_check_f64", bx, bl, bf, be)
+	checkLaunch(t, d, "fg_nbody_rsqrt_check_f64", n, bx, bl, bf, be)
 	l64, f64, e64 := make([]float64, n), make([]float64, n), make([]float64, n)
-	for _, c := range []struct {
-		h []float64
-		b *cuda.DeviceBuffer
-	}{{l64, bl}, {f64, bf}, {e64, be}} {
-		if err := cuda.Download(c.h, c.b, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	checkDownload(t, [][]float64{l64, f64, e64}, bl, bf, be)
 	var worstFast, worstLib, worstEst float64
 	for i, x := range xs {
 		ref := new(big.Float).SetPrec(120).SetFloat64(x)
@@ -675,21 +700,66 @@ func TestGPURsqrtNormal(t *testing.T) {
 		ref.Quo(new(big.Float).SetPrec(120).SetInt64(1), ref)
 		r, _ := ref.Float64()
 		ulp := math.Nextafter(r, math.Inf(1)) - r
-		errOf := func(v float64) float64 {
-			dv := new(big.Float).SetPrec(120).SetFloat64(v)
-			dv.Sub(dv, ref)
-			f, _ := dv.Float64()
-			return math.Abs(f)
-		}
-		ef, el := errOf(f64[i])/ulp, errOf(l64[i])/ulp
+		ef, el := ulpsOff(f64[i], ref, ulp), ulpsOff(l64[i], ref, ulp)
 		worstFast, worstLib = math.Max(worstFast, ef), math.Max(worstLib, el)
-		worstEst = math.Max(worstEst, errOf(e64[i])/r)
+		worstEst = math.Max(worstEst, ulpsOff(e64[i], ref, r))
 		if !(ef <= 2) {
 			t.Fatalf("double rsqrt(%g): fast %v, 1/sqrt %v: %.2f ulp", x, f64[i], r, ef)
 		}
 	}
 	t.Logf("float: fast == rsqrtf on %d normal arguments; double: fast within %.3f ulp, library rsqrt %.3f ulp, estimate relative error %.3g (2^%.1f)",
 		n, worstFast, worstLib, worstEst, math.Log2(worstEst))
+}
+
+// TestGPURcpNormal checks fastmath.cuh's reciprocal (fg_rcp_normal: the
+// radiation kernels' divisions) the same way, on arguments whose reciprocals
+// are normal too (ftz): float within 2 ulp of 1/x (rcp.approx.ftz.f32 is
+// documented within 1), double within 2 ulp of 1/x to 120 bits (the
+// derivation gives ~1); the library's correctly rounded 1/x (0.5 ulp) and
+// the raw estimate are measured alongside.
+func TestGPURcpNormal(t *testing.T) {
+	d := device(t)
+	const n = 1<<17 + 1<<15
+	xs := logUniform(11, n, 1<<15, -1021, 1021)
+	x32 := toFloat32Range(xs, -125, 251)
+	bx, bl, bf := checkAlloc(t, d, 4*n), checkAlloc(t, d, 4*n), checkAlloc(t, d, 4*n)
+	if err := cuda.Upload(bx, 0, x32); err != nil {
+		t.Fatal(err)
+	}
+	checkLaunch(t, d, "fg_nbody_rcp_check_f32", n, bx, bl, bf)
+	l32, f32 := make([]float32, n), make([]float32, n)
+	checkDownload(t, [][]float32{l32, f32}, bl, bf)
+	var worst32, worstLib32 float64
+	for i, x := range x32 {
+		r := 1 / float64(x) // exact to 2^-53: far below a float ulp
+		ulp := float64(math.Nextafter32(float32(r), float32(math.Inf(1))) - float32(r))
+		e, el := math.Abs(float64(f32[i])-r)/ulp, math.Abs(float64(l32[i])-r)/ulp
+		worst32, worstLib32 = math.Max(worst32, e), math.Max(worstLib32, el)
+		if !(e <= 2) {
+			t.Fatalf("float rcp(%g): fast %g, 1/x %g: %.2f ulp", x, f32[i], r, e)
+		}
+	}
+	bx, bl, bf, be := checkAlloc(t, d, 8*n), checkAlloc(t, d, 8*n), checkAlloc(t, d, 8*n), checkAlloc(t, d, 8*n)
+	if err := cuda.Upload(bx, 0, xs); err != nil {
+		t.Fatal(err)
+	}
+	checkLaunch(t, d, "fg_nbody_rcp_check_f64", n, bx, bl, bf, be)
+	l64, f64, e64 := make([]float64, n), make([]float64, n), make([]float64, n)
+	checkDownload(t, [][]float64{l64, f64, e64}, bl, bf, be)
+	var worstFast, worstLib, worstEst float64
+	for i, x := range xs {
+		ref := new(big.Float).SetPrec(120).Quo(new(big.Float).SetPrec(120).SetInt64(1), new(big.Float).SetPrec(120).SetFloat64(x))
+		r, _ := ref.Float64()
+		ulp := math.Nextafter(r, math.Inf(1)) - r
+		ef, el := ulpsOff(f64[i], ref, ulp), ulpsOff(l64[i], ref, ulp)
+		worstFast, worstLib = math.Max(worstFast, ef), math.Max(worstLib, el)
+		worstEst = math.Max(worstEst, ulpsOff(e64[i], ref, r))
+		if !(ef <= 2) {
+			t.Fatalf("double rcp(%g): fast %v, 1/x %v: %.2f ulp", x, f64[i], r, ef)
+		}
+	}
+	t.Logf("float: fast within %.3f ulp of 1/x (library %.3f); double: fast within %.3f ulp, library 1/x %.3f ulp, estimate relative error %.3g (2^%.1f)",
+		worst32, worstLib32, worstFast, worstLib, worstEst, math.Log2(worstEst))
 }
 
 // mufuProbeSource measures the special-function unit's MUFU.RSQ rate, the
