@@ -644,6 +644,34 @@ func toFloat32Range(xs []float64, lo, span int) []float32 {
 	return x32
 }
 
+// checkF64 runs float64 check kernel name (x -> library, fast, estimate) on
+// xs and measures each result against exact(x) (x given to 120 bits): the
+// fast and library values in ulp, the estimate relatively. It fails when the
+// fast value is more than 2 ulp off.
+func checkF64(t *testing.T, d *Device, name string, xs []float64, exact func(x *big.Float) *big.Float) (worstFast, worstLib, worstEst float64) {
+	t.Helper()
+	n := len(xs)
+	bx, bl, bf, be := checkAlloc(t, d, 8*n), checkAlloc(t, d, 8*n), checkAlloc(t, d, 8*n), checkAlloc(t, d, 8*n)
+	if err := cuda.Upload(bx, 0, xs); err != nil {
+		t.Fatal(err)
+	}
+	checkLaunch(t, d, name, n, bx, bl, bf, be)
+	l64, f64, e64 := make([]float64, n), make([]float64, n), make([]float64, n)
+	checkDownload(t, [][]float64{l64, f64, e64}, bl, bf, be)
+	for i, x := range xs {
+		ref := exact(new(big.Float).SetPrec(120).SetFloat64(x))
+		r, _ := ref.Float64()
+		ulp := math.Nextafter(r, math.Inf(1)) - r
+		ef, el := ulpsOff(f64[i], ref, ulp), ulpsOff(l64[i], ref, ulp)
+		worstFast, worstLib = math.Max(worstFast, ef), math.Max(worstLib, el)
+		worstEst = math.Max(worstEst, ulpsOff(e64[i], ref, r))
+		if !(ef <= 2) {
+			t.Fatalf("%s(%g): fast %v, exact %v: %.2f ulp", name, x, f64[i], r, ef)
+		}
+	}
+	return worstFast, worstLib, worstEst
+}
+
 // ulpsOff is |v - ref| in units of ulp, ref a 120-bit value.
 func ulpsOff(v float64, ref *big.Float, ulp float64) float64 {
 	dv := new(big.Float).SetPrec(120).SetFloat64(v)
@@ -685,28 +713,9 @@ func TestGPURsqrtNormal(t *testing.T) {
 		worstMufu = math.Max(worstMufu, math.Abs(float64(f32[i])-r)/ulp)
 	}
 	t.Logf("float: MUFU.RSQ (rsqrtf, and the fast path's bits) within %.3f ulp of 1/sqrt(x)", worstMufu)
-	// float64.
-	bx, bl, bf, be := checkAlloc(t, d, 8*n), checkAlloc(t, d, 8*n), checkAlloc(t, d, 8*n), checkAlloc(t, d, 8*n)
-	if err := cuda.Upload(bx, 0, xs); err != nil {
-		t.Fatal(err)
-	}
-	checkLaunch(t, d, "fg_nbody_rsqrt_check_f64", n, bx, bl, bf, be)
-	l64, f64, e64 := make([]float64, n), make([]float64, n), make([]float64, n)
-	checkDownload(t, [][]float64{l64, f64, e64}, bl, bf, be)
-	var worstFast, worstLib, worstEst float64
-	for i, x := range xs {
-		ref := new(big.Float).SetPrec(120).SetFloat64(x)
-		ref.Sqrt(ref)
-		ref.Quo(new(big.Float).SetPrec(120).SetInt64(1), ref)
-		r, _ := ref.Float64()
-		ulp := math.Nextafter(r, math.Inf(1)) - r
-		ef, el := ulpsOff(f64[i], ref, ulp), ulpsOff(l64[i], ref, ulp)
-		worstFast, worstLib = math.Max(worstFast, ef), math.Max(worstLib, el)
-		worstEst = math.Max(worstEst, ulpsOff(e64[i], ref, r))
-		if !(ef <= 2) {
-			t.Fatalf("double rsqrt(%g): fast %v, 1/sqrt %v: %.2f ulp", x, f64[i], r, ef)
-		}
-	}
+	worstFast, worstLib, worstEst := checkF64(t, d, "fg_nbody_rsqrt_check_f64", xs, func(x *big.Float) *big.Float {
+		return x.Quo(new(big.Float).SetPrec(120).SetInt64(1), x.Sqrt(x))
+	})
 	t.Logf("float: fast == rsqrtf on %d normal arguments; double: fast within %.3f ulp, library rsqrt %.3f ulp, estimate relative error %.3g (2^%.1f)",
 		n, worstFast, worstLib, worstEst, math.Log2(worstEst))
 }
@@ -739,25 +748,9 @@ func TestGPURcpNormal(t *testing.T) {
 			t.Fatalf("float rcp(%g): fast %g, 1/x %g: %.2f ulp", x, f32[i], r, e)
 		}
 	}
-	bx, bl, bf, be := checkAlloc(t, d, 8*n), checkAlloc(t, d, 8*n), checkAlloc(t, d, 8*n), checkAlloc(t, d, 8*n)
-	if err := cuda.Upload(bx, 0, xs); err != nil {
-		t.Fatal(err)
-	}
-	checkLaunch(t, d, "fg_nbody_rcp_check_f64", n, bx, bl, bf, be)
-	l64, f64, e64 := make([]float64, n), make([]float64, n), make([]float64, n)
-	checkDownload(t, [][]float64{l64, f64, e64}, bl, bf, be)
-	var worstFast, worstLib, worstEst float64
-	for i, x := range xs {
-		ref := new(big.Float).SetPrec(120).Quo(new(big.Float).SetPrec(120).SetInt64(1), new(big.Float).SetPrec(120).SetFloat64(x))
-		r, _ := ref.Float64()
-		ulp := math.Nextafter(r, math.Inf(1)) - r
-		ef, el := ulpsOff(f64[i], ref, ulp), ulpsOff(l64[i], ref, ulp)
-		worstFast, worstLib = math.Max(worstFast, ef), math.Max(worstLib, el)
-		worstEst = math.Max(worstEst, ulpsOff(e64[i], ref, r))
-		if !(ef <= 2) {
-			t.Fatalf("double rcp(%g): fast %v, 1/x %v: %.2f ulp", x, f64[i], r, ef)
-		}
-	}
+	worstFast, worstLib, worstEst := checkF64(t, d, "fg_nbody_rcp_check_f64", xs, func(x *big.Float) *big.Float {
+		return x.Quo(new(big.Float).SetPrec(120).SetInt64(1), x)
+	})
 	t.Logf("float: fast within %.3f ulp of 1/x (library %.3f); double: fast within %.3f ulp, library 1/x %.3f ulp, estimate relative error %.3g (2^%.1f)",
 		worst32, worstLib32, worstFast, worstLib, worstEst, math.Log2(worstEst))
 }
