@@ -710,6 +710,32 @@ static __device__ __forceinline__ void fg_cp_async16(unsigned dst, const double*
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
 }
 static __device__ __forceinline__ void fg_cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+
+/* The one-term fill: W = 2 copies pairs of one row (see fg_tile_body), 1
+ * single elements; out-of-domain elements are zeros. One source pointer and
+ * one shared address, stepped per component, so that the unrolled copies do
+ * not keep FG_NCOMP addresses live. */
+template <int W>
+static __device__ __forceinline__ void fg_tile_copy(double* tile, const fg_geo& g, int x0, int y0, int plane, int n,
+                                                    const double* T0, int tid, int nth) {
+    const unsigned base = (unsigned)__cvta_generic_to_shared(tile);
+    for (int t = W * tid; t < plane; t += W * nth) {
+        int idx;
+        if (!fg_tile_site(g, x0, y0, t, &idx)) {
+#pragma unroll
+            for (int k = 0; k < FG_NCOMP; k++)
+                for (int w = 0; w < W; w++) tile[k * plane + t + w] = 0.0;
+            continue;
+        }
+        const double* src = T0 + idx;
+        unsigned d = base + 8u * (unsigned)t;
+#pragma unroll
+        for (int k = 0; k < FG_NCOMP; k++, src += n, d += 8u * (unsigned)plane) {
+            if (W == 2) fg_cp_async16(d, src);
+            else fg_cp_async8(d, src);
+        }
+    }
+}
 #endif
 
 /* Two stored values of one row (16-byte aligned in float64 storage, 8 in float32). */
@@ -752,24 +778,8 @@ static __device__ __forceinline__ void fg_tile_body(const fg_cargs& a) {
     if (nterms == 1 && c0 == 1.0) {
         /* One term with coefficient 1 (a flow's stage 1, a gradient): the
          * values themselves (1.0 * x == x), copied straight to shared memory. */
-        const unsigned base = (unsigned)__cvta_generic_to_shared(fg_tile);
-        const int step = pairs ? 2 : 1;
-        for (int t = step * tid; t < plane; t += step * nth) {
-            int idx;
-            const bool ok = fg_tile_site(g, x0, y0, t, &idx);
-#pragma unroll
-            for (int k = 0; k < FG_NCOMP; k++) {
-                const unsigned d = base + 8u * (unsigned)(k * plane + t);
-                if (!ok) {
-                    fg_tile[k * plane + t] = 0.0;
-                    if (pairs) fg_tile[k * plane + t + 1] = 0.0;
-                } else if (pairs) {
-                    fg_cp_async16(d, T0 + k * n + idx);
-                } else {
-                    fg_cp_async8(d, T0 + k * n + idx);
-                }
-            }
-        }
+        if (pairs) fg_tile_copy<2>(fg_tile, g, x0, y0, plane, n, T0, tid, nth);
+        else fg_tile_copy<1>(fg_tile, g, x0, y0, plane, n, T0, tid, nth);
         fg_cp_async_wait_all();
     } else
 #endif
