@@ -325,21 +325,31 @@ class Simulation:
         can cancel it at the next kernel boundary (Go cannot see Python's signals)."""
         h = self._h()
         box = {}
+        entered, finished = threading.Event(), threading.Event()
 
         def run():
+            entered.set()
             try:
                 box["status"] = go.SimAdvance(h, int(_CHUNK_SECONDS * 1000))
             except BaseException as exc:  # handed to the main thread
                 box["error"] = exc
+            finally:
+                finished.set()
 
         worker = threading.Thread(target=run, name="fieldgo-advance", daemon=True)
-        worker.start()
         try:
-            while worker.is_alive():
-                worker.join(0.01)
+            worker.start()
+            while not finished.wait(0.01):
+                pass
         except KeyboardInterrupt:
-            go.SimCancel(h)
-            worker.join()
+            # Thread.start() waits for the new thread to report, so Ctrl-C can land
+            # there after the thread exists: a chunk that runs must end before the
+            # flow is read (its step count and field), so wait for it whenever it
+            # started. A cancel that comes before its Advance begins is dropped by
+            # it (Advance clears the flag), so that chunk runs its ~50 ms out.
+            if entered.wait(0.5):
+                go.SimCancel(h)
+                finished.wait()
             raise
         if "error" in box:
             raise box["error"]

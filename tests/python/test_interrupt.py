@@ -62,6 +62,46 @@ def reference_field(steps):
     return out, energy
 
 
+def test_ctrl_c_while_a_chunk_thread_starts(monkeypatch):
+    # Ctrl-C can land inside Thread.start() (it waits for the new thread's first
+    # report) after the chunk's thread exists: minimize must still wait for that chunk,
+    # so that the step it reports is the field's. Made deterministic here: the third
+    # chunk's start() starts its thread, then raises KeyboardInterrupt, and that
+    # chunk's Advance begins 0.2 s late (as a thread can be scheduled late).
+    from fieldgo import simulation
+
+    real_start, real_advance = threading.Thread.start, simulation.go.SimAdvance
+    count = {"start": 0, "advance": 0}
+
+    def start(self):
+        real_start(self)
+        if self.name == "fieldgo-advance":
+            count["start"] += 1
+            if count["start"] == 3:
+                raise KeyboardInterrupt
+
+    def advance(h, ms):
+        count["advance"] += 1
+        if count["advance"] == 3:
+            time.sleep(0.2)
+        return real_advance(h, ms)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    monkeypatch.setattr(simulation.go, "SimAdvance", advance)
+    sim = make_sim()
+    with pytest.raises(KeyboardInterrupt):
+        sim.minimize(max_steps=10**8, **SETTINGS)
+    steps = sim.last_status["step"]
+    time.sleep(0.5)  # a chunk left running would move the field past `steps` by now
+    got = sim.field.numpy().copy()
+    monkeypatch.undo()
+    assert count["start"] == 3 and count["advance"] == 3 and steps > 0
+    ref, _ = reference_field(steps)
+    np.testing.assert_array_equal(got, ref)
+    assert sim.history.num_rows >= 1
+    sim.close()
+
+
 @pytest.mark.parametrize("delay,progress", [(0.4, False), (0.75, True)])
 def test_ctrl_c_returns_fast_at_a_completed_step(delay, progress, capsys):
     sim = make_sim()
