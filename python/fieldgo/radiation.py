@@ -22,11 +22,11 @@ in Go on C memory and seen by numpy and pyarrow without a copy::
 from __future__ import annotations
 
 import json
-import threading
 
 import numpy as np
 import pyarrow as pa
 
+from . import _interruptible
 from ._go import go, import_batch, import_table
 from .errors import ParameterError, ShapeError, BackendError
 
@@ -254,31 +254,15 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
         traj = traj.replace_schema_metadata(md)
     pairs = [_export(traj), _export(obs), _export(tbatch)]
     job = go.RadiationNewJob()
-    box = {}
-
-    def work():
-        try:
-            box["pair"] = go.RadiationFields(job, pairs[0], pairs[1], pairs[2], s, opts)
-        except BaseException as exc:  # handed to the calling thread
-            box["error"] = exc
-
     try:
-        worker = threading.Thread(target=work, name="fieldgo-radiation", daemon=True)
-        worker.start()
-        try:
-            while worker.is_alive():
-                worker.join(0.01)
-        except KeyboardInterrupt:
-            go.RadiationCancel(job)
-            worker.join()
-            raise
+        # The pairs are freed only after the call has returned, Ctrl-C or not.
+        pair = _interruptible.call(lambda: go.RadiationFields(job, pairs[0], pairs[1], pairs[2], s, opts),
+                                   lambda: go.RadiationCancel(job), "fieldgo-radiation")
     finally:
         for p in pairs:
             go.FreeArrowPair(p)
         go.RadiationReleaseJob(job)
-    if "error" in box:
-        raise box["error"]
-    return Cube(import_batch(box["pair"]), o, s, ts)
+    return Cube(import_batch(pair), o, s, ts)
 
 
 # --- spectra and harmonic maps (numpy FFT) ---

@@ -17,12 +17,12 @@ import json
 import math
 import numbers
 import os
-import threading
 import warnings
 
 import numpy as np
 import pyarrow as pa
 
+from . import _interruptible
 from ._go import go, import_table
 from .errors import BackendError, ParameterError, ReleasedError, ShapeError, SpecError
 from .field import Field
@@ -324,36 +324,11 @@ class Simulation:
         """One chunk of the flow in a worker thread, so that Ctrl-C in the main thread
         can cancel it at the next kernel boundary (Go cannot see Python's signals)."""
         h = self._h()
-        box = {}
-        entered, finished = threading.Event(), threading.Event()
-
-        def run():
-            entered.set()
-            try:
-                box["status"] = go.SimAdvance(h, int(_CHUNK_SECONDS * 1000))
-            except BaseException as exc:  # handed to the main thread
-                box["error"] = exc
-            finally:
-                finished.set()
-
-        worker = threading.Thread(target=run, name="fieldgo-advance", daemon=True)
-        try:
-            worker.start()
-            while not finished.wait(0.01):
-                pass
-        except KeyboardInterrupt:
-            # Thread.start() waits for the new thread to report, so Ctrl-C can land
-            # there after the thread exists: a chunk that runs must end before the
-            # flow is read (its step count and field), so wait for it whenever it
-            # started. A cancel that comes before its Advance begins is dropped by
-            # it (Advance clears the flag), so that chunk runs its ~50 ms out.
-            if entered.wait(0.5):
-                go.SimCancel(h)
-                finished.wait()
-            raise
-        if "error" in box:
-            raise box["error"]
-        return json.loads(box["status"])
+        status = _interruptible.call(lambda: go.SimAdvance(h, int(_CHUNK_SECONDS * 1000)),
+                                     lambda: go.SimCancel(h), "fieldgo-advance")
+        # A cancel that comes before the chunk's Advance begins is dropped by it
+        # (Advance clears the flag): that chunk then runs its ~50 ms out.
+        return json.loads(status)
 
     def _flow_history(self) -> pa.Table:
         return import_table(go.SimHistory(self._h(), 0))

@@ -173,3 +173,40 @@ def test_spectrum_parseval():
     x = cube["Ey"][0]
     assert f[4] == pytest.approx(1 / T)
     assert p.sum() == pytest.approx(np.mean(x**2), rel=1e-12)
+
+
+def test_ctrl_c_while_the_worker_starts(monkeypatch):
+    # Ctrl-C can land inside Thread.start() after the worker thread exists (start()
+    # waits for its first report): fields must wait for the Go call before it frees
+    # the Arrow inputs the call reads. Made deterministic: start() starts the thread
+    # and raises; the call begins 0.2 s late. Then the same call runs normally.
+    import threading
+    import time
+
+    real_start, real_fields = threading.Thread.start, rad.go.RadiationFields
+    seen = {}
+
+    def start(self):
+        real_start(self)
+        if self.name == "fieldgo-radiation":
+            raise KeyboardInterrupt
+
+    def fields(*args):
+        time.sleep(0.2)
+        try:
+            return real_fields(*args)
+        except BaseException as exc:
+            seen["error"] = exc
+            raise
+
+    tab, obs, times = uniform_table(), [[5, 1, -2], [0, 3, 3]], np.linspace(-5, 5, 16)
+    monkeypatch.setattr(threading.Thread, "start", start)
+    monkeypatch.setattr(rad.go, "RadiationFields", fields)
+    with pytest.raises(KeyboardInterrupt):
+        rad.fields(tab, obs, times)
+    monkeypatch.undo()
+    # The call ran to its end before fields returned, cancelled (a typed error), with
+    # its inputs alive.
+    assert isinstance(seen.get("error"), fg.CancelledError), seen
+    cube = rad.fields(tab, obs, times)
+    assert np.isfinite(cube.numpy()).all()
