@@ -339,7 +339,14 @@ func epsilon[F float]() F {
 // run computes observer o's samples for every particle and adds them to out
 // (NComp columns of O*S, index o*S + s), and the retarded lab times to tret
 // (P columns) when tret is not nil.
-func run[F float](k *knots[F], ob observer[F], tps []F, charge []F, opt *Options, out [][]float64, tret [][]float64, base int) {
+// cancelEvery is how many samples run between polls of Options.Cancel: an
+// observer can take ~0.1 s (RK4 with hundreds of substeps over thousands of
+// samples), and Ctrl-C must return within 100 ms.
+const cancelEvery = 64
+
+// run adds one observer's fields (all particles, all samples) into out; false
+// when Options.Cancel stopped it (the cube is then abandoned).
+func run[F float](k *knots[F], ob observer[F], tps []F, charge []F, opt *Options, out [][]float64, tret [][]float64, base int) bool {
 	var acc [NComp]F
 	var st [nState]F
 	var ac [nAccel]F
@@ -353,6 +360,9 @@ func run[F float](k *knots[F], ob observer[F], tps []F, charge []F, opt *Options
 		ifp := F(1)
 		have := false
 		for s := 0; s < S; s++ {
+			if s%cancelEvery == 0 && opt.Cancel != nil && opt.Cancel.Load() {
+				return false
+			}
 			tp := tps[s]
 			if have {
 				// Kept only while every iterate (Newton) or step (RK4)
@@ -410,4 +420,5 @@ func run[F float](k *knots[F], ob observer[F], tps []F, charge []F, opt *Options
 			}
 		}
 	}
+	return true
 }

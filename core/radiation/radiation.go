@@ -77,7 +77,7 @@ type Options struct {
 	Precision Precision
 	Retarded  bool         // also return each particle's retarded lab time t(tau_ret)
 	Threads   int          // goroutines; 0: GOMAXPROCS
-	Cancel    *atomic.Bool // polled between observers (before and after the launch on a Device)
+	Cancel    *atomic.Bool // polled between observers and every 64 samples (CPU), before and after the launch (Device)
 	Device    Device       // nil: the CPU's goroutines; else the kernel runs there
 }
 
@@ -377,7 +377,10 @@ func fields[F float](k *knots[F], src Source, obs Observers, times []float64, cu
 					tps[s] = F(t - r0/src.C) // shifted in float64, then rounded
 				}
 				ob := observer[F]{x: F(x), y: F(y), z: F(z), r0: F(r0), c: F(src.C), ic: 1 / F(src.C)}
-				run(k, ob, tps, charge, opt, out, tret, i*S)
+				if !run(k, ob, tps, charge, opt, out, tret, i*S) {
+					cancelled.Store(true)
+					return
+				}
 			}
 		}()
 	}
