@@ -179,6 +179,12 @@ type observer[F float] struct {
 	c, ic       F // c and 1/c
 }
 
+// newObserver rounds an observer at (x, y, z), r0 = |x_obs| (the caller's, in
+// float64: it also shifts the sample times), to F, with 1/c formed in F.
+func newObserver[F float](x, y, z, r0, c float64) observer[F] {
+	return observer[F]{x: F(x), y: F(y), z: F(z), r0: F(r0), c: F(c), ic: 1 / F(c)}
+}
+
 // lightCone is the retarded-time condition in shifted time: with t' = t_obs -
 // |x_obs|/c, f = t(tau) + (R - |x_obs|)/c - t', where R - |x_obs| =
 // (|r|^2 - 2 x_obs.r) / (R + |x_obs|) has no cancellation. fp = df/dtau =
@@ -336,16 +342,15 @@ func epsilon[F float]() F {
 	return F(0x1p-52)
 }
 
-// run computes observer o's samples for every particle and adds them to out
-// (NComp columns of O*S, index o*S + s), and the retarded lab times to tret
-// (P columns) when tret is not nil.
 // cancelEvery is how many samples run between polls of Options.Cancel: an
 // observer can take ~0.1 s (RK4 with hundreds of substeps over thousands of
 // samples), and Ctrl-C must return within 100 ms.
 const cancelEvery = 64
 
-// run adds one observer's fields (all particles, all samples) into out; false
-// when Options.Cancel stopped it (the cube is then abandoned).
+// run computes observer o's samples for every particle and adds them to out
+// (NComp columns of O*S, index o*S + s), and the retarded lab times to tret
+// (P columns) when tret is not nil; false when Options.Cancel stopped it (the
+// cube is then abandoned).
 func run[F float](k *knots[F], ob observer[F], tps []F, charge []F, opt *Options, out [][]float64, tret [][]float64, base int) bool {
 	var acc [NComp]F
 	var st [nState]F

@@ -376,8 +376,7 @@ func fields[F float](k *knots[F], src Source, obs Observers, times []float64, cu
 				for s, t := range row {
 					tps[s] = F(t - r0/src.C) // shifted in float64, then rounded
 				}
-				ob := observer[F]{x: F(x), y: F(y), z: F(z), r0: F(r0), c: F(src.C), ic: 1 / F(src.C)}
-				if !run(k, ob, tps, charge, opt, out, tret, i*S) {
+				if !run(k, newObserver[F](x, y, z, r0, src.C), tps, charge, opt, out, tret, i*S) {
 					cancelled.Store(true)
 					return
 				}

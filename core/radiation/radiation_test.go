@@ -234,8 +234,7 @@ func TestReceivedPeriod(t *testing.T) {
 func TestNewtonQuadratic(t *testing.T) {
 	src, _ := circular(t, 0.9, 4)
 	k := toKnots[float64](src)
-	ob := observer[float64]{x: 30, y: -12, z: 8, c: 1, ic: 1}
-	ob.r0 = math.Sqrt(ob.x*ob.x + ob.y*ob.y + ob.z*ob.z)
+	ob := newObserver[float64](30, -12, 8, math.Sqrt(30*30+12*12+8*8), 1)
 	w := walker[float64]{k: k, a: 0, b: src.State.N, search: Warm, idx: 0}
 	tp := 3.0
 	root, ok := w.coldSolve(&ob, tp)

@@ -97,17 +97,13 @@ template <typename F> struct fg_rad_accel_interval {
   F y0[FG_RAD_NACCEL], y1[FG_RAD_NACCEL], c1[FG_RAD_NACCEL], c2[FG_RAD_NACCEL];
 };
 
-// Reciprocal, reciprocal square root and square root of a positive normal
-// number, which is what every argument here is (ut^2 kappa >= 1/2 for a
-// massive particle; R^2, R + |x_obs| and df/dtau are positive unless the
-// observer sits on the worldline, where the field is infinite and these give
-// NaN rather than inf): fastmath.cuh's hardware estimates with one
-// third-order correction (prepended to this file), within ~1.5 ulp. The
-// library's correctly rounded division and square root add range tests and
-// slow-path calls (21 calls in the Newton reuse kernel, which cost it
-// registers as well as instructions). The CPU kernel rounds correctly; the
-// two agree within the tests' float64 bound. float: the approximate
-// instructions alone (the float32 mode's error is measured against float64).
+// Every reciprocal and square root here has a positive normal argument (ut^2
+// kappa >= 1/2 for a massive particle; R^2, R + |x_obs| and df/dtau unless the
+// observer sits on the worldline, where the field is infinite and NaN comes
+// out instead of inf), so they take fastmath.cuh's hardware estimates instead
+// of the library's slow-path calls (21 in the Newton reuse kernel, which cost
+// it registers too). The CPU kernel rounds correctly; the two agree within the
+// tests' float64 bound.
 template <typename F> static __device__ __forceinline__ F fg_rad_sqrt(F x) { return x * fg_rsqrt_normal(x); }
 
 // e1 = dt1^3, e2 = dt2^3, formed once per evaluation.
@@ -261,6 +257,11 @@ template <typename F, int SEARCH, int LAYOUT> struct fg_rad_walker {
 
 template <typename F> struct fg_rad_observer { F x, y, z, r0, c, ic; };
 
+// Observer o of the arguments (1/c formed per thread, as the CPU forms it).
+template <typename F> static __device__ __forceinline__ fg_rad_observer<F> fg_rad_observer_at(const fg_rad_args<F>& A, int o) {
+  return {A.ox[o], A.oy[o], A.oz[o], A.r0[o], A.c, 1 / A.c};
+}
+
 // f = t(tau) + (R - |x_obs|)/c - t', fp = ut - n.u_s/c, without cancellation.
 template <typename F>
 static __device__ __forceinline__ void fg_rad_light_cone(const fg_rad_observer<F>& o, const F* st, F tp, F* f, F* fp) {
@@ -273,7 +274,7 @@ static __device__ __forceinline__ void fg_rad_light_cone(const fg_rad_observer<F
   *fp = st[4] - (rx * st[5] + ry * st[6] + rz * st[7]) * iR * o.ic;
 }
 
-// The Newton correction f/fp with one division: f (R + |x_obs|) =
+// The Newton correction f/fp with one reciprocal: f (R + |x_obs|) =
 // (t(tau) - t') (R + |x_obs|) + (|r|^2 - 2 x_obs.r)/c, fp R c = ut R c - r.u_s.
 template <typename F>
 static __device__ __forceinline__ F fg_rad_newton_step(const fg_rad_observer<F>& o, const F* st, F tp) {
@@ -457,7 +458,7 @@ template <typename I> static __device__ __forceinline__ void fg_rad_no_root(doub
 // outer, samples inner, adding into the (zeroed) cube.
 template <typename F, int METHOD, int SEARCH, int LAYOUT>
 static __device__ void fg_rad_observer_walk(const fg_rad_args<F>& A, int o) {
-  fg_rad_observer<F> ob = {A.ox[o], A.oy[o], A.oz[o], A.r0[o], A.c, 1 / A.c};
+  fg_rad_observer<F> ob = fg_rad_observer_at(A, o);
   const F* tps = A.tp + (size_t)o * A.S;
   size_t os = (size_t)A.O * A.S;
   F st[FG_RAD_NSTATE], ac[FG_RAD_NACCEL];
@@ -589,7 +590,7 @@ static __device__ void fg_rad_split_solve(const fg_rad_args<F>& A) {
   const int p = (int)(gid / oc), j = (int)(gid - (long long)p * oc);
   const int slot = A.o0 + j;
   const int o = A.perm ? A.perm[slot] : slot;
-  fg_rad_observer<F> ob = {A.ox[o], A.oy[o], A.oz[o], A.r0[o], A.c, 1 / A.c};
+  fg_rad_observer<F> ob = fg_rad_observer_at(A, o);
   const F* tps = A.tp + (size_t)o * A.S;
   const int a = A.off[p], b = A.off[p + 1];
   fg_rad_walker<F, SEARCH, FG_RAD_INTERVAL_MAJOR> w(A, a, b);
@@ -646,7 +647,7 @@ static __device__ void fg_rad_split_field(const fg_rad_args<F>& A) {
 #pragma unroll
   for (int c = 0; c < FG_RAD_NCOMP; c++) sum[c] = 0;
   if (o >= 0 && s < A.S) {
-    fg_rad_observer<F> ob = {A.ox[o], A.oy[o], A.oz[o], A.r0[o], A.c, 1 / A.c};
+    fg_rad_observer<F> ob = fg_rad_observer_at(A, o);
     const size_t pstride = (size_t)A.S * A.oc, base = (size_t)s * A.oc + j;
     F st[FG_RAD_NSTATE], ac[FG_RAD_NACCEL];
     for (int p = 0; p < A.P; p++) {

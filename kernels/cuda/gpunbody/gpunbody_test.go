@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"testing"
+	"unsafe"
 
 	"github.com/fieldgo/fieldgo/core/nbody"
 	"github.com/fieldgo/fieldgo/errs"
@@ -607,14 +608,33 @@ func checkAlloc(t *testing.T, d *Device, bytes int) *cuda.DeviceBuffer {
 	return b
 }
 
-// checkDownload copies each buffer into its host slice.
-func checkDownload[T float32 | float64](t *testing.T, hs [][]T, bs ...*cuda.DeviceBuffer) {
+// runCheck runs check kernel name on xs (one argument per thread) with nout
+// output buffers of xs's type, and returns the outputs in kernel order.
+func runCheck[T float32 | float64](t *testing.T, d *Device, name string, xs []T, nout int) [][]T {
 	t.Helper()
-	for i, b := range bs {
-		if err := cuda.Download(hs[i], b, 0); err != nil {
+	n, size := len(xs), int(unsafe.Sizeof(xs[0]))
+	bx := checkAlloc(t, d, size*n)
+	if err := cuda.Upload(bx, 0, xs); err != nil {
+		t.Fatal(err)
+	}
+	bufs := []*cuda.DeviceBuffer{bx}
+	for i := 0; i < nout; i++ {
+		bufs = append(bufs, checkAlloc(t, d, size*n))
+	}
+	checkLaunch(t, d, name, n, bufs...)
+	outs := make([][]T, nout)
+	for i := range outs {
+		outs[i] = make([]T, n)
+		if err := cuda.Download(outs[i], bufs[i+1], 0); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return outs
+}
+
+// ulp32 is the float ulp above float32(r), as a float64.
+func ulp32(r float64) float64 {
+	return float64(math.Nextafter32(float32(r), float32(math.Inf(1))) - float32(r))
 }
 
 // logUniform returns n arguments: the first n-m with exponents uniform in
@@ -650,14 +670,8 @@ func toFloat32Range(xs []float64, lo, span int) []float32 {
 // fast value is more than 2 ulp off.
 func checkF64(t *testing.T, d *Device, name string, xs []float64, exact func(x *big.Float) *big.Float) (worstFast, worstLib, worstEst float64) {
 	t.Helper()
-	n := len(xs)
-	bx, bl, bf, be := checkAlloc(t, d, 8*n), checkAlloc(t, d, 8*n), checkAlloc(t, d, 8*n), checkAlloc(t, d, 8*n)
-	if err := cuda.Upload(bx, 0, xs); err != nil {
-		t.Fatal(err)
-	}
-	checkLaunch(t, d, name, n, bx, bl, bf, be)
-	l64, f64, e64 := make([]float64, n), make([]float64, n), make([]float64, n)
-	checkDownload(t, [][]float64{l64, f64, e64}, bl, bf, be)
+	out := runCheck(t, d, name, xs, 3)
+	l64, f64, e64 := out[0], out[1], out[2]
 	for i, x := range xs {
 		ref := exact(new(big.Float).SetPrec(120).SetFloat64(x))
 		r, _ := ref.Float64()
@@ -694,13 +708,8 @@ func TestGPURsqrtNormal(t *testing.T) {
 	xs := logUniform(9, n, 1<<15, -1022, 1022)
 	// float32: the normal range is [2^-126, 2^128).
 	x32 := toFloat32Range(xs, -126, 253)
-	bx, bl, bf := checkAlloc(t, d, 4*n), checkAlloc(t, d, 4*n), checkAlloc(t, d, 4*n)
-	if err := cuda.Upload(bx, 0, x32); err != nil {
-		t.Fatal(err)
-	}
-	checkLaunch(t, d, "fg_nbody_rsqrt_check_f32", n, bx, bl, bf)
-	l32, f32 := make([]float32, n), make([]float32, n)
-	checkDownload(t, [][]float32{l32, f32}, bl, bf)
+	out := runCheck(t, d, "fg_nbody_rsqrt_check_f32", x32, 2)
+	l32, f32 := out[0], out[1]
 	worstMufu := 0.0
 	for i, x := range x32 {
 		if math.Float32bits(l32[i]) != math.Float32bits(f32[i]) {
@@ -709,8 +718,7 @@ func TestGPURsqrtNormal(t *testing.T) {
 		// 1/sqrt(x) in float64 is within 2^-53 relative of the exact value:
 		// far below the float ulp the errors are measured in.
 		r := 1 / math.Sqrt(float64(x))
-		ulp := float64(math.Nextafter32(float32(r), float32(math.Inf(1))) - float32(r))
-		worstMufu = math.Max(worstMufu, math.Abs(float64(f32[i])-r)/ulp)
+		worstMufu = math.Max(worstMufu, math.Abs(float64(f32[i])-r)/ulp32(r))
 	}
 	t.Logf("float: MUFU.RSQ (rsqrtf, and the fast path's bits) within %.3f ulp of 1/sqrt(x)", worstMufu)
 	worstFast, worstLib, worstEst := checkF64(t, d, "fg_nbody_rsqrt_check_f64", xs, func(x *big.Float) *big.Float {
@@ -731,18 +739,12 @@ func TestGPURcpNormal(t *testing.T) {
 	const n = 1<<17 + 1<<15
 	xs := logUniform(11, n, 1<<15, -1021, 1021)
 	x32 := toFloat32Range(xs, -125, 251)
-	bx, bl, bf := checkAlloc(t, d, 4*n), checkAlloc(t, d, 4*n), checkAlloc(t, d, 4*n)
-	if err := cuda.Upload(bx, 0, x32); err != nil {
-		t.Fatal(err)
-	}
-	checkLaunch(t, d, "fg_nbody_rcp_check_f32", n, bx, bl, bf)
-	l32, f32 := make([]float32, n), make([]float32, n)
-	checkDownload(t, [][]float32{l32, f32}, bl, bf)
+	out := runCheck(t, d, "fg_nbody_rcp_check_f32", x32, 2)
+	l32, f32 := out[0], out[1]
 	var worst32, worstLib32 float64
 	for i, x := range x32 {
 		r := 1 / float64(x) // exact to 2^-53: far below a float ulp
-		ulp := float64(math.Nextafter32(float32(r), float32(math.Inf(1))) - float32(r))
-		e, el := math.Abs(float64(f32[i])-r)/ulp, math.Abs(float64(l32[i])-r)/ulp
+		e, el := math.Abs(float64(f32[i])-r)/ulp32(r), math.Abs(float64(l32[i])-r)/ulp32(r)
 		worst32, worstLib32 = math.Max(worst32, e), math.Max(worstLib32, el)
 		if !(e <= 2) {
 			t.Fatalf("float rcp(%g): fast %g, 1/x %g: %.2f ulp", x, f32[i], r, e)
