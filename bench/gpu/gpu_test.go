@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -212,6 +213,43 @@ func TestDeviceFlow(t *testing.T) {
 	}
 }
 
+// TestDeviceFlowTileShapes: the flow's tile shape is the autotune's choice,
+// made on the whole step; the bits of the flow do not depend on it. Fixed
+// shapes (FIELDGO_TILE) give the tuned flow's field and progress exactly,
+// and a shape the kernels cannot launch is refused by name.
+func TestDeviceFlowTileShapes(t *testing.T) {
+	b := gpu(t)
+	defer func() { core.UseStepper = true }()
+	for _, m := range models {
+		t.Setenv("FIELDGO_TILE", "")
+		ref, s, pref := flowRun(t, b, m, flowN, flowBox, false, core.Float64, flowCfg, 60, 60, true)
+		t.Logf("%s tuned: %s", m.name, s.DeviceFlow())
+		for _, shape := range []string{"8x1", "4x8", "2x8", "2x16", "16x2"} {
+			t.Setenv("FIELDGO_TILE", shape)
+			f, s, p := flowRun(t, b, m, flowN, flowBox, false, core.Float64, flowCfg, 60, 60, true)
+			var by, rpt int
+			fmt.Sscanf(shape, "%dx%d", &by, &rpt)
+			if !strings.Contains(s.DeviceFlow(), fmt.Sprintf("block 32x%d, %d rows", by, rpt)) {
+				t.Errorf("%s FIELDGO_TILE=%s: flow says %q", m.name, shape, s.DeviceFlow())
+			}
+			if d := maxDiff(ref, f); d != 0 || p != pref {
+				t.Errorf("%s: tile %s differs from the tuned shapes by %g (%+v vs %+v)", m.name, shape, d, p, pref)
+			}
+		}
+		for _, bad := range []string{"3x", "64x8", "8x64"} {
+			t.Setenv("FIELDGO_TILE", bad)
+			s := newSim(t, b, m, flowN, flowBox, false)
+			err := s.Start(flowCfg)
+			if err == nil {
+				_, err = s.Advance(1, 0)
+			}
+			if err == nil || !strings.Contains(err.Error(), "FIELDGO_TILE") {
+				t.Errorf("%s FIELDGO_TILE=%s: want an error naming FIELDGO_TILE, got %v", m.name, bad, err)
+			}
+		}
+	}
+}
+
 // TestDeviceFlowDiverges: a too-large dt diverges on the device; the error
 // names the step, stage and site like the host loop's, and the field kept is
 // finite.
@@ -300,6 +338,10 @@ func TestStepTimes(t *testing.T) {
 	if os.Getenv("FIELDGO_BENCH_PHASES") != "" {
 		modes = append(modes, "device-fold", "device-p2")
 	}
+	// FIELDGO_BENCH_MODES=device (a comma list) times only those modes.
+	if v := os.Getenv("FIELDGO_BENCH_MODES"); v != "" {
+		modes = strings.Split(v, ",")
+	}
 	setEnv := func(k, v string) {
 		if v == "" {
 			os.Unsetenv(k)
@@ -309,9 +351,14 @@ func TestStepTimes(t *testing.T) {
 	}
 	fuse0, fold0 := os.Getenv("FIELDGO_FLOW_FUSE"), os.Getenv("FIELDGO_FLOW_FOLD")
 	defer func() { setEnv("FIELDGO_FLOW_FUSE", fuse0); setEnv("FIELDGO_FLOW_FOLD", fold0) }()
+	// FIELDGO_BENCH_THEORIES=baby_skyrme (a comma list) times only those.
+	only := os.Getenv("FIELDGO_BENCH_THEORIES")
 	fmt.Println("| theory | grid | precision | mode | steps | ms/step | GB/s | of 4.2 TB/s |")
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, m := range models {
+		if only != "" && !slices.Contains(strings.Split(only, ","), m.name) {
+			continue
+		}
 		for _, n := range benchSizes() {
 			for _, prec := range benchPrecisions() {
 				for _, mode := range modes {
@@ -360,7 +407,15 @@ func TestStepTimes(t *testing.T) {
 						elem = 4
 					}
 					bytes := streams * elem * float64(nc) * float64(n*n)
-					fmt.Printf("| %s | %d | %s | %s | %d | %.4f | %.0f | %.0f%% | %g streams |\n", m.name, n, prec, mode, steps, sec*1e3, bytes/sec/1e9, 100*bytes/sec/4.2e12, streams)
+					shape := ""
+					if p, ok := s.Program().(*cuda.Program); ok {
+						for _, k := range p.Describe() {
+							if k.Name == "fg_k_tile" {
+								shape = fmt.Sprintf(" | tile 32x%d/%d", k.BlockY, k.TileRows)
+							}
+						}
+					}
+					fmt.Printf("| %s | %d | %s | %s | %d | %.4f | %.0f | %.0f%% | %g streams%s |\n", m.name, n, prec, mode, steps, sec*1e3, bytes/sec/1e9, 100*bytes/sec/4.2e12, streams, shape)
 					if n == 256 && mode == "device" {
 						fmt.Printf("|   | flow: %s |\n", s.DeviceFlow())
 					}

@@ -44,7 +44,7 @@ const defaultPoll = 64
 type Flow struct {
 	p      *Program
 	spec   kernels.FlowSpec
-	shape  tileShape
+	shape  tileShape // of every stage's tile launch
 	stream C.CUstream
 	graphs []C.CUgraph
 	single [2]C.CUgraphExec // one step from parity 0 / 1
@@ -175,18 +175,34 @@ func (f *Flow) build() error {
 	}
 	dt := spec.Dt
 
-	// The tile shape, tuned (or read from the cache) on stage 1's launch.
 	s1 := base
 	s1.stage, s1.nterms, s1.coef[0], s1.terms[0] = 1, 1, 1, phi
 	s1.phi, s1.vel, s1.out, s1.want_energy, s1.project = phi, vel, g0, 1, C.int(uv)
-	if f.shape, err = p.tileFor(&s1, g); err != nil {
-		return err
+	// The host loop's coefficients (core/flow.go), the velocity's multiplied
+	// on the device by the arrest decision kv in {0, 1}.
+	stage := func(k int, cur, cvel C.fg_dptr, terms []C.fg_dptr, coefs []float64, out C.fg_dptr) C.fg_cargs {
+		a := base
+		a.stage, a.nterms, a.out, a.project = C.int(k), C.int(len(terms)), out, C.int(uv)
+		a.phi = cur // unused by the tile kernel beyond its terms
+		for t := range terms {
+			a.terms[t], a.coef[t] = terms[t], C.double(coefs[t])
+		}
+		return a
 	}
-	ty := f.shape.BY * f.shape.RPT
-	nband := (g.Ny + ty - 1) / ty
+	h := dt * dt / 6
+	stages := func(cur, cvel, nxt, nvel C.fg_dptr) (s2, s3, s4, fz C.fg_cargs) {
+		s2 = stage(2, cur, cvel, []C.fg_dptr{cur, cvel}, []float64{1, dt / 2}, g1)
+		s3 = stage(3, cur, cvel, []C.fg_dptr{cur, cvel, g0}, []float64{1, dt / 2, -dt * dt / 4}, g2)
+		s4 = stage(4, cur, cvel, []C.fg_dptr{cur, cvel, g1}, []float64{1, dt, -dt * dt / 2}, g3)
+		fz = s4
+		fz.out = 0
+		fz.terms[3], fz.terms[4], fz.terms[5], fz.terms[6] = g0, g2, nxt, nvel
+		fz.coef[3], fz.coef[4], fz.coef[5] = C.double(-h), C.double(-dt/6), C.double(-dt/3)
+		return
+	}
 	// The fused stage 4 holds more registers than fg_k_tile for some
-	// theories: it needs the tuned shape to launch.
-	f.fuse = f.fuse && p.validTileOf("fg_k_tile_up", f.shape)
+	// theories: it needs a launchable shape.
+	f.fuse = f.fuse && p.anyTile("fg_k_tile_up")
 	if f.fuse {
 		if err := f.phi2.ensure(f.fieldBytes); err != nil {
 			return err
@@ -195,6 +211,29 @@ func (f *Flow) build() error {
 			return err
 		}
 	}
+	// The tile shape, tuned (or read from the cache) on the step's four tile
+	// launches together: the one-term copy of stage 1, the trial fields' two
+	// and three terms and the fused update load different streams and hold
+	// different registers, and the shape stage 1 alone likes can be the
+	// slowest for the step (docs/performance/gpu.md, session 5). The tuning
+	// launches write the flow's scratch (gradients, partials, the second
+	// buffer pair) and never its control block.
+	{
+		s2, s3, s4, fz := stages(phi, vel, C.fg_dptr(f.phi2.d), C.fg_dptr(f.vel2.d))
+		last := tileLaunch{"fg_k_tile", s4}
+		if f.fuse {
+			last = tileLaunch{"fg_k_tile_up", fz}
+		}
+		if f.shape, err = p.tuned(sizeClass(g), []tileLaunch{{"fg_k_tile", s1}, {"fg_k_tile", s2}, {"fg_k_tile", s3}, last}); err != nil {
+			return err
+		}
+		p.setTileInfo("fg_k_tile", f.shape)
+		if f.fuse {
+			p.setTileInfo("fg_k_tile_up", f.shape)
+		}
+	}
+	ty := f.shape.BY * f.shape.RPT
+	nband := (g.Ny + ty - 1) / ty
 	if f.fold {
 		if err := f.cnt.ensure(4 * (nband + 1)); err != nil {
 			return err
@@ -212,7 +251,6 @@ func (f *Flow) build() error {
 		bs := p.k[name].info.BlockSize
 		return flowLaunch{name: name, grid: (threads + bs - 1) / bs, bx: bs, by: 1, args: cargs(a)}
 	}
-	h := dt * dt / 6
 	for par := 0; par < 2; par++ {
 		if par == 1 && !f.fuse {
 			break
@@ -220,15 +258,6 @@ func (f *Flow) build() error {
 		cur, cvel, nxt, nvel := phi, vel, C.fg_dptr(f.phi2.d), C.fg_dptr(f.vel2.d)
 		if par == 1 {
 			cur, cvel, nxt, nvel = nxt, nvel, cur, cvel
-		}
-		stage := func(k int, terms []C.fg_dptr, coefs []float64, out C.fg_dptr) C.fg_cargs {
-			a := base
-			a.stage, a.nterms, a.out, a.project = C.int(k), C.int(len(terms)), out, C.int(uv)
-			a.phi = cur // unused by the tile kernel beyond its terms
-			for t := range terms {
-				a.terms[t], a.coef[t] = terms[t], C.double(coefs[t])
-			}
-			return a
 		}
 		a1 := s1
 		a1.terms[0], a1.phi, a1.vel = cur, cur, cvel
@@ -244,17 +273,9 @@ func (f *Flow) build() error {
 			st = append(st, tile(a1), one("fg_k_rows", rows, g.Ny*32),
 				flowLaunch{name: "fg_k_decide", grid: 1, bx: C.FG_FINAL_THREADS, by: 1, args: cargs(decide)})
 		}
-		// The host loop's coefficients (core/flow.go), the velocity's multiplied
-		// on the device by the arrest decision kv in {0, 1}.
-		s2 := stage(2, []C.fg_dptr{cur, cvel}, []float64{1, dt / 2}, g1)
-		s3 := stage(3, []C.fg_dptr{cur, cvel, g0}, []float64{1, dt / 2, -dt * dt / 4}, g2)
-		s4 := stage(4, []C.fg_dptr{cur, cvel, g1}, []float64{1, dt, -dt * dt / 2}, g3)
+		s2, s3, s4, fz := stages(cur, cvel, nxt, nvel)
 		st = append(st, tile(s2), tile(s3))
 		if f.fuse {
-			fz := s4
-			fz.out = 0
-			fz.terms[3], fz.terms[4], fz.terms[5], fz.terms[6] = g0, g2, nxt, nvel
-			fz.coef[3], fz.coef[4], fz.coef[5] = C.double(-h), C.double(-dt/6), C.double(-dt/3)
 			l := tile(fz)
 			l.name = "fg_k_tile_up"
 			st = append(st, l)
@@ -395,8 +416,8 @@ func (f *Flow) Describe() string {
 	if f.fuse {
 		how = append(how, "stage 4 fuses the update (ping-pong buffers)")
 	}
-	return fmt.Sprintf("device ANF: %d kernels per step (%s), %s; tile 32x%d sites, block 32x%d; %s storage", len(f.steps[0]),
-		joinStrings(how, ", "), mode, f.shape.BY*f.shape.RPT, f.shape.BY, f.p.prec)
+	return fmt.Sprintf("device ANF: %d kernels per step (%s), %s; tile 32x%d sites (block 32x%d, %d rows per thread); %s storage", len(f.steps[0]),
+		joinStrings(how, ", "), mode, f.shape.BY*f.shape.RPT, f.shape.BY, f.shape.RPT, f.p.prec)
 }
 
 // Graphed reports whether the steps run as CUDA graphs.

@@ -33,8 +33,9 @@ var defaultTile = tileShape{BY: 8, RPT: 2}
 
 // tileCandidates are the shapes the autotune times, besides the one the
 // occupancy API suggests. Taller tiles re-read less halo (a 32 x TY tile
-// loads 36 x (TY+4) values), more rows per thread keep fewer threads.
-var tileCandidates = []tileShape{{8, 1}, {8, 2}, {8, 4}, {4, 4}, {4, 8}, {16, 1}, {16, 2}}
+// loads 36 x (TY+4) values), more rows per thread keep fewer threads, and
+// small blocks give the register-heavy kernels finer occupancy steps.
+var tileCandidates = []tileShape{{8, 1}, {8, 2}, {8, 4}, {4, 2}, {4, 4}, {4, 8}, {2, 8}, {2, 16}, {16, 1}, {16, 2}}
 
 // smem is the dynamic shared memory of the tile for ncomp components.
 func (s tileShape) smem(ncomp int) int { return 8 * ncomp * (s.BY*s.RPT + 4) * (C.FG_CHUNK + 4) }
@@ -117,69 +118,116 @@ func (p *Program) validTileOf(name string, s tileShape) bool {
 	return nb > 0
 }
 
+// anyTile says whether kernel name can launch any candidate shape.
+func (p *Program) anyTile(name string) bool {
+	for _, s := range append([]tileShape{defaultTile}, tileCandidates...) {
+		if p.validTileOf(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
 // launchTile launches fg_k_tile over a's grid with shape s on stream st
 // (nil: the default stream).
 func (p *Program) launchTile(a *C.fg_cargs, s tileShape, st C.CUstream) error {
+	return p.launchTileOf("fg_k_tile", a, s, st)
+}
+
+func (p *Program) launchTileOf(name string, a *C.fg_cargs, s tileShape, st C.CUstream) error {
 	a.rpt = C.int(s.RPT)
 	ty := s.BY * s.RPT
 	grid := int(a.nchunk) * ((int(a.ny) + ty - 1) / ty)
-	k := p.k["fg_k_tile"]
-	return check(C.fg_cuLaunch(k.fn, C.uint(grid), 32, C.uint(s.BY), C.uint(s.smem(p.unit.NComp)), st, unsafe.Pointer(a)), "launch fg_k_tile")
+	return check(C.fg_cuLaunch(p.k[name].fn, C.uint(grid), 32, C.uint(s.BY), C.uint(s.smem(p.unit.NComp)), st, unsafe.Pointer(a)), "launch "+name)
 }
 
-// tileFor returns the shape for a's grid: from memory, the disk cache or a
-// short autotune that times every candidate on a's own buffers (it writes
-// a.out and the partials, which the real launch then overwrites). Called with
-// the context current and p.mu held.
-func (p *Program) tileFor(a *C.fg_cargs, g kernels.Grid) (tileShape, error) {
-	if !p.tilesRead {
-		p.readTunes()
+// tileOverride is FIELDGO_TILE=BYxRPT (e.g. 8x2): a fixed shape, untuned and
+// uncached, for every tile launch; the benchmarks time each shape's whole
+// step with it (bench/device/tile_sweep.sh). ok is false when it is unset.
+func (p *Program) tileOverride(names ...string) (s tileShape, ok bool, err error) {
+	v := os.Getenv("FIELDGO_TILE")
+	if v == "" {
+		return s, false, nil
 	}
-	class := sizeClass(g)
-	if s, ok := p.tiles[class]; ok {
-		p.setTileInfo(s)
-		return s, nil
+	if _, err := fmt.Sscanf(v, "%dx%d", &s.BY, &s.RPT); err != nil {
+		return defaultTile, false, errs.New(errs.Backend, "FIELDGO_TILE=%q: want BYxRPT (e.g. 8x2)", v)
 	}
+	for _, n := range names {
+		if !p.validTileOf(n, s) {
+			return defaultTile, false, errs.New(errs.Backend, "FIELDGO_TILE=%q: %s cannot launch blocks of 32x%d with %d bytes of shared memory", v, n, s.BY, s.smem(p.unit.NComp))
+		}
+	}
+	return s, true, nil
+}
+
+// tileLaunch is one tile kernel launch the autotune times.
+type tileLaunch struct {
+	name string // fg_k_tile or fg_k_tile_up
+	args C.fg_cargs
+}
+
+// tuneShape times every candidate shape that all of ls's kernels can
+// launch, launching ls in order with it (a warm-up round, then the mean of
+// three rounds, on the default stream), and returns the fastest with a
+// report line. Launches write what their arguments say (out, the partials,
+// the fused update's buffers): callers pass scratch or buffers the real
+// launches overwrite, and no flow control block (a.ctl = 0).
+func (p *Program) tuneShape(ls []tileLaunch) (tileShape, string, error) {
 	cands := append([]tileShape(nil), tileCandidates...)
 	// The occupancy API's block size for the default tile's shared memory.
-	k := p.k["fg_k_tile"]
 	var minGrid, block C.int
-	if C.fg_cuOccupancyMaxPotentialBlockSize(&minGrid, &block, k.fn, C.size_t(defaultTile.smem(p.unit.NComp)), 0) == C.CUDA_SUCCESS {
-		by := int(block) / 32
-		if by > 0 {
+	if C.fg_cuOccupancyMaxPotentialBlockSize(&minGrid, &block, p.k[ls[0].name].fn, C.size_t(defaultTile.smem(p.unit.NComp)), 0) == C.CUDA_SUCCESS {
+		if by := int(block) / 32; by > 0 {
 			cands = append(cands, tileShape{BY: by, RPT: 1}, tileShape{BY: by, RPT: 2})
 		}
 	}
-	t := *a
-	t.ctl, t.stage = 0, 0
 	var ev [2]C.CUevent
 	for i := range ev {
 		if err := check(C.fg_cuEventCreate(&ev[i], 0), "cuEventCreate"); err != nil {
-			return defaultTile, err
+			return defaultTile, "", err
 		}
 		defer C.fg_cuEventDestroy(ev[i])
+	}
+	t := make([]tileLaunch, len(ls))
+	for i, l := range ls {
+		t[i] = l
+		t[i].args.ctl, t[i].args.fold = 0, 0
+	}
+	round := func(s tileShape) error {
+		for i := range t {
+			if err := p.launchTileOf(t[i].name, &t[i].args, s, nil); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	best, bestMs := defaultTile, float32(-1)
 	var report []string
 	seen := map[tileShape]bool{}
+cand:
 	for _, s := range cands {
-		if seen[s] || !p.validTile(s) {
+		if seen[s] {
 			continue
 		}
 		seen[s] = true
-		if err := p.launchTile(&t, s, nil); err != nil { // warm-up
+		for _, l := range t {
+			if !p.validTileOf(l.name, s) {
+				continue cand
+			}
+		}
+		if err := round(s); err != nil { // warm-up
 			continue
 		}
 		const reps = 3
 		C.fg_cuEventRecord(ev[0], nil)
 		for r := 0; r < reps; r++ {
-			if err := p.launchTile(&t, s, nil); err != nil {
-				return defaultTile, err
+			if err := round(s); err != nil {
+				return defaultTile, "", err
 			}
 		}
 		C.fg_cuEventRecord(ev[1], nil)
 		if err := check(C.fg_cuEventSynchronize(ev[1]), "cuEventSynchronize"); err != nil {
-			return defaultTile, err
+			return defaultTile, "", err
 		}
 		var ms C.float
 		C.fg_cuEventElapsedTime(&ms, ev[0], ev[1])
@@ -190,18 +238,66 @@ func (p *Program) tileFor(a *C.fg_cargs, g kernels.Grid) (tileShape, error) {
 		}
 	}
 	if bestMs < 0 {
-		return defaultTile, errs.New(errs.Backend, "fg_k_tile: no launchable tile shape")
+		return defaultTile, "", errs.New(errs.Backend, "%s: no launchable tile shape", ls[0].name)
 	}
 	sort.Strings(report)
-	p.tuneReport = append(p.tuneReport, fmt.Sprintf("%s: chose 32x%d/%d of [%s]", class, best.BY, best.RPT, joinStrings(report, ", ")))
-	p.tiles[class] = best
-	p.writeTunes()
-	p.setTileInfo(best)
-	return best, nil
+	return best, fmt.Sprintf("chose 32x%d/%d of [%s]", best.BY, best.RPT, joinStrings(report, ", ")), nil
 }
 
-func (p *Program) setTileInfo(s tileShape) {
-	k := p.k["fg_k_tile"]
+// tileFor returns the shape of a gradient's fg_k_tile launch for a's grid
+// (tuned on a's own buffers: it writes a.out and the partials, which the
+// real launch then overwrites). Called with the context current and p.mu
+// held.
+func (p *Program) tileFor(a *C.fg_cargs, g kernels.Grid) (tileShape, error) {
+	s, err := p.tuned(sizeClass(g), []tileLaunch{{"fg_k_tile", *a}})
+	if err == nil {
+		p.setTileInfo("fg_k_tile", s)
+	}
+	return s, err
+}
+
+// tuned returns the shape for the tile launches ls (a gradient's one, or a
+// flow step's four) on a grid of size class class: FIELDGO_TILE, or from
+// memory, the disk cache or tuneShape, cached under the class and, for more
+// than one launch, the last launch's kernel.
+func (p *Program) tuned(class string, ls []tileLaunch) (tileShape, error) {
+	var names []string
+	for _, l := range ls {
+		names = append(names, l.name)
+	}
+	if s, ok, err := p.tileOverride(names...); ok || err != nil {
+		return s, err
+	}
+	if !p.tilesRead {
+		p.readTunes()
+	}
+	key := class
+	if len(ls) > 1 {
+		key = fmt.Sprintf("%s step %d %s", class, len(ls), ls[len(ls)-1].name)
+	}
+	if s, ok := p.tiles[key]; ok {
+		valid := true
+		for _, n := range names {
+			valid = valid && p.validTileOf(n, s)
+		}
+		if valid {
+			return s, nil
+		}
+	}
+	s, line, err := p.tuneShape(ls)
+	if err != nil {
+		return defaultTile, err
+	}
+	p.tuneReport = append(p.tuneReport, fmt.Sprintf("%s: %s", key, line))
+	p.tiles[key] = s
+	p.writeTunes()
+	return s, nil
+}
+
+// setTileInfo records the shape kernel name (fg_k_tile, fg_k_tile_up) was
+// last launched with, for Describe.
+func (p *Program) setTileInfo(name string, s tileShape) {
+	k := p.k[name]
 	k.info.BlockSize, k.info.BlockY, k.info.TileRows = 32*s.BY, s.BY, s.RPT
 	k.info.DynShared = s.smem(p.unit.NComp)
 	var nb C.int

@@ -893,7 +893,7 @@ static __device__ __forceinline__ void fg_tile_body(const fg_cargs& a) {
         }
         if (a.stage <= 1) {
             fg_chunk_store(a.part, a.ny * a.nchunk, (long long)j * a.nchunk + cx, e, m, pw);
-        } else if (m != m) {
+        } else if (m != m && a.ctl) {   /* no control block: the autotune's launches */
             ((volatile fg_flowctl*)a.ctl)->nonfinite = a.stage;
         }
     }
