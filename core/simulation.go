@@ -4,6 +4,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/fieldgo/fieldgo/errs"
@@ -101,6 +102,9 @@ type Simulation struct {
 	penalty float64
 	prec    string // storage precision: Float64 or Float32
 
+	compileTime   time.Duration // Compile: kernel source to a loaded program
+	compileCached *bool         // the program came from the backend's disk cache (nil: not reported)
+
 	phi, vel   *Field // host C memory, visible through Arrow
 	phiB, velB kernels.Buffer
 	g          [4]kernels.Buffer // stage gradients
@@ -149,11 +153,16 @@ func NewSimulation(backend kernels.Backend, theory *Theory, lat Lattice, params 
 	if opt.NoPenalty || s.form == kernels.Continuum {
 		s.penalty = 0
 	}
+	t0 := time.Now()
 	prog, prec, err := compile(backend, theory, opt.Precision)
 	if err != nil {
 		return nil, err
 	}
-	s.prog, s.prec = prog, prec
+	s.prog, s.prec, s.compileTime = prog, prec, time.Since(t0)
+	if c, ok := prog.(interface{ Cached() bool }); ok {
+		cached := c.Cached()
+		s.compileCached = &cached
+	}
 	if err := s.allocate(); err != nil {
 		s.Close()
 		return nil, err
@@ -247,6 +256,12 @@ func (s *Simulation) Program() kernels.Program { return s.prog }
 // in float32 too; Energy, Integral and a flow's energy and max|grad| are
 // float64 reductions of float64 site values.
 func (s *Simulation) Precision() string { return s.prec }
+
+// CompileTime is how long NewSimulation took to turn the theory into a loaded
+// program (code generation, the backend's compiler or its disk cache, loading),
+// and whether the program came from the cache (nil where the backend does not
+// say). The time to a first step is this, the trace before it and the step.
+func (s *Simulation) CompileTime() (time.Duration, *bool) { return s.compileTime, s.compileCached }
 
 // Epsilon is the unit roundoff of the storage precision: 2^-24 for float32,
 // 2^-53 for float64.

@@ -315,6 +315,8 @@ func SimDescribe(h int64) (info string, err error) {
 		"boundary": lat.Boundary.String(), "spec": s.Theory().Spec, "params": s.Params(),
 		"gradient": s.Form().String(), "penalty": s.Penalty(),
 	}
+	ct, cached := s.CompileTime()
+	d["compile_seconds"], d["compile_cached"] = ct.Seconds(), cached
 	if p, e := s.Progress(); e == nil {
 		var st map[string]any
 		_ = json.Unmarshal([]byte(progressJSON(p)), &st)

@@ -28,8 +28,10 @@ def first_step(backend, n):
     sim.set_field(fg.initial.skyrmion())
     sim.minimize(tol=1e-300, max_steps=1, progress=False)
     d = time.perf_counter()
+    info = sim.describe()
     sim.close()
-    return {"setup": c - a, "first step": d - c, "total": d - a}
+    return {"setup": c - a, "compile": info["compile_seconds"], "cached": info["compile_cached"],
+            "first step": d - c, "total": d - a}
 backend, n = sys.argv[1], int(sys.argv[2])
 first = first_step(backend, n)
 again = first_step(backend, n)
@@ -53,8 +55,12 @@ def main():
             wall = time.perf_counter() - t
             r = json.loads(out.stdout.strip().splitlines()[-1])
             f, g = r["first"], r["again"]
+            # compile: the backend's Compile (NVRTC or the C compiler, or the
+            # cache, and the load); the rest of the Simulation is the trace and
+            # the GPU probe it overlaps.
             print(f"{kind:20s} process wall {wall:.3f} s | import {r['import']:.3f} "
-                  f"Simulation (trace, GPU probe, compile) {f['setup']:.3f} first step {f['first step']:.3f} "
+                  f"Simulation (trace, GPU probe, compile) {f['setup']:.3f} [compile {f['compile']:.3f}, "
+                  f"cached {f['cached']}] first step {f['first step']:.3f} "
                   f"-> from start {r['from start']:.3f} s | same process again: Simulation {g['setup']:.4f} "
                   f"first step {g['first step']:.4f} total {g['total']:.4f} s")
 

@@ -82,15 +82,17 @@ func (b *Backend) key(source string) (string, error) {
 // it if the cache has no intact entry. An entry is object + ".sha256" holding
 // the object's hash; the checksum is renamed into place last, so a missing,
 // truncated or corrupt object fails verification and is rebuilt.
-func (b *Backend) build(source string) (string, error) {
-	path, err := b.objectPath(source)
-	if err != nil {
-		return "", err
+// build returns the shared object of source: from the disk cache (cached)
+// or compiled now.
+func (b *Backend) build(source string) (path string, cached bool, err error) {
+	if path, err = b.objectPath(source); err != nil {
+		return "", false, err
 	}
 	if verify(path) {
-		return path, nil
+		return path, true, nil
 	}
-	return b.compile(source, path)
+	path, err = b.compile(source, path)
+	return path, false, err
 }
 
 func (b *Backend) rebuild(source string) (string, error) {

@@ -102,7 +102,7 @@ func (b *Backend) compileAs(u kernels.Unit, float32 bool) (*program, error) {
 		return nil, errs.New(errs.Spec, "a theory needs at least one field component")
 	}
 	tu := translationUnit(u, float32)
-	path, err := b.build(tu)
+	path, cached, err := b.build(tu)
 	if err != nil {
 		return nil, err
 	}
@@ -115,8 +115,9 @@ func (b *Backend) compileAs(u kernels.Unit, float32 bool) (*program, error) {
 		if p, err = load(path); err != nil {
 			return nil, err
 		}
+		cached = false
 	}
-	p.unit, p.threads, p.float32 = u, b.threads(), float32
+	p.unit, p.threads, p.float32, p.cached = u, b.threads(), float32, cached
 	return p, nil
 }
 
@@ -127,6 +128,7 @@ type program struct {
 	unit    kernels.Unit
 	threads int
 	float32 bool // float32 storage: stores and uploads round to float32
+	cached  bool // the shared object came from the disk cache
 
 	mu     sync.Mutex
 	params *buffer // C copy of the parameters
@@ -134,6 +136,9 @@ type program struct {
 	work   *buffer // consistent-form partials
 	closed bool
 }
+
+// Cached reports whether the shared object came from the disk cache.
+func (p *program) Cached() bool { return p.cached }
 
 func load(path string) (*program, error) {
 	cpath := C.CString(path)

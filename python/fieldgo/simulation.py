@@ -353,7 +353,11 @@ class Simulation:
         return Field._from_handle(go.SimDensity(self._h(), str(name)))
 
     def describe(self) -> dict:
-        """Backend, device, lattice, compiled kernels and current state."""
+        """Backend, device, lattice, compiled kernels and current state.
+
+        ``compile_seconds`` is how long the theory took to become a loaded program
+        (code generation, NVRTC or the C compiler, or their disk cache, and the load)
+        and ``compile_cached`` whether it came from the cache."""
         return json.loads(go.SimDescribe(self._h()))
 
     # --- persistence ---

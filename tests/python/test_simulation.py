@@ -208,6 +208,22 @@ def test_devices_and_backend_choice(skyrme):
             make(skyrme, backend="cuda")
 
 
+def test_describe_reports_the_compile():
+    # A theory no cache has seen (a random coefficient in its source) compiles
+    # once; a second simulation of it loads the cached object, and says so.
+    k = float(np.random.default_rng().uniform(1, 2))
+    th = fg.Theory("fresh_well", fields=["phi"], params={"lam": 1.0})
+
+    @th.energy_density
+    def energy(s, p):
+        return 0.5 * (s.dx.phi ** 2 + s.dy.phi ** 2) + k * p.lam * (1 - s.phi.phi ** 2) ** 2
+
+    first = make(th, backend="cpu").describe()
+    again = make(th, backend="cpu").describe()
+    assert first["compile_cached"] is False and again["compile_cached"] is True
+    assert 0 < again["compile_seconds"] < first["compile_seconds"] < 120
+
+
 def phi4():
     """A real scalar with a double well: e = 1/2 |grad phi|^2 + 1/4 (1 - phi^2)^2."""
     th = fg.Theory("phi4", fields=["phi"], params={"lam": 1.0})
