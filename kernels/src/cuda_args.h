@@ -57,6 +57,7 @@ typedef struct {
 /* Why a device flow stopped (fg_flowctl.stop). */
 #define FG_STOP_CONVERGED 1
 #define FG_STOP_NONFINITE 2   /* stage-1 energy or gradient not finite */
+#define FG_STOP_HALTED 3      /* a stage 2-4 of the step before was not finite (fg_flowctl.nonfinite) */
 
 /* The state of a device flow, in device memory: written by the stage-1
  * reduction's last level (fg_k_decide or the folded stage 1), read by every flow kernel,

@@ -501,9 +501,20 @@ extern "C" __global__ void fg_k_nonfinite(fg_cargs a) {
  * halts on its own flag, so what it writes does not depend on timing). */
 static __device__ __forceinline__ bool fg_halted(const fg_cargs& a) {
     if (!a.ctl) return false;
-    const volatile fg_flowctl* c = (const volatile fg_flowctl*)a.ctl;
+    volatile fg_flowctl* c = (volatile fg_flowctl*)a.ctl;
     const int nf = c->nonfinite;
-    return c->stop != 0 || (nf != 0 && (a.stage <= 1 || nf < a.stage));
+    if (c->stop != 0) return true;
+    if (nf == 0) return false;
+    if (a.stage <= 1) {
+        /* A later step (a graph holds two): the step before went non-finite
+         * in a stage 2-4, so nothing of this step may run — its stages 2-4
+         * would not halt on nf alone (nf < stage is false for a fused
+         * stage 4 after nf = 4), and with ping-pong buffers they
+         * would write the pair holding the last good state. */
+        c->stop = FG_STOP_HALTED;
+        return true;
+    }
+    return nf < a.stage;
 }
 
 /* The end of an RK4 step at one site: phi' and v' from phi, v and the four

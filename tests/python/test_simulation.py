@@ -143,6 +143,34 @@ def test_divergence_names_the_step_and_keeps_the_last_good_field(skyrme):
     sim.history  # readable
 
 
+def wall():
+    """A constant force F up to a wall at L, where the gradient turns NaN (eps = 0)."""
+    th = fg.Theory("wall", fields=["phi"], params={"F": 1.0, "L": 1.0, "eps": 0.0})
+
+    @th.energy_density
+    def energy(s, p):
+        return 0.5 * (s.dx.phi ** 2 + s.dy.phi ** 2) - p.F * s.phi.phi + p.eps * fg.sqrt(p.L - s.phi.phi)
+
+    return th
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+def test_divergence_in_the_last_rk4_stage_is_named_and_keeps_the_field(backend):
+    # From rest, stage 3 evaluates at phi + dt^2 F / 4 and stage 4 at phi + dt^2 F / 2:
+    # starting 3/8 dt^2 F below the wall, only stage 4 crosses it, at step 0. On the
+    # GPU the step is the first of a two-step graph, whose second step must not run
+    # (it would report stage 2, or overwrite the buffers of the last good field).
+    if backend == "cuda" and not fg.devices()["cuda"]["available"]:
+        pytest.skip("no usable GPU")
+    dt = 0.1
+    phi0 = np.full((32, 32), 1.0 - 0.375 * dt * dt)
+    sim = fg.Simulation(wall(), grid=(32, 32), spacing=0.5, boundary="periodic", backend=backend)
+    sim.set_field(phi0)
+    with pytest.raises(fg.DivergenceError, match=r"step 0 \(RK4 stage 4.*site \(0, 0\)"):
+        sim.minimize(tol=1e-12, max_steps=10, dt=dt, progress=False)
+    assert np.array_equal(sim.field.numpy()[0], phi0)
+
+
 @pytest.mark.parametrize("value, error", [
     (np.zeros((2, N, N)), fg.ShapeError),
     (np.zeros((3, N, N + 1)), fg.ShapeError),
