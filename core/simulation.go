@@ -102,8 +102,7 @@ type Simulation struct {
 	penalty float64
 	prec    string // storage precision: Float64 or Float32
 
-	compileTime   time.Duration // Compile: kernel source to a loaded program
-	compileCached *bool         // the program came from the backend's disk cache (nil: not reported)
+	compileTime time.Duration // Compile: kernel source to a loaded program
 
 	phi, vel   *Field // host C memory, visible through Arrow
 	phiB, velB kernels.Buffer
@@ -159,10 +158,6 @@ func NewSimulation(backend kernels.Backend, theory *Theory, lat Lattice, params 
 		return nil, err
 	}
 	s.prog, s.prec, s.compileTime = prog, prec, time.Since(t0)
-	if c, ok := prog.(interface{ Cached() bool }); ok {
-		cached := c.Cached()
-		s.compileCached = &cached
-	}
 	if err := s.allocate(); err != nil {
 		s.Close()
 		return nil, err
@@ -258,10 +253,11 @@ func (s *Simulation) Program() kernels.Program { return s.prog }
 func (s *Simulation) Precision() string { return s.prec }
 
 // CompileTime is how long NewSimulation took to turn the theory into a loaded
-// program (code generation, the backend's compiler or its disk cache, loading),
-// and whether the program came from the cache (nil where the backend does not
-// say). The time to a first step is this, the trace before it and the step.
-func (s *Simulation) CompileTime() (time.Duration, *bool) { return s.compileTime, s.compileCached }
+// program (code generation, the backend's compiler or its disk cache,
+// loading); the program says whether it came from the cache (Cached, on the
+// CPU and CUDA backends). The time to a first step is this, the trace before
+// it and the step.
+func (s *Simulation) CompileTime() time.Duration { return s.compileTime }
 
 // Epsilon is the unit roundoff of the storage precision: 2^-24 for float32,
 // 2^-53 for float64.

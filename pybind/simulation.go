@@ -315,8 +315,10 @@ func SimDescribe(h int64) (info string, err error) {
 		"boundary": lat.Boundary.String(), "spec": s.Theory().Spec, "params": s.Params(),
 		"gradient": s.Form().String(), "penalty": s.Penalty(),
 	}
-	ct, cached := s.CompileTime()
-	d["compile_seconds"], d["compile_cached"] = ct.Seconds(), cached
+	d["compile_seconds"], d["compile_cached"] = s.CompileTime().Seconds(), nil
+	if c, ok := s.Program().(interface{ Cached() bool }); ok {
+		d["compile_cached"] = c.Cached()
+	}
 	if p, e := s.Progress(); e == nil {
 		var st map[string]any
 		_ = json.Unmarshal([]byte(progressJSON(p)), &st)

@@ -78,12 +78,11 @@ func (b *Backend) key(source string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// build returns the path of a verified shared object for source, compiling
-// it if the cache has no intact entry. An entry is object + ".sha256" holding
-// the object's hash; the checksum is renamed into place last, so a missing,
-// truncated or corrupt object fails verification and is rebuilt.
-// build returns the shared object of source: from the disk cache (cached)
-// or compiled now.
+// build returns the path of a verified shared object for source, and whether
+// it came from the cache (compiled now if the cache has no intact entry). An
+// entry is object + ".sha256" holding the object's hash; the checksum is
+// renamed into place last, so a missing, truncated or corrupt object fails
+// verification and is rebuilt.
 func (b *Backend) build(source string) (path string, cached bool, err error) {
 	if path, err = b.objectPath(source); err != nil {
 		return "", false, err

@@ -567,7 +567,7 @@ func (p *Program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 			if err != nil {
 				return err
 			}
-			if err := p.launchTile(a, sh, nil); err != nil {
+			if err := p.launchTileOf("fg_k_tile", a, sh, nil); err != nil {
 				return err
 			}
 		case kernels.Consistent:

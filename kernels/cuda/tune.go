@@ -128,12 +128,8 @@ func (p *Program) anyTile(name string) bool {
 	return false
 }
 
-// launchTile launches fg_k_tile over a's grid with shape s on stream st
-// (nil: the default stream).
-func (p *Program) launchTile(a *C.fg_cargs, s tileShape, st C.CUstream) error {
-	return p.launchTileOf("fg_k_tile", a, s, st)
-}
-
+// launchTileOf launches tile kernel name (fg_k_tile, fg_k_tile_up) over a's
+// grid with shape s on stream st (nil: the default stream).
 func (p *Program) launchTileOf(name string, a *C.fg_cargs, s tileShape, st C.CUstream) error {
 	a.rpt = C.int(s.RPT)
 	ty := s.BY * s.RPT
