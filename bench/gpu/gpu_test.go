@@ -250,6 +250,34 @@ func TestDeviceFlowTileShapes(t *testing.T) {
 	}
 }
 
+// TestDeviceFlowFused234: stages 2-4 in one kernel (fg_k_stages234,
+// EXPERIMENT) give the bits of the three-kernel step, with the progress and
+// the history, in both storage precisions and both boundaries.
+func TestDeviceFlowFused234(t *testing.T) {
+	b := gpu(t)
+	defer func() { core.UseStepper = true }()
+	for _, m := range models {
+		for _, prec := range []string{core.Float64, core.Float32} {
+			for _, periodic := range []bool{false, true} {
+				for _, n := range []int{flowN, 250} {
+					box := flowBox * float64(n-1) / float64(flowN-1)
+					t.Setenv("FIELDGO_FLOW_FUSE234", "0")
+					three, s3, p3 := flowRun(t, b, m, n, box, periodic, prec, flowCfg, 120, 50, true)
+					t.Setenv("FIELDGO_FLOW_FUSE234", "")
+					one, s1, p1 := flowRun(t, b, m, n, box, periodic, prec, flowCfg, 120, 50, true)
+					if !strings.Contains(s1.DeviceFlow(), "stages 2-4 in one kernel") || strings.Contains(s3.DeviceFlow(), "in one kernel") {
+						t.Errorf("%s %s %d: flows say %q and %q", m.name, prec, n, s1.DeviceFlow(), s3.DeviceFlow())
+					}
+					if d := maxDiff(one, three); d != 0 || p1 != p3 {
+						t.Errorf("%s %s periodic=%v %d: stages 2-4 fused differ by %g (%+v vs %+v)", m.name, prec, periodic, n, d, p1, p3)
+					}
+					t.Logf("%s %s periodic=%v %d: E=%.17g steps=%d resets=%d; %s", m.name, prec, periodic, n, p1.Energy, p1.Step, p1.Resets, s1.DeviceFlow())
+				}
+			}
+		}
+	}
+}
+
 // TestDeviceFlowDiverges: a too-large dt diverges on the device; the error
 // names the step, stage and site like the host loop's, and the field kept is
 // finite.

@@ -18,6 +18,7 @@ static struct {
     CUresult (*cuModuleUnload)(CUmodule);
     CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
     CUresult (*cuFuncGetAttribute)(int*, int, CUfunction);
+    CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
     CUresult (*cuMemAlloc_v2)(CUdeviceptr*, size_t);
     CUresult (*cuMemFree_v2)(CUdeviceptr);
     CUresult (*cuMemAllocHost_v2)(void**, size_t);
@@ -93,6 +94,7 @@ int fg_cuda_load(const char* path, char* err, int n) {
     SYM(h, cu, cuModuleUnload);
     SYM(h, cu, cuModuleGetFunction);
     SYM(h, cu, cuFuncGetAttribute);
+    SYM(h, cu, cuFuncSetAttribute);
     SYM(h, cu, cuMemAlloc_v2);
     SYM(h, cu, cuMemFree_v2);
     SYM(h, cu, cuMemAllocHost_v2);
@@ -159,6 +161,7 @@ CUresult fg_cuModuleLoadData(CUmodule* m, const void* im) { return cu.cuModuleLo
 CUresult fg_cuModuleUnload(CUmodule m) { return cu.cuModuleUnload(m); }
 CUresult fg_cuModuleGetFunction(CUfunction* f, CUmodule m, const char* s) { return cu.cuModuleGetFunction(f, m, s); }
 CUresult fg_cuFuncGetAttribute(int* v, int a, CUfunction f) { return cu.cuFuncGetAttribute(v, a, f); }
+CUresult fg_cuFuncSetAttribute(CUfunction f, int a, int v) { return cu.cuFuncSetAttribute(f, a, v); }
 CUresult fg_cuMemAlloc(CUdeviceptr* p, size_t n) { return cu.cuMemAlloc_v2(p, n); }
 CUresult fg_cuMemFree(CUdeviceptr p) { return cu.cuMemFree_v2(p); }
 CUresult fg_cuMemAllocHost(void** p, size_t n) { return cu.cuMemAllocHost_v2(p, n); }

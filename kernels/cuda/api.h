@@ -27,6 +27,8 @@ typedef size_t (*CUoccupancyB2DSize)(int blockSize);
 #define CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES 1
 #define CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES 3
 #define CU_FUNC_ATTRIBUTE_NUM_REGS 4
+#define CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
+#define CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN 97
 
 typedef int nvrtcResult;
 typedef struct _nvrtcProgram* nvrtcProgram;
@@ -54,6 +56,7 @@ CUresult fg_cuModuleLoadData(CUmodule* m, const void* image);
 CUresult fg_cuModuleUnload(CUmodule m);
 CUresult fg_cuModuleGetFunction(CUfunction* f, CUmodule m, const char* name);
 CUresult fg_cuFuncGetAttribute(int* v, int attr, CUfunction f);
+CUresult fg_cuFuncSetAttribute(CUfunction f, int attr, int v);
 CUresult fg_cuMemAlloc(CUdeviceptr* p, size_t n);
 CUresult fg_cuMemFree(CUdeviceptr p);
 CUresult fg_cuMemAllocHost(void** p, size_t n);

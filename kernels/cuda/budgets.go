@@ -37,6 +37,13 @@ var Budgets = map[string]int{
 	// fg_k_tile's count.
 	"fg_k_tile_up": 104,
 	"fg_k_decide":  32,
+	// EXPERIMENT (exp/s5-fused234): stages 2-4 of the flow in one kernel,
+	// three tiled gradients one after the other and the update. NVRTC 13.5:
+	// Baby Skyrme 96 (sm_80) / 122 (sm_90), Abelian Higgs 94 / 80, the
+	// Python-traced theories up to 164 (anisotropic_gl). A blanket budget for
+	// the experiment; per-theory entries (and a look at Baby Skyrme's sm_90
+	// count) before it lands.
+	"fg_k_stages234": 168,
 	// Two vectors (phi', v') of FG_NCOMP plus six input streams: 36-40.
 	"fg_k_update": 48,
 	// Host transfers of float32 storage (never launched by a float64

@@ -44,6 +44,7 @@ type Backend struct {
 	arch    string // "sm_90"
 	sms     int
 	maxTPM  int // threads per multiprocessor
+	smemOpt int // shared memory a block may opt in to (bytes)
 	driver  int // cuDriverGetVersion
 	release sync.Once
 }
@@ -108,6 +109,7 @@ func New(opt Options) (*Backend, error) {
 	b.arch = fmt.Sprintf("sm_%d%d", attr(C.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR), attr(C.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR))
 	b.sms = attr(C.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
 	b.maxTPM = attr(C.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)
+	b.smemOpt = attr(C.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
 	var dv C.int
 	C.fg_cuDriverGetVersion(&dv)
 	b.driver = int(dv)

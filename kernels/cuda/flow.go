@@ -52,6 +52,7 @@ type Flow struct {
 	why    string           // why there is no graph, "" if there is one
 
 	fuse, fold         bool
+	fuse234            bool // stages 2-4 in one kernel (fg_k_stages234, EXPERIMENT)
 	fieldBytes         int
 	phiD, velD         C.CUdeviceptr // the spec's Phi and Vel
 	params, part, rows devScratch
@@ -61,7 +62,7 @@ type Flow struct {
 	ev                 [2]C.CUevent
 
 	steps  [2][]flowLaunch // one step from parity 0 (spec buffers) / 1 (own pair)
-	diag   [2]flowLaunch   // fuse: stage 4 storing its gradient, to name a non-finite site
+	diag   [2][5][]flowLaunch // fuse: launches that store stage k's gradient again, to name a non-finite site
 	closed bool
 }
 
@@ -200,9 +201,22 @@ func (f *Flow) build() error {
 		fz.coef[3], fz.coef[4], fz.coef[5] = C.double(-h), C.double(-dt/6), C.double(-dt/3)
 		return
 	}
+	// fg_k_stages234's arguments (cuda_kernels.cu): the three trials'
+	// coefficients and the update's.
+	fused234 := func(cur, cvel, nxt, nvel C.fg_dptr) C.fg_cargs {
+		a := base
+		a.stage, a.nterms, a.out, a.project = 2, 3, 0, C.int(uv)
+		a.phi = cur
+		a.terms[0], a.terms[1], a.terms[2], a.terms[5], a.terms[6] = cur, cvel, g0, nxt, nvel
+		a.coef[0], a.coef[1], a.coef[2], a.coef[3] = C.double(dt/2), C.double(-dt*dt/4), C.double(dt), C.double(-dt*dt/2)
+		a.coef[4], a.coef[5], a.coef[6] = C.double(-h), C.double(-dt/6), C.double(-dt/3)
+		return a
+	}
 	// The fused stage 4 holds more registers than fg_k_tile for some
 	// theories: it needs a launchable shape.
 	f.fuse = f.fuse && p.anyTile("fg_k_tile_up")
+	// EXPERIMENT: stages 2-4 in one kernel; FIELDGO_FLOW_FUSE234=0 keeps three.
+	f.fuse234 = f.fuse && !f.fold && os.Getenv("FIELDGO_FLOW_FUSE234") != "0" && p.anyTile("fg_k_stages234")
 	if f.fuse {
 		if err := f.phi2.ensure(f.fieldBytes); err != nil {
 			return err
@@ -224,11 +238,17 @@ func (f *Flow) build() error {
 		if f.fuse {
 			last = tileLaunch{"fg_k_tile_up", fz}
 		}
-		if f.shape, err = p.tuned(sizeClass(g), []tileLaunch{{"fg_k_tile", s1}, {"fg_k_tile", s2}, {"fg_k_tile", s3}, last}); err != nil {
+		ls := []tileLaunch{{"fg_k_tile", s1}, {"fg_k_tile", s2}, {"fg_k_tile", s3}, last}
+		if f.fuse234 {
+			ls = []tileLaunch{{"fg_k_tile", s1}, {"fg_k_stages234", fused234(phi, vel, C.fg_dptr(f.phi2.d), C.fg_dptr(f.vel2.d))}}
+		}
+		if f.shape, err = p.tuned(sizeClass(g), ls); err != nil {
 			return err
 		}
 		p.setTileInfo("fg_k_tile", f.shape)
-		if f.fuse {
+		if f.fuse234 {
+			p.setTileInfo("fg_k_stages234", f.shape)
+		} else if f.fuse {
 			p.setTileInfo("fg_k_tile_up", f.shape)
 		}
 	}
@@ -274,13 +294,24 @@ func (f *Flow) build() error {
 				flowLaunch{name: "fg_k_decide", grid: 1, bx: C.FG_FINAL_THREADS, by: 1, args: cargs(decide)})
 		}
 		s2, s3, s4, fz := stages(cur, cvel, nxt, nvel)
-		st = append(st, tile(s2), tile(s3))
-		if f.fuse {
+		switch {
+		case f.fuse234:
+			l := tile(fused234(cur, cvel, nxt, nvel))
+			l.name, l.smem = "fg_k_stages234", p.tileSmem("fg_k_stages234", f.shape)
+			st = append(st, l)
+			// g1 and g2 stay in shared memory: store them again (same bits).
+			t2 := tile(s2)
+			f.diag[par][2] = []flowLaunch{t2}
+			f.diag[par][3] = []flowLaunch{tile(s3)}
+			f.diag[par][4] = []flowLaunch{t2, tile(s4)}
+		case f.fuse:
+			st = append(st, tile(s2), tile(s3))
 			l := tile(fz)
 			l.name = "fg_k_tile_up"
 			st = append(st, l)
-			f.diag[par] = tile(s4)
-		} else {
+			f.diag[par][4] = []flowLaunch{tile(s4)}
+		default:
+			st = append(st, tile(s2), tile(s3))
 			up := base
 			up.stage, up.phi, up.vel, up.project = 5, phi, vel, C.int(uv)
 			up.terms[0], up.terms[1], up.terms[2], up.terms[3] = g0, g1, g2, g3
@@ -413,6 +444,9 @@ func (f *Flow) Describe() string {
 	if f.fold {
 		how = append(how, "stage 1 reduces and decides")
 	}
+	if f.fuse234 {
+		how = append(how, "stages 2-4 in one kernel")
+	}
 	if f.fuse {
 		how = append(how, "stage 4 fuses the update (ping-pong buffers)")
 	}
@@ -515,10 +549,10 @@ func (f *Flow) Run(st kernels.FlowState, maxSteps, pollEvery int, cancel *atomic
 	}
 	if f.fuse {
 		par := int(c.taken) & 1 // the pair holding the state
-		if c.nonfinite == 4 {
-			// Stage 4 stored no gradient: recompute it (same bits) so the
+		if c.nonfinite >= 2 && c.nonfinite <= 4 && len(f.diag[par][c.nonfinite]) > 0 {
+			// The stage stored no gradient: recompute it (same bits) so the
 			// caller can name the site.
-			if err := f.launchList([]flowLaunch{f.diag[par]}); err != nil {
+			if err := f.launchList(f.diag[par][c.nonfinite]); err != nil {
 				C.fg_cuStreamSynchronize(f.stream)
 				return res, err
 			}
@@ -590,7 +624,11 @@ func (f *Flow) free() {
 		f.snap = nil
 	}
 	seen := map[*C.fg_cargs]bool{}
-	for _, ls := range [][]flowLaunch{f.steps[0], f.steps[1], f.diag[:]} {
+	all := [][]flowLaunch{f.steps[0], f.steps[1]}
+	for par := range f.diag {
+		all = append(all, f.diag[par][:]...)
+	}
+	for _, ls := range all {
 		for _, l := range ls {
 			if l.args != nil && !seen[l.args] {
 				seen[l.args] = true
@@ -599,5 +637,5 @@ func (f *Flow) free() {
 		}
 	}
 	f.steps = [2][]flowLaunch{}
-	f.diag = [2]flowLaunch{}
+	f.diag = [2][5][]flowLaunch{}
 }

@@ -39,8 +39,9 @@ type KernelInfo struct {
 }
 
 type kernel struct {
-	fn   C.CUfunction
-	info KernelInfo
+	fn     C.CUfunction
+	info   KernelInfo
+	maxDyn int // dynamic shared memory a launch may take (bytes)
 }
 
 // ConsistentMaxComponents is FG_CONSISTENT_MAX_NCOMP of cuda_kernels.cu: the
@@ -141,12 +142,19 @@ func (b *Backend) load(image []byte, log string) (*Program, error) {
 				in.BlockSize = 32
 			}
 		}
-		smem := 0
-		if name == "fg_k_tile" || name == "fg_k_tile_up" {
+		smem, maxDyn := 0, maxDynShared
+		if name == "fg_k_tile" || name == "fg_k_tile_up" || name == "fg_k_stages234" {
 			// Until tuned: the default shape (the occupancy API's block size
 			// is one of the autotune's candidates, tune.go).
 			sh := defaultTile
 			in.BlockSize, in.BlockY, in.TileRows = 32*sh.BY, sh.BY, sh.RPT
+		}
+		if name == "fg_k_stages234" && b.smemOpt > maxDynShared {
+			// Its three planes (tileSmem) take tall tiles past the 48 KB a
+			// kernel gets without opting in.
+			if opt := b.smemOpt - in.SharedBytes; C.fg_cuFuncSetAttribute(fn, C.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, C.int(opt)) == C.CUDA_SUCCESS {
+				maxDyn = opt
+			}
 		}
 		var nb C.int
 		C.fg_cuOccupancyMaxActiveBlocksPerMultiprocessor(&nb, fn, C.int(in.BlockSize), C.size_t(smem))
@@ -154,7 +162,7 @@ func (b *Backend) load(image []byte, log string) (*Program, error) {
 		if b.maxTPM > 0 {
 			in.Occupancy = float64(int(nb)*in.BlockSize) / float64(b.maxTPM)
 		}
-		p.k[name] = &kernel{fn: fn, info: in}
+		p.k[name] = &kernel{fn: fn, info: in, maxDyn: maxDyn}
 	}
 	if err := check(C.fg_cuMemAlloc(&p.res, 32), "cuMemAlloc"); err != nil {
 		C.fg_cuModuleUnload(p.mod)

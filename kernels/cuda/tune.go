@@ -40,6 +40,18 @@ var tileCandidates = []tileShape{{8, 1}, {8, 2}, {8, 4}, {4, 2}, {4, 4}, {4, 8},
 // smem is the dynamic shared memory of the tile for ncomp components.
 func (s tileShape) smem(ncomp int) int { return 8 * ncomp * (s.BY*s.RPT + 4) * (C.FG_CHUNK + 4) }
 
+// tileSmem is the dynamic shared memory of tile kernel name at shape s:
+// the tile with its 2-site halo, or for fg_k_stages234 its three planes
+// (the tile with a 4-site halo, g1 on the tile with a 2-site halo, g2 on
+// the tile; cuda_kernels.cu).
+func (p *Program) tileSmem(name string, s tileShape) int {
+	if name == "fg_k_stages234" {
+		ty := s.BY * s.RPT
+		return 8 * p.unit.NComp * ((ty+8)*(C.FG_CHUNK+8) + (ty+4)*(C.FG_CHUNK+4) + ty*C.FG_CHUNK)
+	}
+	return s.smem(p.unit.NComp)
+}
+
 // maxDynShared is what a kernel may take without opting in.
 const maxDynShared = 48 << 10
 
@@ -104,17 +116,17 @@ func (p *Program) validTile(s tileShape) bool { return p.validTileOf("fg_k_tile"
 // validTileOf says whether the loaded tile kernel name (fg_k_tile or
 // fg_k_tile_up) can launch shape s.
 func (p *Program) validTileOf(name string, s tileShape) bool {
-	if s.BY <= 0 || s.RPT <= 0 || 32*s.BY > 1024 || s.smem(p.unit.NComp) > maxDynShared {
+	k := p.k[name]
+	if s.BY <= 0 || s.RPT <= 0 || 32*s.BY > 1024 || p.tileSmem(name, s) > k.maxDyn {
 		return false
 	}
-	k := p.k[name]
 	var maxT C.int
 	C.fg_cuFuncGetAttribute(&maxT, C.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k.fn)
 	if 32*s.BY > int(maxT) {
 		return false
 	}
 	var nb C.int
-	C.fg_cuOccupancyMaxActiveBlocksPerMultiprocessor(&nb, k.fn, C.int(32*s.BY), C.size_t(s.smem(p.unit.NComp)))
+	C.fg_cuOccupancyMaxActiveBlocksPerMultiprocessor(&nb, k.fn, C.int(32*s.BY), C.size_t(p.tileSmem(name, s)))
 	return nb > 0
 }
 
@@ -134,7 +146,7 @@ func (p *Program) launchTileOf(name string, a *C.fg_cargs, s tileShape, st C.CUs
 	a.rpt = C.int(s.RPT)
 	ty := s.BY * s.RPT
 	grid := int(a.nchunk) * ((int(a.ny) + ty - 1) / ty)
-	return check(C.fg_cuLaunch(p.k[name].fn, C.uint(grid), 32, C.uint(s.BY), C.uint(s.smem(p.unit.NComp)), st, unsafe.Pointer(a)), "launch "+name)
+	return check(C.fg_cuLaunch(p.k[name].fn, C.uint(grid), 32, C.uint(s.BY), C.uint(p.tileSmem(name, s)), st, unsafe.Pointer(a)), "launch "+name)
 }
 
 // tileOverride is FIELDGO_TILE=BYxRPT (e.g. 8x2): a fixed shape, untuned and
@@ -150,7 +162,7 @@ func (p *Program) tileOverride(names ...string) (s tileShape, ok bool, err error
 	}
 	for _, n := range names {
 		if !p.validTileOf(n, s) {
-			return defaultTile, false, errs.New(errs.Backend, "FIELDGO_TILE=%q: %s cannot launch blocks of 32x%d with %d bytes of shared memory", v, n, s.BY, s.smem(p.unit.NComp))
+			return defaultTile, false, errs.New(errs.Backend, "FIELDGO_TILE=%q: %s cannot launch blocks of 32x%d with %d bytes of shared memory", v, n, s.BY, p.tileSmem(n, s))
 		}
 	}
 	return s, true, nil
@@ -295,7 +307,7 @@ func (p *Program) tuned(class string, ls []tileLaunch) (tileShape, error) {
 func (p *Program) setTileInfo(name string, s tileShape) {
 	k := p.k[name]
 	k.info.BlockSize, k.info.BlockY, k.info.TileRows = 32*s.BY, s.BY, s.RPT
-	k.info.DynShared = s.smem(p.unit.NComp)
+	k.info.DynShared = p.tileSmem(name, s)
 	var nb C.int
 	C.fg_cuOccupancyMaxActiveBlocksPerMultiprocessor(&nb, k.fn, C.int(32*s.BY), C.size_t(k.info.DynShared))
 	k.info.BlocksPerSM = int(nb)

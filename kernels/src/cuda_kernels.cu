@@ -508,8 +508,8 @@ static __device__ __forceinline__ bool fg_halted(const fg_cargs& a) {
     if (a.stage <= 1) {
         /* A later step (a graph holds two): the step before went non-finite
          * in a stage 2-4, so nothing of this step may run — its stages 2-4
-         * would not halt on nf alone (nf < stage is false for a fused
-         * stage 4 after nf = 4), and with ping-pong buffers they
+         * would not halt on nf alone (nf < stage is false for nf = 4, and
+         * for every nf in fg_k_stages234), and with ping-pong buffers they
          * would write the pair holding the last good state. */
         c->stop = FG_STOP_HALTED;
         return true;
@@ -757,6 +757,62 @@ typedef double2 fg_store2;
 #endif
 static __device__ __forceinline__ fg_store2 fg_ldg2(const fg_store* p) { return __ldg((const fg_store2*)p); }
 
+/* The site struct of (i, j) from shared planes: P is the site's value of
+ * component 0, component k at P + k * cs, rows W apart; the 25-point stencil
+ * of fg_fill, the expressions of fg_tile_body (which keeps its own inline
+ * copy: routing it through these changed its register allocation, and its
+ * SASS is the measured one; EXPERIMENT branch, merge them if it lands). */
+static __device__ __forceinline__ void fg_plane_site(const double* P0, int W, int cs, const fg_geo& g, int i, int j,
+                                                     fg_site* s) {
+#pragma unroll
+    for (int k = 0; k < FG_NCOMP; k++) {
+        const double* P = P0 + k * cs;
+        const double f0 = P[0];
+        const double xm2 = P[-2], xm1 = P[-1], xp1 = P[1], xp2 = P[2];
+        const double ym2 = P[-2 * W], ym1 = P[-W], yp1 = P[W], yp2 = P[2 * W];
+        s->phi[k] = f0;
+        s->dx[k] = FG_D1(xm2, xm1, xp1, xp2) * g.ix;
+        s->dy[k] = FG_D1(ym2, ym1, yp1, yp2) * g.iy;
+        s->dxx[k] = FG_D2(xm2, xm1, f0, xp1, xp2) * g.ixx;
+        s->dyy[k] = FG_D2(ym2, ym1, f0, yp1, yp2) * g.iyy;
+        const double* R2 = P - 2 * W; const double* R1 = P - W;
+        const double* Q1 = P + W; const double* Q2 = P + 2 * W;
+        const double dm2 = FG_D1(R2[-2], R2[-1], R2[1], R2[2]);
+        const double dm1 = FG_D1(R1[-2], R1[-1], R1[1], R1[2]);
+        const double dp1 = FG_D1(Q1[-2], Q1[-1], Q1[1], Q1[2]);
+        const double dp2 = FG_D1(Q2[-2], Q2[-1], Q2[1], Q2[2]);
+        s->dxy[k] = FG_D1(dm2, dm1, dp1, dp2) * g.ixy;
+    }
+    s->x = g.ox + (double)i * g.hx;
+    s->y = g.oy + (double)j * g.hy;
+}
+
+/* A site's gradient gr projected onto the tangent space (a.project) and its
+ * auxiliary components flipped (saddle form), as in fg_finish. */
+static __device__ __forceinline__ void fg_site_project(const fg_cargs& a, const fg_site& s, double* gr) {
+    if (a.project) {
+        double gn = 0.0, nn = 0.0;
+#pragma unroll
+        for (int k = 0; k < FG_NCOMP; k++) {
+            if (FG_AUX(k)) continue;
+            gn += gr[k] * s.phi[k]; nn += s.phi[k] * s.phi[k];
+        }
+        const double tt = gn / nn;
+#pragma unroll
+        for (int k = 0; k < FG_NCOMP; k++)
+            if (!FG_AUX(k)) gr[k] -= tt * s.phi[k];
+    }
+#pragma unroll
+    for (int k = 0; k < FG_NCOMP; k++)
+        if (FG_AUX(k)) gr[k] = -gr[k];
+}
+
+/* The flow's gradient at a site of S: fg_gradient, then fg_site_project. */
+static __device__ __forceinline__ void fg_site_grad(const fg_cargs& a, const fg_site& s, const fg_params* p, double* gr) {
+    fg_gradient(&s, p, gr);
+    fg_site_project(a, s, gr);
+}
+
 /* FUSE: stage 4 with the RK4 update (fg_k_tile_up); else fg_k_tile. */
 template <bool FUSE>
 static __device__ __forceinline__ void fg_tile_body(const fg_cargs& a) {
@@ -916,6 +972,224 @@ extern "C" __global__ void fg_k_tile(fg_cargs a) { fg_tile_body<false>(a); }
 /* Stage 4 of a flow with the RK4 update fused (cuda_args.h, fuse): phi' and
  * v' into the other buffer pair instead of the stage gradient. */
 extern "C" __global__ void fg_k_tile_up(fg_cargs a) { fg_tile_body<true>(a); }
+
+/* ---------------------------------------------------------------------------
+ * Stages 2-4 of a flow in one kernel (EXPERIMENT, exp/s5-fused234). Only
+ * stage 1 ends in a global reduction (the arrest decision kv); the later
+ * stages need their trial fields on a tile plus a halo and nothing global:
+ *   trial2 = phi + (dt/2) kv v, trial3 = trial2's terms - (dt^2/4) g0,
+ *   trial4 = phi + dt kv v - (dt^2/2) g1,
+ * and the update needs g0..g3 at the site. So one block per 32 x TY tile T
+ * loads phi and v on T plus a 4-site halo and g0 on T plus 2, computes g1 on
+ * T plus 2 (the halo recomputed), g2 and g3 on T, and writes phi', v' (the
+ * ping-pong pair, like fg_k_tile_up): the field planes read and written per
+ * step fall from ~18 to ~8. Every value is the expression the separate
+ * kernels compute: g1 and g2 are rounded to fg_store as their stores round
+ * them. Shared memory (dynamic): plane A (T+4, FG_WA wide: stage 2's trial,
+ * then the T+2 trials of stages 3 and 4 in FG_TW layout), G1 (T+2, FG_TW
+ * layout), G2 (T). terms: 0 phi, 1 v, 2 g0, 5 phi', 6 v'; coef: 0 dt/2,
+ * 1 -dt^2/4, 2 dt, 3 -dt^2/2 (the trials), 4 -dt^2/6, 5 -dt/6, 6 -dt/3 (the
+ * update). A non-finite gradient records its stage, the earliest across
+ * blocks (a CAS minimum), so the host names it like the separate kernels.
+ * ------------------------------------------------------------------------- */
+#define FG_H4 4
+#define FG_WA (FG_CHUNK + 2 * FG_H4)
+
+/* The site (gi, gj) of a tile plane, wrapped when periodic; false outside a
+ * fixed domain. */
+static __device__ __forceinline__ bool fg_wrap_site(const fg_geo& g, int gi, int gj, int* i, int* j) {
+    const int nx = (int)g.nx, ny = (int)g.ny;
+    if (g.periodic) {
+        gi = ((gi % nx) + nx) % nx;
+        gj = ((gj % ny) + ny) % ny;
+    } else if (gi < 0 || gi >= nx || gj < 0 || gj >= ny) {
+        return false;
+    }
+    *i = gi; *j = gj;
+    return true;
+}
+
+static __device__ __forceinline__ void fg_nonfinite_min(const fg_cargs& a, int nf) {
+    if (!nf || !a.ctl) return;
+    int* p = &((fg_flowctl*)a.ctl)->nonfinite;
+    int cur = atomicAdd(p, 0);
+    while (cur == 0 || cur > nf) {
+        const int prev = atomicCAS(p, cur, nf);
+        if (prev == cur) break;
+        cur = prev;
+    }
+}
+
+extern "C" __global__ void fg_k_stages234(fg_cargs a) {
+    extern __shared__ __align__(16) double fg_sm[];
+    if (fg_halted(a)) return;
+    const int TY = (int)blockDim.y * a.rpt;
+    const int nchunk = (int)a.nchunk;
+    const int cx = (int)blockIdx.x % nchunk, cy = (int)blockIdx.x / nchunk;
+    const int x0 = cx * FG_CHUNK, y0 = cy * TY;
+    const fg_geo g = fg_geo_of(a);
+    const int nx = (int)g.nx, ny = (int)g.ny, n = (int)g.n;
+    double kv = 1.0;
+    if (a.ctl) kv = ((const volatile fg_flowctl*)a.ctl)->kv;
+    const fg_store* __restrict__ phi = (const fg_store*)a.terms[0];
+    const fg_store* __restrict__ vel = (const fg_store*)a.terms[1];
+    const fg_store* __restrict__ g0 = (const fg_store*)a.terms[2];
+    const double c0 = 1.0, c2v = a.coef[0] * kv, c3g = a.coef[1], c4v = a.coef[2] * kv, c4g = a.coef[3];
+    const int planeA = (TY + 2 * FG_H4) * FG_WA, planeB = (TY + 2 * FG_HALO) * FG_TW, planeC = TY * FG_CHUNK;
+    double* A = fg_sm;
+    double* G1 = A + FG_NCOMP * planeA;
+    double* G2 = G1 + FG_NCOMP * planeB;
+    const int tid = (int)threadIdx.y * FG_CHUNK + (int)threadIdx.x, nth = FG_CHUNK * (int)blockDim.y;
+    const fg_params* p = (const fg_params*)a.params;
+    int nf = 0;
+
+    /* Stage 2's trial on T+4. */
+    for (int t = tid; t < planeA; t += nth) {
+        const int ly = t / FG_WA, lx = t - ly * FG_WA;
+        int i, j;
+        const bool ok = fg_wrap_site(g, x0 - FG_H4 + lx, y0 - FG_H4 + ly, &i, &j);
+        const int idx = j * nx + i;
+#pragma unroll
+        for (int k = 0; k < FG_NCOMP; k++) {
+            double v = 0.0;
+            if (ok) {
+                const int e = k * n + idx;
+                v = c0 * (double)__ldg(phi + e);
+                v += c2v * (double)__ldg(vel + e);
+            }
+            A[k * planeA + t] = v;
+        }
+    }
+    __syncthreads();
+    /* g1 on T+2, from the trial's own values (the halo recomputed). */
+    for (int t = tid; t < planeB; t += nth) {
+        const int ly = t / FG_TW, lx = t - ly * FG_TW;
+        int i = 0, j = 0;
+        double gr[FG_NCOMP];
+#pragma unroll
+        for (int k = 0; k < FG_NCOMP; k++) gr[k] = 0.0;
+        if (fg_wrap_site(g, x0 - FG_HALO + lx, y0 - FG_HALO + ly, &i, &j) && fg_in_s(g, i, j)) {
+            fg_site s;
+            fg_plane_site(A + (ly + FG_H4 - FG_HALO) * FG_WA + lx + FG_H4 - FG_HALO, FG_WA, planeA, g, i, j, &s);
+            fg_site_grad(a, s, p, gr);
+            /* The tile's own sites name a non-finite stage 2 (each site once). */
+            const bool own = lx >= FG_HALO && lx < FG_CHUNK + FG_HALO && ly >= FG_HALO && ly < TY + FG_HALO &&
+                             x0 + lx - FG_HALO < nx && y0 + ly - FG_HALO < ny;
+#pragma unroll
+            for (int k = 0; k < FG_NCOMP; k++)
+                if (own && !isfinite(gr[k])) nf = 2;
+        }
+#pragma unroll
+        for (int k = 0; k < FG_NCOMP; k++) G1[k * planeB + t] = (double)(fg_store)gr[k];
+    }
+    __syncthreads();
+    /* Stage 3's trial on T+2 (A's memory, FG_TW layout), then g2 on T. */
+    for (int t = tid; t < planeB; t += nth) {
+        int idx;
+        const bool ok = fg_tile_site(g, x0, y0, t, &idx);
+#pragma unroll
+        for (int k = 0; k < FG_NCOMP; k++) {
+            double v = 0.0;
+            if (ok) {
+                const int e = k * n + idx;
+                v = c0 * (double)__ldg(phi + e);
+                v += c2v * (double)__ldg(vel + e);
+                v += c3g * (double)__ldg(g0 + e);
+            }
+            A[k * planeB + t] = v;
+        }
+    }
+    __syncthreads();
+    const int i = x0 + (int)threadIdx.x, lx = (int)threadIdx.x + FG_HALO;
+#pragma unroll 1
+    for (int r = 0; r < a.rpt; r++) {
+        const int ty = (int)threadIdx.y + r * (int)blockDim.y, j = y0 + ty;
+        double gr[FG_NCOMP];
+#pragma unroll
+        for (int k = 0; k < FG_NCOMP; k++) gr[k] = 0.0;
+        if (j < ny && i < nx && fg_in_s(g, i, j)) {
+            fg_site s;
+            fg_plane_site(A + (ty + FG_HALO) * FG_TW + lx, FG_TW, planeB, g, i, j, &s);
+            fg_site_grad(a, s, p, gr);
+#pragma unroll
+            for (int k = 0; k < FG_NCOMP; k++)
+                if (!isfinite(gr[k]) && !nf) nf = 3;
+        }
+#pragma unroll
+        for (int k = 0; k < FG_NCOMP; k++) G2[k * planeC + ty * FG_CHUNK + (int)threadIdx.x] = (double)(fg_store)gr[k];
+    }
+    __syncthreads();
+    /* Stage 4's trial on T+2: phi, v and g1 (from G1, the same layout). */
+    for (int t = tid; t < planeB; t += nth) {
+        int idx;
+        const bool ok = fg_tile_site(g, x0, y0, t, &idx);
+#pragma unroll
+        for (int k = 0; k < FG_NCOMP; k++) {
+            double v = 0.0;
+            if (ok) {
+                const int e = k * n + idx;
+                v = c0 * (double)__ldg(phi + e);
+                v += c4v * (double)__ldg(vel + e);
+                v += c4g * G1[k * planeB + t];
+            }
+            A[k * planeB + t] = v;
+        }
+    }
+    __syncthreads();
+    /* g3 on T and the update (fg_rk4_site's arithmetic, a1 and a2 from shared memory). */
+    fg_store* phio = (fg_store*)a.terms[5];
+    fg_store* velo = (fg_store*)a.terms[6];
+    const double h = a.coef[4], q6 = a.coef[5], q3 = a.coef[6], cv = kv * a.dt;
+#pragma unroll 1
+    for (int r = 0; r < a.rpt; r++) {
+        const int ty = (int)threadIdx.y + r * (int)blockDim.y, j = y0 + ty;
+        if (j >= ny) break;
+        if (i >= nx) continue;
+        const bool in_s = fg_in_s(g, i, j);
+        double gr[FG_NCOMP];
+#pragma unroll
+        for (int k = 0; k < FG_NCOMP; k++) gr[k] = 0.0;
+        if (in_s) {
+            fg_site s;
+            fg_plane_site(A + (ty + FG_HALO) * FG_TW + lx, FG_TW, planeB, g, i, j, &s);
+            fg_site_grad(a, s, p, gr);
+#pragma unroll
+            for (int k = 0; k < FG_NCOMP; k++)
+                if (!isfinite(gr[k]) && !nf) nf = 4;
+        }
+        const int idx = j * nx + i;
+        const int c1i = (ty + FG_HALO) * FG_TW + lx, c2i = ty * FG_CHUNK + (int)threadIdx.x;
+        double u[FG_NCOMP], w[FG_NCOMP];
+#pragma unroll
+        for (int k = 0; k < FG_NCOMP; k++) {
+            const int e = k * n + idx;
+            const double f = phi[e], v = vel[e], a0 = g0[e], a1 = G1[k * planeB + c1i], a2 = G2[k * planeC + c2i];
+            double x = 0.0;
+            x += 1.0 * f; x += cv * v; x += h * a0; x += h * a1; x += h * a2;
+            double y = 0.0;
+            y += kv * v; y += q6 * a0; y += q3 * a1; y += q3 * a2; y += q6 * gr[k];
+            u[k] = x; w[k] = y;
+        }
+        if (a.project && in_s) {
+            double nn = 0.0;
+#pragma unroll
+            for (int k = 0; k < FG_NCOMP; k++) nn += u[k] * u[k];
+            const double inv = 1.0 / sqrt(nn);
+            double vp = 0.0;
+#pragma unroll
+            for (int k = 0; k < FG_NCOMP; k++) { u[k] *= inv; vp += w[k] * u[k]; }
+#pragma unroll
+            for (int k = 0; k < FG_NCOMP; k++) w[k] -= vp * u[k];
+        }
+#pragma unroll
+        for (int k = 0; k < FG_NCOMP; k++) {
+            const int e = k * n + idx;
+            phio[e] = (fg_store)u[k];
+            velo[e] = (fg_store)w[k];
+        }
+    }
+    fg_nonfinite_min(a, nf);
+}
 
 /* The last reduction level of a flow's stage 1 (fg_k_final's order exactly),
  * then the decisions the host loop made: stop on a non-finite energy or
