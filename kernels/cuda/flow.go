@@ -209,7 +209,7 @@ func (f *Flow) build() error {
 		a.phi = cur
 		a.terms[0], a.terms[1], a.terms[2], a.terms[5], a.terms[6] = cur, cvel, g0, nxt, nvel
 		a.coef[0], a.coef[1], a.coef[2], a.coef[3] = C.double(dt/2), C.double(-dt*dt/4), C.double(dt), C.double(-dt*dt/2)
-		a.coef[4], a.coef[5], a.coef[6] = C.double(-h), C.double(-dt/6), C.double(-dt/3)
+		a.coef[4], a.coef[5], a.coef[6], a.coef[7] = C.double(-h), C.double(-dt/6), C.double(-dt/3), 1
 		return a
 	}
 	// The fused stage 4 holds more registers than fg_k_tile for some

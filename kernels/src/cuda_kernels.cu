@@ -989,7 +989,7 @@ extern "C" __global__ void fg_k_tile_up(fg_cargs a) { fg_tile_body<true>(a); }
  * then the T+2 trials of stages 3 and 4 in FG_TW layout), G1 (T+2, FG_TW
  * layout), G2 (T). terms: 0 phi, 1 v, 2 g0, 5 phi', 6 v'; coef: 0 dt/2,
  * 1 -dt^2/4, 2 dt, 3 -dt^2/2 (the trials), 4 -dt^2/6, 5 -dt/6, 6 -dt/3 (the
- * update). A non-finite gradient records its stage, the earliest across
+ * update), 7 1. A non-finite gradient records its stage, the earliest across
  * blocks (a CAS minimum), so the host names it like the separate kernels.
  * ------------------------------------------------------------------------- */
 #define FG_H4 4
@@ -1034,7 +1034,10 @@ extern "C" __global__ void fg_k_stages234(fg_cargs a) {
     const fg_store* __restrict__ phi = (const fg_store*)a.terms[0];
     const fg_store* __restrict__ vel = (const fg_store*)a.terms[1];
     const fg_store* __restrict__ g0 = (const fg_store*)a.terms[2];
-    const double c0 = 1.0, c2v = a.coef[0] * kv, c3g = a.coef[1], c4v = a.coef[2] * kv, c4g = a.coef[3];
+    /* c0 = 1 is a runtime value (coef[7]), as the separate kernels' fill has
+     * it: the same expression shape, so the compiler contracts the same
+     * products into FMAs and the trials keep their bits. */
+    const double c0 = a.coef[7], c2v = a.coef[0] * kv, c3g = a.coef[1], c4v = a.coef[2] * kv, c4g = a.coef[3];
     const int planeA = (TY + 2 * FG_H4) * FG_WA, planeB = (TY + 2 * FG_HALO) * FG_TW, planeC = TY * FG_CHUNK;
     double* A = fg_sm;
     double* G1 = A + FG_NCOMP * planeA;
