@@ -1049,7 +1049,7 @@ extern "C" __global__ void fg_k_stages234(fg_cargs a) {
     /* Stage 2's trial on T+4. */
     for (int t = tid; t < planeA; t += nth) {
         const int ly = t / FG_WA, lx = t - ly * FG_WA;
-        int i, j;
+        int i = 0, j = 0;
         const bool ok = fg_wrap_site(g, x0 - FG_H4 + lx, y0 - FG_H4 + ly, &i, &j);
         const int idx = j * nx + i;
 #pragma unroll
