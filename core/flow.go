@@ -355,10 +355,14 @@ func (s *Simulation) diverged(fl *flowState, stage int, g kernels.Buffer) error 
 	} else {
 		where = "the gradient"
 	}
-	site := "an unknown site"
+	what := "the field is not finite at an unknown site"
 	if idx >= 0 {
 		c, i, j := s.siteOf(idx)
-		site = "site (" + itoa(i) + ", " + itoa(j) + "), component \"" + s.theory.Spec.Fields[c] + "\""
+		what = where + " is not finite at site (" + itoa(i) + ", " + itoa(j) + "), component \"" + s.theory.Spec.Fields[c] + "\""
+	} else if stage == 1 {
+		// Stage 1 also sums the energy: with the field and its gradient
+		// finite, the sum is what overflowed.
+		what = "the energy is not finite while the field and its gradient are (it overflowed)"
 	}
 	// At stage 1 the current field itself is bad; later stages started from
 	// a field whose gradient was finite, which is kept.
@@ -380,8 +384,8 @@ func (s *Simulation) diverged(fl *flowState, stage int, g kernels.Buffer) error 
 	}
 	fl.last.Done = true
 	return errs.New(errs.Divergence,
-		"the flow diverged at step %d (RK4 stage %d, dt=%g): %s is not finite at %s; the field kept is the last good one, from step %d (try a smaller dt)",
-		fl.step, stage, fl.cfg.Dt, where, site, goodStep)
+		"the flow diverged at step %d (RK4 stage %d, dt=%g): %s; the field kept is the last good one, from step %d (try a smaller dt)",
+		fl.step, stage, fl.cfg.Dt, what, goodStep)
 }
 
 func itoa(i int) string { return fmtFloat(float64(i)) }

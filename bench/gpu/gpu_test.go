@@ -158,6 +158,17 @@ func flowRun(t *testing.T, be kernels.Backend, m model, n int, box float64, peri
 	return field(t, s), s, p
 }
 
+// flowBound bounds the difference of two flows of steps steps whose
+// gradients round differently (unit roundoff u): each step moves phi by dt^2
+// times gradients whose rounding is bounded by 256 u times the largest
+// stencil term (kernels/cuda tests); the relaxing flow does not amplify it
+// over the run by more than the step count.
+func flowBound(steps, n int, box float64, cfg core.FlowConfig, u float64) float64 {
+	hh := box / float64(n-1)
+	term := 5.4 * 1.5 / (hh * hh) * (1 + math.Pow(1.5*1.5/hh, 2))
+	return float64(steps) * (cfg.Dt + cfg.Dt*cfg.Dt) * 256 * u * term
+}
+
 // TestDeviceFlow: the device flow (kernels.Stepper) against itself run again
 // and chunked differently (bit-identical), against the host loop on the same
 // GPU and against the CPU backend (within a float64 rounding bound).
@@ -187,13 +198,7 @@ func TestDeviceFlow(t *testing.T) {
 				t.Errorf("%s periodic=%v: Advance(7) chunks differ from one Advance by %g (%+v vs %+v)", m.name, periodic, d, pa, p7)
 			}
 			dh, dc := maxDiff(a, h), maxDiff(a, cp)
-			// Each step moves phi by dt^2 times gradients whose rounding is
-			// bounded by 256 u times the largest stencil term (kernels/cuda
-			// tests); the relaxing flow does not amplify it over 200 steps
-			// by more than the step count.
-			hh := box / float64(n-1)
-			term := 5.4 * 1.5 / (hh * hh) * (1 + math.Pow(1.5*1.5/hh, 2))
-			bound := steps * (cfg.Dt + cfg.Dt*cfg.Dt) * 256 * 0x1p-53 * term
+			bound := flowBound(steps, n, box, cfg, 0x1p-53)
 			t.Logf("%s periodic=%v after %d steps: E=%.15g resets=%d; max|device-host loop (GPU)| = %.3g, max|device-CPU| = %.3g (bound %.3g); E host %.15g CPU %.15g",
 				m.name, periodic, steps, pa.Energy, pa.Resets, dh, dc, bound, ph.Energy, pc.Energy)
 			if !(dh <= bound) || !(dc <= bound) {
@@ -250,28 +255,41 @@ func TestDeviceFlowTileShapes(t *testing.T) {
 	}
 }
 
-// TestDeviceFlowFused234: stages 2-4 in one kernel (fg_k_stages234,
-// EXPERIMENT) give the bits of the three-kernel step, with the progress and
-// the history, in both storage precisions and both boundaries.
+// TestDeviceFlowFused234: stages 2-4 in one kernel (fg_k_stages234) against
+// the three-kernel step (FIELDGO_FLOW_FUSE234=0), in both storage precisions
+// and both boundaries: the same steps, resets and arrests, and fields within
+// the rounding bound of their precision. Measured on the H200 (2026-11-30):
+// float32 the same bits, float64 within 1.4e-15 after 120 steps — the
+// gradient code inlined into one kernel contracts to FMAs differently (the
+// device flow already differs from the host loop and the CPU by that much).
 func TestDeviceFlowFused234(t *testing.T) {
 	b := gpu(t)
 	defer func() { core.UseStepper = true }()
+	const steps = 120
 	for _, m := range models {
 		for _, prec := range []string{core.Float64, core.Float32} {
 			for _, periodic := range []bool{false, true} {
 				for _, n := range []int{flowN, 250} {
 					box := flowBox * float64(n-1) / float64(flowN-1)
 					t.Setenv("FIELDGO_FLOW_FUSE234", "0")
-					three, s3, p3 := flowRun(t, b, m, n, box, periodic, prec, flowCfg, 120, 50, true)
+					three, s3, p3 := flowRun(t, b, m, n, box, periodic, prec, flowCfg, steps, 50, true)
 					t.Setenv("FIELDGO_FLOW_FUSE234", "")
-					one, s1, p1 := flowRun(t, b, m, n, box, periodic, prec, flowCfg, 120, 50, true)
+					one, s1, p1 := flowRun(t, b, m, n, box, periodic, prec, flowCfg, steps, 50, true)
 					if !strings.Contains(s1.DeviceFlow(), "stages 2-4 in one kernel") || strings.Contains(s3.DeviceFlow(), "in one kernel") {
 						t.Errorf("%s %s %d: flows say %q and %q", m.name, prec, n, s1.DeviceFlow(), s3.DeviceFlow())
 					}
-					if d := maxDiff(one, three); d != 0 || p1 != p3 {
-						t.Errorf("%s %s periodic=%v %d: stages 2-4 fused differ by %g (%+v vs %+v)", m.name, prec, periodic, n, d, p1, p3)
+					u := 0x1p-53
+					if prec == core.Float32 {
+						u = 0x1p-24
 					}
-					t.Logf("%s %s periodic=%v %d: E=%.17g steps=%d resets=%d; %s", m.name, prec, periodic, n, p1.Energy, p1.Step, p1.Resets, s1.DeviceFlow())
+					bound := flowBound(steps, n, box, flowCfg, u)
+					d := maxDiff(one, three)
+					if !(d <= bound) || p1.Step != p3.Step || p1.Resets != p3.Resets || p1.Converged != p3.Converged ||
+						!(math.Abs(p1.Energy-p3.Energy) <= bound*math.Abs(p3.Energy)) {
+						t.Errorf("%s %s periodic=%v %d: stages 2-4 fused differ by %g (bound %g): %+v vs %+v", m.name, prec, periodic, n, d, bound, p1, p3)
+					}
+					t.Logf("%s %s periodic=%v %d: max|fused - three kernels| = %.3g (bound %.3g); E=%.17g steps=%d resets=%d; %s",
+						m.name, prec, periodic, n, d, bound, p1.Energy, p1.Step, p1.Resets, s1.DeviceFlow())
 				}
 			}
 		}

@@ -37,7 +37,7 @@ var Budgets = map[string]int{
 	// fg_k_tile's count.
 	"fg_k_tile_up": 104,
 	"fg_k_decide":  32,
-	// EXPERIMENT (exp/s5-fused234): stages 2-4 of the flow in one kernel,
+	// Stages 2-4 of the flow in one kernel,
 	// three tiled gradients one after the other and the update; the theories
 	// above 128 have their own entries. 128 keeps 512 threads per SM resident.
 	"fg_k_stages234": 128,
@@ -102,7 +102,7 @@ type BudgetOverride struct {
 // 2026-11-29 with a margin of 8 registers for the GPU machine's NVRTC 13.0.
 var TheoryBudgets = map[string]map[string]BudgetOverride{
 	"anisotropic_gl": {
-		"fg_k_stages234":  {176, "stages 2-4 and the update in one kernel (EXPERIMENT) hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 164 (sm_80/sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
+		"fg_k_stages234":  {176, "stages 2-4 and the update in one kernel hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 164 (sm_80/sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
 		"fg_k_consistent": {255, "6 components: the partials (de/ddx, de/ddy) of 8 stencil neighbours per component stay live across the neighbour loop; measured 230 (NVRTC 13.5) and 254 (NVRTC 13.0, sm_80, on the H200), no spill: the hardware limit"},
 		"fg_k_constrain":  {56, "6 components: one site's components and velocity are held together for the projection; measured 42 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 		"fg_k_continuum":  {144, "6 components: the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions are live at once; measured 130 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
@@ -111,12 +111,12 @@ var TheoryBudgets = map[string]map[string]BudgetOverride{
 		"fg_k_tile_up":    {176, "6 components: stage 4 fused with the RK4 update holds the site struct and the generated gradient's common subexpressions, then phi', v' of every component; measured 165 (sm_80) / 158 (sm_90) (NVRTC 13.5, sm_80/sm_90, no spill, 2026-11-29), +8 for NVRTC 13.0"},
 	},
 	"baby_skyrme": {
-		"fg_k_stages234": {136, "stages 2-4 and the update in one kernel (EXPERIMENT) hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 120 (sm_80) / 125 (sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
+		"fg_k_stages234": {136, "stages 2-4 and the update in one kernel hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 120 (sm_80) / 125 (sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
 		"fg_k_tile":      {128, "3 components: the tiled continuum gradient holds the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions at once; measured 118 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 		"fg_k_tile_up":   {128, "3 components: stage 4 fused with the RK4 update holds the site struct and the generated gradient's common subexpressions, then phi', v' of every component; measured 116 (sm_80) / 118 (sm_90) (NVRTC 13.5, sm_80/sm_90, no spill, 2026-11-29), +8 for NVRTC 13.0"},
 	},
 	"chern_simons_higgs": {
-		"fg_k_stages234":  {136, "stages 2-4 and the update in one kernel (EXPERIMENT) hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 116 (sm_80) / 126 (sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
+		"fg_k_stages234":  {136, "stages 2-4 and the update in one kernel hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 116 (sm_80) / 126 (sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
 		"fg_k_consistent": {184, "5 components: the partials (de/ddx, de/ddy) of 8 stencil neighbours per component stay live across the neighbour loop; measured 170 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 		"fg_k_density":    {72, "5 components: its densities are evaluated from the whole site struct, second derivatives included; measured 64 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 	},
@@ -125,7 +125,7 @@ var TheoryBudgets = map[string]map[string]BudgetOverride{
 		"fg_k_density":    {72, "4 components: its densities are evaluated from the whole site struct, second derivatives included; measured 64 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 	},
 	"ferromagnetic_superconductor": {
-		"fg_k_stages234":  {168, "stages 2-4 and the update in one kernel (EXPERIMENT) hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 148 (sm_80) / 154 (sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
+		"fg_k_stages234":  {168, "stages 2-4 and the update in one kernel hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 148 (sm_80) / 154 (sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
 		"fg_k_consistent": {255, "8 components: the partials (de/ddx, de/ddy) of 8 stencil neighbours per component stay live across the neighbour loop; measured 254 (NVRTC 13.5, sm_80/sm_90, no spill): the hardware limit, so theories above 8 components get no consistent kernel (ConsistentMaxComponents)"},
 		"fg_k_constrain":  {56, "8 components: one site's components and velocity are held together for the projection; measured 48 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 		"fg_k_continuum":  {144, "8 components: the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions are live at once; measured 132 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
@@ -135,14 +135,14 @@ var TheoryBudgets = map[string]map[string]BudgetOverride{
 		"fg_k_update":     {64, "8 components: the RK4 combination holds phi' and v' for every component plus six input streams; measured 56 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 	},
 	"liquid_crystal": {
-		"fg_k_stages234":  {152, "stages 2-4 and the update in one kernel (EXPERIMENT) hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 144 (sm_80) / 140 (sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
+		"fg_k_stages234":  {152, "stages 2-4 and the update in one kernel hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 144 (sm_80) / 140 (sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
 		"fg_k_consistent": {176, "4 components: the partials (de/ddx, de/ddy) of 8 stencil neighbours per component stay live across the neighbour loop; measured 168 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 		"fg_k_density":    {136, "4 components: its densities are evaluated from the whole site struct, second derivatives included; measured 96 (NVRTC 13.5) and 128 (NVRTC 13.0, sm_80, on the H200), no spill, +8"},
 		"fg_k_tile":       {136, "4 components: the tiled continuum gradient holds the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions at once; measured 128 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 		"fg_k_tile_up":    {136, "4 components: stage 4 fused with the RK4 update holds the site struct and the generated gradient's common subexpressions, then phi', v' of every component; measured 128 (sm_80) / 126 (sm_90) (NVRTC 13.5, sm_80/sm_90, no spill, 2026-11-29), +8 for NVRTC 13.0"},
 	},
 	"spin_triplet": {
-		"fg_k_stages234": {160, "stages 2-4 and the update in one kernel (EXPERIMENT) hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 148 (sm_80) / 126 (sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
+		"fg_k_stages234": {160, "stages 2-4 and the update in one kernel hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 148 (sm_80) / 126 (sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
 		"fg_k_constrain": {64, "10 components: one site's components and velocity are held together for the projection; measured 56 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 		"fg_k_continuum": {144, "10 components: the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions are live at once; measured 130 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 		"fg_k_density":   {112, "10 components: its densities are evaluated from the whole site struct, second derivatives included; measured 100 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},

@@ -52,7 +52,7 @@ type Flow struct {
 	why    string           // why there is no graph, "" if there is one
 
 	fuse, fold         bool
-	fuse234            bool // stages 2-4 in one kernel (fg_k_stages234, EXPERIMENT)
+	fuse234            bool // stages 2-4 in one kernel (fg_k_stages234)
 	fieldBytes         int
 	phiD, velD         C.CUdeviceptr // the spec's Phi and Vel
 	params, part, rows devScratch
@@ -61,7 +61,7 @@ type Flow struct {
 	snap               unsafe.Pointer // pinned: 2 snapshots of ctl+ring, then one upload slot
 	ev                 [2]C.CUevent
 
-	steps  [2][]flowLaunch // one step from parity 0 (spec buffers) / 1 (own pair)
+	steps  [2][]flowLaunch    // one step from parity 0 (spec buffers) / 1 (own pair)
 	diag   [2][5][]flowLaunch // fuse: launches that store stage k's gradient again, to name a non-finite site
 	closed bool
 }
@@ -215,7 +215,8 @@ func (f *Flow) build() error {
 	// The fused stage 4 holds more registers than fg_k_tile for some
 	// theories: it needs a launchable shape.
 	f.fuse = f.fuse && p.anyTile("fg_k_tile_up")
-	// EXPERIMENT: stages 2-4 in one kernel; FIELDGO_FLOW_FUSE234=0 keeps three.
+	// Stages 2-4 in one kernel (x1.08-1.29 per step on the H200, docs/performance/gpu.md);
+	// FIELDGO_FLOW_FUSE234=0 keeps three kernels, for A/B runs.
 	f.fuse234 = f.fuse && !f.fold && os.Getenv("FIELDGO_FLOW_FUSE234") != "0" && p.anyTile("fg_k_stages234")
 	if f.fuse {
 		if err := f.phi2.ensure(f.fieldBytes); err != nil {

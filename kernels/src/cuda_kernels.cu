@@ -761,7 +761,7 @@ static __device__ __forceinline__ fg_store2 fg_ldg2(const fg_store* p) { return 
  * component 0, component k at P + k * cs, rows W apart; the 25-point stencil
  * of fg_fill, the expressions of fg_tile_body (which keeps its own inline
  * copy: routing it through these changed its register allocation, and its
- * SASS is the measured one; EXPERIMENT branch, merge them if it lands). */
+ * SASS is the measured one). */
 static __device__ __forceinline__ void fg_plane_site(const double* P0, int W, int cs, const fg_geo& g, int i, int j,
                                                      fg_site* s) {
 #pragma unroll
@@ -974,7 +974,7 @@ extern "C" __global__ void fg_k_tile(fg_cargs a) { fg_tile_body<false>(a); }
 extern "C" __global__ void fg_k_tile_up(fg_cargs a) { fg_tile_body<true>(a); }
 
 /* ---------------------------------------------------------------------------
- * Stages 2-4 of a flow in one kernel (EXPERIMENT, exp/s5-fused234). Only
+ * Stages 2-4 of a flow in one kernel (fg_k_stages234). Only
  * stage 1 ends in a global reduction (the arrest decision kv); the later
  * stages need their trial fields on a tile plus a halo and nothing global:
  *   trial2 = phi + (dt/2) kv v, trial3 = trial2's terms - (dt^2/4) g0,

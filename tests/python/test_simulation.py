@@ -171,6 +171,25 @@ def test_divergence_in_the_last_rk4_stage_is_named_and_keeps_the_field(backend):
     assert np.array_equal(sim.field.numpy()[0], phi0)
 
 
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+def test_an_energy_that_overflows_while_the_field_is_finite_is_named(backend):
+    # phi = 1e80: the gradient 4 phi^3 = 4e240 is finite, the energy phi^4 is not.
+    if backend == "cuda" and not fg.devices()["cuda"]["available"]:
+        pytest.skip("no usable GPU")
+    th = fg.Theory("quartic", fields=["phi"], params={"a": 1.0})
+
+    @th.energy_density
+    def energy(s, p):
+        return 0.5 * (s.dx.phi ** 2 + s.dy.phi ** 2) + p.a * s.phi.phi ** 4
+
+    phi0 = np.full((16, 16), 1e80)
+    sim = fg.Simulation(th, grid=(16, 16), spacing=0.5, boundary="periodic", backend=backend)
+    sim.set_field(phi0)
+    with pytest.raises(fg.DivergenceError, match=r"step 0 \(RK4 stage 1.*energy is not finite while the field and its gradient are"):
+        sim.minimize(tol=1e-12, max_steps=10, dt=0.1, progress=False)
+    assert np.array_equal(sim.field.numpy()[0], phi0)
+
+
 @pytest.mark.parametrize("value, error", [
     (np.zeros((2, N, N)), fg.ShapeError),
     (np.zeros((3, N, N + 1)), fg.ShapeError),
