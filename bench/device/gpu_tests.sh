@@ -32,6 +32,7 @@ pf $OUT/rad.log; grep -E "worst" $OUT/rad.log | sed 's/^ *//' | sort -u | head -
 echo "== Python on the GPU"
 PYTHONPATH=$B/py timeout 300 python3 -m pytest -q -p no:cacheprovider -rs tests/python/test_gpu.py tests/python/test_device_field.py \
   tests/python/test_precision.py tests/python/test_radiation.py tests/python/test_nbody.py \
-  "tests/python/test_simulation.py::test_divergence_in_the_last_rk4_stage_is_named_and_keeps_the_field" > $OUT/pytest.log 2>&1; echo "rc=$? $(el)"
+  "tests/python/test_simulation.py::test_divergence_in_the_last_rk4_stage_is_named_and_keeps_the_field" \
+  "tests/python/test_simulation.py::test_an_energy_that_overflows_while_the_field_is_finite_is_named" > $OUT/pytest.log 2>&1; echo "rc=$? $(el)"
 grep -E "passed|failed|^FAILED|^ERROR|^SKIPPED" $OUT/pytest.log | tail -6
 date -u; el
