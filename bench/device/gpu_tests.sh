@@ -21,7 +21,7 @@ echo "== kernels/cuda"
 (cd kernels/cuda && timeout 240 $B/cuda.test -test.v > $OUT/cuda.log 2>&1; echo "rc=$? $(el)")
 pf $OUT/cuda.log
 echo "== bench/gpu flows"
-(cd bench/gpu && timeout 120 $B/gpubench.test -test.v -test.run 'TestDeviceFlow$|TestDeviceFlowDiverges|TestFloat32DeviceFlow|TestDeviceFlowTileShapes' > $OUT/flow.log 2>&1; echo "rc=$? $(el)")
+(cd bench/gpu && timeout 120 $B/gpubench.test -test.v -test.run 'TestDeviceFlow$|TestDeviceFlowDiverges|TestFloat32DeviceFlow|TestDeviceFlowTileShapes|TestDeviceFlowFused234' > $OUT/flow.log 2>&1; echo "rc=$? $(el)")
 pf $OUT/flow.log
 echo "== N-body"
 (cd kernels/cuda/gpunbody && timeout 120 $B/gpunbody.test -test.v -test.run 'TestGPU' > $OUT/nbody.log 2>&1; echo "rc=$? $(el)")
