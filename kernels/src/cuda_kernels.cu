@@ -520,19 +520,23 @@ static __device__ __forceinline__ bool fg_halted(const fg_cargs& a) {
 /* The end of an RK4 step at one site: phi' and v' from phi, v and the four
  * stage gradients a0..a3 (fg_k_combine's arithmetic, left to right from 0),
  * then the unit-vector constraint (a.project, sites of S) like fg_k_constrain.
- * h = -dt^2/6, q6 = -dt/6, q3 = -dt/3, as the host computes them. Shared by
- * the fused stage 4 (fg_k_tile_up); fg_k_update writes the same expressions out. */
+ * h = -dt^2/6, q6 = -dt/6, q3 = -dt/3, as the host computes them. Component
+ * k of g1 is g1[k * s1 + o1] (g2 likewise): the field planes for the fused
+ * stage 4 (fg_k_tile_up: s = n, o = idx), shared memory for fg_k_stages234;
+ * fg_k_update writes the same expressions out. */
+template <class T1, class T2>
 static __device__ __forceinline__ void fg_rk4_site(const fg_cargs& a, double kv, double h, double q6, double q3,
                                                    int n, int idx, bool in_s, const fg_store* phi,
                                                    const fg_store* vel, const fg_store* __restrict__ g0,
-                                                   const fg_store* __restrict__ g1, const fg_store* __restrict__ g2,
+                                                   const T1* __restrict__ g1, int s1, int o1,
+                                                   const T2* __restrict__ g2, int s2, int o2,
                                                    const double* a3, fg_store* phio, fg_store* velo) {
     const double cv = kv * a.dt;
     double u[FG_NCOMP], w[FG_NCOMP];
 #pragma unroll
     for (int k = 0; k < FG_NCOMP; k++) {
         const int e = k * n + idx;
-        const double f = phi[e], v = vel[e], a0 = g0[e], a1 = g1[e], a2 = g2[e];
+        const double f = phi[e], v = vel[e], a0 = g0[e], a1 = g1[k * s1 + o1], a2 = g2[k * s2 + o2];
         double x = 0.0;
         x += 1.0 * f; x += cv * v; x += h * a0; x += h * a1; x += h * a2;
         double y = 0.0;
@@ -956,7 +960,8 @@ static __device__ __forceinline__ void fg_tile_body(const fg_cargs& a) {
             }
             if (FUSE)
                 fg_rk4_site(a, kv, a.coef[3], a.coef[4], a.coef[5], n, idx, in_s, T0, T1, (const fg_store*)a.terms[3],
-                            T2, (const fg_store*)a.terms[4], gr, (fg_store*)a.terms[5], (fg_store*)a.terms[6]);
+                            T2, n, idx, (const fg_store*)a.terms[4], n, idx, gr, (fg_store*)a.terms[5],
+                            (fg_store*)a.terms[6]);
         }
         if (a.stage <= 1) {
             fg_chunk_store(a.part, a.ny * a.nchunk, (long long)j * a.nchunk + cx, e, m, pw);
@@ -1142,7 +1147,7 @@ extern "C" __global__ void fg_k_stages234(fg_cargs a) {
     /* g3 on T and the update (fg_rk4_site's arithmetic, a1 and a2 from shared memory). */
     fg_store* phio = (fg_store*)a.terms[5];
     fg_store* velo = (fg_store*)a.terms[6];
-    const double h = a.coef[4], q6 = a.coef[5], q3 = a.coef[6], cv = kv * a.dt;
+    const double h = a.coef[4], q6 = a.coef[5], q3 = a.coef[6];
 #pragma unroll 1
     for (int r = 0; r < a.rpt; r++) {
         const int ty = (int)threadIdx.y + r * (int)blockDim.y, j = y0 + ty;
@@ -1160,36 +1165,9 @@ extern "C" __global__ void fg_k_stages234(fg_cargs a) {
             for (int k = 0; k < FG_NCOMP; k++)
                 if (!isfinite(gr[k]) && !nf) nf = 4;
         }
-        const int idx = j * nx + i;
         const int c1i = (ty + FG_HALO) * FG_TW + lx, c2i = ty * FG_CHUNK + (int)threadIdx.x;
-        double u[FG_NCOMP], w[FG_NCOMP];
-#pragma unroll
-        for (int k = 0; k < FG_NCOMP; k++) {
-            const int e = k * n + idx;
-            const double f = phi[e], v = vel[e], a0 = g0[e], a1 = G1[k * planeB + c1i], a2 = G2[k * planeC + c2i];
-            double x = 0.0;
-            x += 1.0 * f; x += cv * v; x += h * a0; x += h * a1; x += h * a2;
-            double y = 0.0;
-            y += kv * v; y += q6 * a0; y += q3 * a1; y += q3 * a2; y += q6 * gr[k];
-            u[k] = x; w[k] = y;
-        }
-        if (a.project && in_s) {
-            double nn = 0.0;
-#pragma unroll
-            for (int k = 0; k < FG_NCOMP; k++) nn += u[k] * u[k];
-            const double inv = 1.0 / sqrt(nn);
-            double vp = 0.0;
-#pragma unroll
-            for (int k = 0; k < FG_NCOMP; k++) { u[k] *= inv; vp += w[k] * u[k]; }
-#pragma unroll
-            for (int k = 0; k < FG_NCOMP; k++) w[k] -= vp * u[k];
-        }
-#pragma unroll
-        for (int k = 0; k < FG_NCOMP; k++) {
-            const int e = k * n + idx;
-            phio[e] = (fg_store)u[k];
-            velo[e] = (fg_store)w[k];
-        }
+        fg_rk4_site(a, kv, h, q6, q3, n, j * nx + i, in_s, phi, vel, g0, G1, planeB, c1i, G2, planeC, c2i, gr,
+                    phio, velo);
     }
     fg_nonfinite_min(a, nf);
 }
