@@ -258,7 +258,7 @@ func TestDeviceFlowTileShapes(t *testing.T) {
 // TestDeviceFlowFused234: stages 2-4 in one kernel (fg_k_stages234) against
 // the three-kernel step (FIELDGO_FLOW_FUSE234=0), in both storage precisions
 // and both boundaries: the same steps, resets and arrests, and fields within
-// the rounding bound of their precision. Measured on the H200 (2026-11-30):
+// steps * 8 units of rounding of their precision. Measured on the H200 (2026-11-30):
 // float32 the same bits, float64 within 1.4e-15 after 120 steps — the
 // gradient code inlined into one kernel contracts to FMAs differently (the
 // device flow already differs from the host loop and the CPU by that much).
@@ -278,17 +278,20 @@ func TestDeviceFlowFused234(t *testing.T) {
 					if !strings.Contains(s1.DeviceFlow(), "stages 2-4 in one kernel") || strings.Contains(s3.DeviceFlow(), "in one kernel") {
 						t.Errorf("%s %s %d: flows say %q and %q", m.name, prec, n, s1.DeviceFlow(), s3.DeviceFlow())
 					}
+					// A few units of rounding per step in the stored field (the
+					// update's five-term sums), not amplified by the relaxing
+					// flow: steps * 8 u relative, as TestFloat32DeviceFlow.
 					u := 0x1p-53
 					if prec == core.Float32 {
-						u = 0x1p-24
+						u = u32
 					}
-					bound := flowBound(steps, n, box, flowCfg, u)
-					d := maxDiff(one, three)
+					bound := float64(steps) * 8 * u
+					d := relDiff(one, three)
 					if !(d <= bound) || p1.Step != p3.Step || p1.Resets != p3.Resets || p1.Converged != p3.Converged ||
 						!(math.Abs(p1.Energy-p3.Energy) <= bound*math.Abs(p3.Energy)) {
-						t.Errorf("%s %s periodic=%v %d: stages 2-4 fused differ by %g (bound %g): %+v vs %+v", m.name, prec, periodic, n, d, bound, p1, p3)
+						t.Errorf("%s %s periodic=%v %d: stages 2-4 fused differ by %g relative (bound %g): %+v vs %+v", m.name, prec, periodic, n, d, bound, p1, p3)
 					}
-					t.Logf("%s %s periodic=%v %d: max|fused - three kernels| = %.3g (bound %.3g); E=%.17g steps=%d resets=%d; %s",
+					t.Logf("%s %s periodic=%v %d: rel|fused - three kernels| = %.3g (bound %.3g); E=%.17g steps=%d resets=%d; %s",
 						m.name, prec, periodic, n, d, bound, p1.Energy, p1.Step, p1.Resets, s1.DeviceFlow())
 				}
 			}
