@@ -764,8 +764,10 @@ static __device__ __forceinline__ fg_store2 fg_ldg2(const fg_store* p) { return 
 /* The site struct of (i, j) from shared planes: P is the site's value of
  * component 0, component k at P + k * cs, rows W apart; the 25-point stencil
  * of fg_fill, the expressions of fg_tile_body (which keeps its own inline
- * copy: routing it through these changed its register allocation, and its
- * SASS is the measured one). */
+ * copy: routed through these and fg_site_project, Baby Skyrme and Abelian
+ * Higgs kept their bits and step times on the H200, but NVRTC allocated up to
+ * 116 registers for fg_k_tile_up of traced theories, over their budgets,
+ * 2026-11-30). */
 static __device__ __forceinline__ void fg_plane_site(const double* P0, int W, int cs, const fg_geo& g, int i, int j,
                                                      fg_site* s) {
 #pragma unroll
