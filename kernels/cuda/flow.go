@@ -226,22 +226,25 @@ func (f *Flow) build() error {
 			return err
 		}
 	}
-	// The tile shape, tuned (or read from the cache) on the step's four tile
-	// launches together: the one-term copy of stage 1, the trial fields' two
+	// The tile shape, tuned (or read from the cache) on the step's tile
+	// launches together (four; two with stages 2-4 in one kernel): the one-term copy of stage 1, the trial fields' two
 	// and three terms and the fused update load different streams and hold
 	// different registers, and the shape stage 1 alone likes can be the
 	// slowest for the step (docs/performance/gpu.md, session 5). The tuning
 	// launches write the flow's scratch (gradients, partials, the second
 	// buffer pair) and never its control block.
 	{
-		s2, s3, s4, fz := stages(phi, vel, C.fg_dptr(f.phi2.d), C.fg_dptr(f.vel2.d))
-		last := tileLaunch{"fg_k_tile", s4}
-		if f.fuse {
-			last = tileLaunch{"fg_k_tile_up", fz}
-		}
-		ls := []tileLaunch{{"fg_k_tile", s1}, {"fg_k_tile", s2}, {"fg_k_tile", s3}, last}
+		nxt, nvel := C.fg_dptr(f.phi2.d), C.fg_dptr(f.vel2.d)
+		var ls []tileLaunch
 		if f.fuse234 {
-			ls = []tileLaunch{{"fg_k_tile", s1}, {"fg_k_stages234", fused234(phi, vel, C.fg_dptr(f.phi2.d), C.fg_dptr(f.vel2.d))}}
+			ls = []tileLaunch{{"fg_k_tile", s1}, {"fg_k_stages234", fused234(phi, vel, nxt, nvel)}}
+		} else {
+			s2, s3, s4, fz := stages(phi, vel, nxt, nvel)
+			last := tileLaunch{"fg_k_tile", s4}
+			if f.fuse {
+				last = tileLaunch{"fg_k_tile_up", fz}
+			}
+			ls = []tileLaunch{{"fg_k_tile", s1}, {"fg_k_tile", s2}, {"fg_k_tile", s3}, last}
 		}
 		if f.shape, err = p.tuned(sizeClass(g), ls); err != nil {
 			return err

@@ -113,8 +113,8 @@ func (p *Program) writeTunes() {
 // validTile says whether the loaded kernel can launch shape s.
 func (p *Program) validTile(s tileShape) bool { return p.validTileOf("fg_k_tile", s) }
 
-// validTileOf says whether the loaded tile kernel name (fg_k_tile or
-// fg_k_tile_up) can launch shape s.
+// validTileOf says whether the loaded tile kernel name (fg_k_tile,
+// fg_k_tile_up or fg_k_stages234) can launch shape s.
 func (p *Program) validTileOf(name string, s tileShape) bool {
 	k := p.k[name]
 	if s.BY <= 0 || s.RPT <= 0 || 32*s.BY > 1024 || p.tileSmem(name, s) > k.maxDyn {
@@ -140,7 +140,7 @@ func (p *Program) anyTile(name string) bool {
 	return false
 }
 
-// launchTileOf launches tile kernel name (fg_k_tile, fg_k_tile_up) over a's
+// launchTileOf launches tile kernel name (fg_k_tile, fg_k_tile_up, fg_k_stages234) over a's
 // grid with shape s on stream st (nil: the default stream).
 func (p *Program) launchTileOf(name string, a *C.fg_cargs, s tileShape, st C.CUstream) error {
 	a.rpt = C.int(s.RPT)
@@ -170,7 +170,7 @@ func (p *Program) tileOverride(names ...string) (s tileShape, ok bool, err error
 
 // tileLaunch is one tile kernel launch the autotune times.
 type tileLaunch struct {
-	name string // fg_k_tile or fg_k_tile_up
+	name string // fg_k_tile, fg_k_tile_up or fg_k_stages234
 	args C.fg_cargs
 }
 
@@ -184,7 +184,7 @@ func (p *Program) tuneShape(ls []tileLaunch) (tileShape, string, error) {
 	cands := append([]tileShape(nil), tileCandidates...)
 	// The occupancy API's block size for the default tile's shared memory.
 	var minGrid, block C.int
-	if C.fg_cuOccupancyMaxPotentialBlockSize(&minGrid, &block, p.k[ls[0].name].fn, C.size_t(defaultTile.smem(p.unit.NComp)), 0) == C.CUDA_SUCCESS {
+	if C.fg_cuOccupancyMaxPotentialBlockSize(&minGrid, &block, p.k[ls[0].name].fn, C.size_t(p.tileSmem(ls[0].name, defaultTile)), 0) == C.CUDA_SUCCESS {
 		if by := int(block) / 32; by > 0 {
 			cands = append(cands, tileShape{BY: by, RPT: 1}, tileShape{BY: by, RPT: 2})
 		}
@@ -302,7 +302,7 @@ func (p *Program) tuned(class string, ls []tileLaunch) (tileShape, error) {
 	return s, nil
 }
 
-// setTileInfo records the shape kernel name (fg_k_tile, fg_k_tile_up) was
+// setTileInfo records the shape tile kernel name was
 // last launched with, for Describe.
 func (p *Program) setTileInfo(name string, s tileShape) {
 	k := p.k[name]
