@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"testing"
 
@@ -254,6 +255,154 @@ func TestGPUSearchesBitIdentical(t *testing.T) {
 	}
 }
 
+// TestGPUWarmSearchAgrees runs the GPU's warm-started search
+// (fg_rad_search_from: the guess and its neighbours checked with one round
+// of loads, then gallop and bisect) against its cold binary search on 4096
+// random knot sets (2 to 300 knots, spacings over six decades) and 2^21
+// queries: times inside, at knots, outside both ends and NaN, guesses near
+// the answer, anywhere in the set, and far outside it. Every answer must be
+// the cold search's.
+func TestGPUWarmSearchAgrees(t *testing.T) {
+	d := gpu(t)
+	m := d.Module()
+	fn, err := m.Function("fg_rad_search_agree_f64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	const sets, n = 4096, 1 << 21
+	var knots []float64
+	off := []int32{0}
+	for range sets {
+		k := 2 + rng.IntN(299)
+		x := rng.NormFloat64() * 100
+		scale := math.Pow(10, -3+6*rng.Float64())
+		for range k {
+			knots = append(knots, x)
+			x += scale * (0.01 + rng.ExpFloat64())
+		}
+		off = append(off, int32(len(knots)))
+	}
+	part, guess, tau := make([]int32, n), make([]int32, n), make([]float64, n)
+	for i := range n {
+		p := rng.IntN(sets)
+		a, b := int(off[p]), int(off[p+1])
+		lo, hi := knots[a], knots[b-1]
+		var x float64
+		switch r := rng.IntN(16); {
+		case r < 9:
+			x = lo + (hi-lo)*rng.Float64()
+		case r < 13:
+			x = knots[a+rng.IntN(b-a)]
+		case r < 15:
+			x = lo - (hi-lo)*rng.Float64()
+			if r == 14 {
+				x = hi + (hi-lo)*rng.Float64()
+			}
+		default:
+			x = math.NaN()
+		}
+		j := a
+		for j+1 < b-1 && knots[j+1] <= x {
+			j++
+		}
+		var g int
+		switch r := rng.IntN(8); {
+		case r < 5:
+			g = j + rng.IntN(7) - 3
+		case r < 7:
+			g = a - 2 + rng.IntN(b-a+4)
+		default:
+			g = j + (rng.IntN(2)*2-1)*(1+rng.IntN(1<<20))
+		}
+		part[i], guess[i], tau[i] = int32(p), int32(g), x
+	}
+	bufs := []*cuda.DeviceBuffer{}
+	alloc := func(bytes int) *cuda.DeviceBuffer {
+		b, err := m.Alloc(bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bufs = append(bufs, b)
+		return b
+	}
+	defer func() {
+		for _, b := range bufs {
+			b.Free()
+		}
+	}()
+	tb, ob, pb, gb, xb, db := alloc(8*len(knots)), alloc(4*len(off)), alloc(4*n), alloc(4*n), alloc(8*n), alloc(4*n)
+	for _, err := range []error{cuda.Upload(tb, 0, knots), cuda.Upload(ob, 0, off), cuda.Upload(pb, 0, part), cuda.Upload(gb, 0, guess), cuda.Upload(xb, 0, tau)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Launch(fn, [3]uint32{n / 256, 1, 1}, [3]uint32{256, 1, 1}, 0, tb, ob, pb, gb, xb, int32(n), db); err != nil {
+		t.Fatal(err)
+	}
+	diff := make([]int32, n)
+	if err := cuda.Download(diff, db, 0); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range diff {
+		if v != 0 {
+			p := part[i]
+			t.Fatalf("query %d: knots %d..%d, tau %v, guess %d: warm search %+d from the cold one", i, off[p], off[p+1]-1, tau[i], guess[i], v)
+		}
+	}
+	t.Logf("%d queries on %d knot sets (%d knots): the warm search equals the cold one", n, sets, len(knots))
+}
+
+// TestGPUTilePolicy: with more observers' blocks than fit on the device at
+// once with tiles of DefaultTile, the tiled kernels take SmallTile (more
+// blocks resident: gpuradiation.tileFor), with few they keep DefaultTile;
+// either way the cube is the fixed tile's bit for bit.
+func TestGPUTilePolicy(t *testing.T) {
+	d := gpu(t)
+	fn, err := d.Module().Function("fg_rad_newton_reuse_f64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := func(tile int) int { return gpuradiation.SharedBytes(gpuradiation.DefaultBlock, tile, 8) }
+	perSM := fn.DescribeAt(gpuradiation.DefaultBlock, shared(gpuradiation.DefaultTile)).BlocksPerSM
+	if fn.DescribeAt(gpuradiation.DefaultBlock, shared(gpuradiation.SmallTile)).BlocksPerSM <= perSM {
+		t.Skipf("tiles of %d keep no more blocks resident than tiles of %d on this GPU", gpuradiation.SmallTile, gpuradiation.DefaultTile)
+	}
+	many := perSM*d.SMs()*gpuradiation.DefaultBlock + 100
+	for _, o := range []int{1000, many} {
+		t.Setenv("FIELDGO_RAD_O", fmt.Sprint(o))
+		t.Setenv("FIELDGO_RAD_S", "24")
+		t.Setenv("FIELDGO_RAD_P", "2")
+		sc := newScene(t)
+		opt := radiation.DefaultOptions()
+		opt.Device = d
+		c := fieldsOn(t, sc, opt)
+		got, launch := d.LastTile, d.LastLaunch
+		want := gpuradiation.DefaultTile
+		if o == many {
+			want = gpuradiation.SmallTile
+		}
+		if got != want {
+			t.Fatalf("%d observers (%d blocks per SM resident with tiles of %d on %d SMs): tile %d, want %d (%s)", o, perSM, gpuradiation.DefaultTile, d.SMs(), got, want, launch)
+		}
+		other := gpuradiation.DefaultTile + gpuradiation.SmallTile - want
+		d.Tile = other
+		f := fieldsOn(t, sc, opt)
+		d.Tile = 0
+		for k := range c.Data {
+			for i, v := range c.Data[k] {
+				if math.Float64bits(v) != math.Float64bits(f.Data[k][i]) {
+					t.Fatalf("%d observers: tile %d gives %s[%d] = %v, tile %d %v", o, want, c.Columns[k], i, v, other, f.Data[k][i])
+				}
+			}
+		}
+		t.Logf("%d observers: tile %d (%s), the same bits as tile %d", o, got, launch, other)
+		c.Release()
+		f.Release()
+		sc.release()
+	}
+}
+
 // BenchmarkGPURadiation reports samples/s (observer x time x particle) on
 // the GPU for Newton n=2 float64 with coef_reuse (the default) against the
 // naive kernel (cold search, no reuse) in the same run, the warm search
@@ -314,6 +463,7 @@ func BenchmarkGPURadiation(b *testing.B) {
 		variants = append(variants, variant{name: fmt.Sprintf("newton2_f64_warm_reuse_block=%d_tile=%d", bt[0], bt[1]), opt: def, block: bt[0], tile: bt[1]})
 	}
 	rates := map[string]float64{}
+	tiles := map[string]int{} // the tile each tiled run took
 	for _, v := range variants {
 		kind := gpuradiation.Effective(v.kind, v.opt.Precision)
 		kname := v.opt.Kernel() + kind
@@ -336,6 +486,7 @@ func BenchmarkGPURadiation(b *testing.B) {
 			}
 			r := samples * float64(b.N) / kernel
 			rates[v.name] = r
+			tiles[v.name] = d.LastTile
 			b.ReportMetric(r, "samples/s")
 			b.ReportMetric(samples*float64(b.N)/b.Elapsed().Seconds(), "wall-samples/s")
 			b.ReportMetric(kernel/float64(b.N)*1e3, "kernel-ms")
@@ -355,7 +506,7 @@ func BenchmarkGPURadiation(b *testing.B) {
 			continue
 		}
 		if kind != gpuradiation.Obs { // occupancy at the launch's shape
-			block, tile, fb := cmp.Or(v.block, gpuradiation.DefaultBlock), cmp.Or(v.tile, gpuradiation.DefaultTile), 8
+			block, tile, fb := cmp.Or(v.block, gpuradiation.DefaultBlock), cmp.Or(v.tile, tiles[v.name]), 8
 			if v.opt.Precision == radiation.Float32 {
 				fb = 4
 			}

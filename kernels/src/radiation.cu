@@ -122,25 +122,33 @@ template <typename F> static __device__ __forceinline__ int fg_rad_search(const 
   return lo;
 }
 
-template <typename F> static __device__ __forceinline__ bool fg_rad_in(const F* t, int a, int b, int i, F tau) {
-  return (i == a || __ldg(t + i) <= tau) && (i == b - 2 || !(__ldg(t + i + 1) <= tau));
-}
-
-// Warm search: check the guess, gallop towards tau, bisect the bracket.
+// Warm search: check the guess, gallop towards tau, bisect the bracket. The
+// knot times around the guess, t[guess-1 .. guess+2], are loaded together
+// (one memory round trip; a short-circuit test made two dependent ones, and
+// the gallop a third), so that a guess off by one interval either way costs
+// no second round trip: the profile of session 7 had these dependent loads
+// as ~17% of the default kernel's stalls at 1024 knots per period, where ~90%
+// of a warp's searches end within one interval of the guess. The index
+// returned is the same as before: the largest i in [a, b-2] with t[i] <= tau
+// (or a), whatever the guess.
 template <typename F> static __device__ __forceinline__ int fg_rad_search_from(const F* t, int a, int b, int guess, F tau) {
   if (guess < a) guess = a; else if (guess > b - 2) guess = b - 2;
-  if (fg_rad_in(t, a, b, guess, tau)) return guess;
+  const F tm = __ldg(t + (guess > a ? guess - 1 : a)), t0 = __ldg(t + guess), t1 = __ldg(t + guess + 1),
+          t2 = __ldg(t + min(guess + 2, b - 1));
+  if ((guess == a || t0 <= tau) && (guess == b - 2 || !(t1 <= tau))) return guess;
   int lo, hi;
-  if (__ldg(t + guess) <= tau) {
-    lo = guess + 1;
+  if (t0 <= tau) {  // so t1 <= tau and guess < b - 2
+    if (guess + 1 == b - 2 || !(t2 <= tau)) return guess + 1;
+    lo = guess + 2;
     int step = 1;
     for (;;) {
       int next = lo + step;
       if (next >= b - 1) { hi = b - 1; break; }
       if (__ldg(t + next) <= tau) { lo = next; step <<= 1; } else { hi = next; break; }
     }
-  } else {
-    hi = guess;
+  } else {  // tau < t0 and guess > a
+    if (guess - 1 == a || tm <= tau) return guess - 1;
+    hi = guess - 1;
     int step = 1;
     for (;;) {
       int next = hi - step;
@@ -237,7 +245,7 @@ template <typename F, int SEARCH, int LAYOUT> struct fg_rad_walker {
     if (SEARCH == FG_RAD_COLD) {
       idx = fg_rad_search(A.t, a, b, tau);
     } else if (SEARCH == FG_RAD_REUSE && valid && (idx == a || iv.t0 <= tau) && (idx == b - 2 || !(iv.t1 <= tau))) {
-      return;  // fg_rad_in on the cached t[idx], t[idx+1]
+      return;  // the guess test of fg_rad_search_from on the cached t[idx], t[idx+1]
     } else {
       idx = fg_rad_search_from(A.t, a, b, idx + hint, tau);
       hint = 0;
@@ -291,7 +299,7 @@ static __device__ __forceinline__ F fg_rad_newton_step(const fg_rad_observer<F>&
 // The part of the field that depends on the state only: the direction n,
 // D = ut kappa = ut - n.u_s/c (kappa = 1 - n.beta) and, from one reciprocal
 // r = 1/(ut D), 1/ut = D r, the predictor dtau/dt' = 1/D = ut r and 1/kappa =
-// ut/D. fg_rad_lw and the split solve's fg_rad_predictor both start with it,
+// ut/D. fg_rad_add_fields and the split solve's fg_rad_predictor both start with it,
 // so the predictor is the same code, and gives the same bits, in both.
 template <typename F> struct fg_rad_kin { F iR, nx, ny, nz, ut, iut, iD, ik; };
 
@@ -315,13 +323,15 @@ template <typename F> static __device__ __forceinline__ F fg_rad_predictor(const
   return k.iD;
 }
 
-// q's Liénard–Wiechert fields (core/radiation's lw, same formulas):
+// q's Liénard–Wiechert fields (core/radiation's lw, same formulas) from the
+// state's direction part k (fg_rad_lw_dir):
 // E = q (n - beta)/(gamma^2 kappa^3 R^2) + q n x ((n - beta) x beta')/(c kappa^3 R),
-// B = n x E, phi = q/(kappa R), A = phi beta, added to acc; returns dtau/dt'.
+// B = n x E, phi = q/(kappa R), A = phi beta, into fld (assigned, not added:
+// a zero-initialised accumulator cost one addition per component and changed
+// no sum's bits, since the sums start at +0 and so are never -0).
 template <typename F>
-static __device__ __forceinline__ F fg_rad_lw(const fg_rad_observer<F>& o, const F* st, const F* ac, F q, F* acc) {
-  fg_rad_kin<F> k;
-  fg_rad_lw_dir(o, st, k);
+static __device__ __forceinline__ void fg_rad_lw_fields(const fg_rad_observer<F>& o, const F* st, const F* ac, F q,
+                                                        const fg_rad_kin<F>& k, F* fld) {
   const F iR = k.iR, nx = k.nx, ny = k.ny, nz = k.nz, ut = k.ut, iut = k.iut, iD = k.iD, ik = k.ik;
   const F icut = o.ic * iut;
   const F bx = st[5] * icut, by = st[6] * icut, bz = st[7] * icut;
@@ -338,13 +348,12 @@ static __device__ __forceinline__ F fg_rad_lw(const fg_rad_observer<F>& o, const
   F ex = cv * mx + cr * (mx * ndb - dbx * nm);
   F ey = cv * my + cr * (my * ndb - dby * nm);
   F ez = cv * mz + cr * (mz * ndb - dbz * nm);
-  acc[0] += ex; acc[1] += ey; acc[2] += ez;
-  acc[3] += ny * ez - nz * ey;
-  acc[4] += nz * ex - nx * ez;
-  acc[5] += nx * ey - ny * ex;
+  fld[0] = ex; fld[1] = ey; fld[2] = ez;
+  fld[3] = ny * ez - nz * ey;
+  fld[4] = nz * ex - nx * ez;
+  fld[5] = nx * ey - ny * ex;
   F phi = q * ik * iR;
-  acc[6] += phi; acc[7] += phi * bx; acc[8] += phi * by; acc[9] += phi * bz;
-  return iD;  // dtau/dt' for the next sample's predictor
+  fld[6] = phi; fld[7] = phi * bx; fld[8] = phi * by; fld[9] = phi * bz;
 }
 
 template <typename F> static __device__ __forceinline__ F fg_rad_abs(F x) { return x < 0 ? -x : x; }
@@ -442,13 +451,13 @@ static __device__ __forceinline__ bool fg_rad_advance(fg_rad_walker<F, SEARCH, L
 template <typename F, typename I>
 static __device__ __forceinline__ F fg_rad_add_fields(const fg_rad_observer<F>& ob, const F* st, const F* ac, F q,
                                                       double* sum, I stride) {
-  F acc[FG_RAD_NCOMP];
+  fg_rad_kin<F> k;
+  fg_rad_lw_dir(ob, st, k);
+  F fld[FG_RAD_NCOMP];
+  fg_rad_lw_fields(ob, st, ac, q, k, fld);
 #pragma unroll
-  for (int c = 0; c < FG_RAD_NCOMP; c++) acc[c] = 0;
-  const F ifp = fg_rad_lw(ob, st, ac, q, acc);
-#pragma unroll
-  for (int c = 0; c < FG_RAD_NCOMP; c++) sum[c * stride] += (double)acc[c];
-  return ifp;
+  for (int c = 0; c < FG_RAD_NCOMP; c++) sum[c * stride] += (double)fld[c];
+  return k.iD;
 }
 template <typename I> static __device__ __forceinline__ void fg_rad_no_root(double* sum, I stride) {
   for (int c = 0; c < FG_RAD_NCOMP; c++) sum[c * stride] = FG_RAD_NAN;
@@ -579,7 +588,7 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
 // samples in order exactly as the tiled kernel's walker does (the same
 // fg_rad_advance, warm start, search guess and cold solve; its state between
 // tiles is just kept in registers here), the predictor dtau/dt' made by
-// fg_rad_predictor from the state at tau (fg_rad_lw's own code for it). Its
+// fg_rad_predictor from the state at tau (fg_rad_add_fields' own code for it). Its
 // roots and intervals are the tiled kernel's: the interval of an evaluation
 // is the one whose knots bracket tau, whatever the search and its guess.
 template <typename F, int METHOD, int SEARCH>
@@ -624,7 +633,7 @@ static __device__ void fg_rad_split_solve(const fg_rad_args<F>& A) {
 // 32 x T threads, (slot lane, sample), take 32 consecutive slots x T
 // consecutive samples; each thread, for p = 0, 1, ... in order, reads its
 // root (a warp's 32 lanes read 32 consecutive values), fetches the interval's
-// record (state and acceleration), and adds fg_rad_lw's fields into register
+// record (state and acceleration), and adds fg_rad_add_fields' fields into register
 // sums exactly as the tiled kernel adds them into its shared ones (0, then
 // += (double)acc per particle, NaN set where there is no root). The sums go
 // out through shared memory, double [NCOMP][T][32] and int observer[32]
@@ -713,6 +722,16 @@ FG_RAD_EACH(FG_RAD_DEFINE)
 // The split field kernels (phase B), one per precision.
 extern "C" __global__ void fg_rad_field_f64_split(const fg_rad_args<double> A) { fg_rad_split_field<double>(A); }
 extern "C" __global__ void fg_rad_field_f32_split(const fg_rad_args<float> A) { fg_rad_split_field<float>(A); }
+// The warm search against the cold one (bench/radiation TestGPUWarmSearchAgrees):
+// query i searches particle part[i]'s knots for tau[i] from guess[i] (any
+// int: the search clamps it) and writes the warm result minus the cold one.
+extern "C" __global__ void fg_rad_search_agree_f64(const double* t, const int* off, const int* part, const int* guess,
+                                                   const double* tau, int n, int* diff) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int a = off[part[i]], b = off[part[i] + 1];
+  diff[i] = fg_rad_search_from(t, a, b, guess[i], tau[i]) - fg_rad_search(t, a, b, tau[i]);
+}
 // One thread per observer (the structure before the tiles), for the
 // benchmark's comparison only: interval records ("_obs") and the
 // column-major arrays ("_cm").

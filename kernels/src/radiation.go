@@ -19,7 +19,8 @@ var radiationCU string
 // (roots per observer and particle) and fg_rad_field_<prec>_split (fields per
 // observer and sample), and for the benchmark's comparisons
 // fg_rad_newton_<cold|warm|reuse>_f64_cm (the column-major layout) and
-// fg_rad_newton_<cold|reuse>_f64_obs (one thread per observer, no tiles).
+// fg_rad_newton_<cold|reuse>_f64_obs (one thread per observer, no tiles),
+// and for the tests fg_rad_search_agree_f64 (the warm search against the cold).
 var RadiationKernels = func() []string {
 	var out []string
 	for _, p := range []string{"f64", "f32"} {
@@ -33,5 +34,5 @@ var RadiationKernels = func() []string {
 	for _, s := range []string{"cold", "warm", "reuse"} {
 		out = append(out, "fg_rad_newton_"+s+"_f64_cm")
 	}
-	return append(out, "fg_rad_newton_cold_f64_obs", "fg_rad_newton_reuse_f64_obs")
+	return append(out, "fg_rad_newton_cold_f64_obs", "fg_rad_newton_reuse_f64_obs", "fg_rad_search_agree_f64")
 }()

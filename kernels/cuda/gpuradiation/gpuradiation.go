@@ -30,8 +30,9 @@ type Device struct {
 	// per SM when there are few observers, for the comparison kernels).
 	BlockSize int
 	// Tile overrides the samples per tile of the tiled kernels (0:
-	// DefaultTile). Block x tile is limited by the 48 KiB of dynamic shared
-	// memory a block gets without opting in.
+	// DefaultTile, or SmallTile when the observers' blocks do not all fit on
+	// the device at once with it). Block x tile is limited by the 48 KiB of
+	// dynamic shared memory a block gets without opting in.
 	Tile int
 	// MaxGrid caps the tiled kernels' grid (0: the blocks that fit on the
 	// device at once); blocks loop over the observer slots beyond it.
@@ -56,6 +57,8 @@ type Device struct {
 	// LastLaunch describes the last Run's launch (grid, block, tile, shared
 	// bytes), for the benchmark's log.
 	LastLaunch string
+	// LastTile is the last tiled Run's samples per tile (0 after other runs).
+	LastTile int
 	// LastSplit is the last Split Run's launch shapes (zero after other runs).
 	LastSplit SplitLaunch
 }
@@ -76,11 +79,31 @@ const (
 // KiB of shared memory per block in float64; each observer's 8 samples, 64
 // bytes, are two whole sectors of the cube when written). Measured on the
 // H200 (docs/performance/radiation.md): 32 x 8 was the fastest of 32/64/128
-// observers x 2/4/8/16 samples, by 7% over 64 x 4.
+// observers x 2/4/8/16 samples, by 7% over 64 x 4, with 32768 observers.
+//
+// SmallTile is the tile when the observers' blocks are more than fit on the
+// device at once with DefaultTile: shared memory allows 9 blocks of 32 x 8
+// per SM in float64, registers 12, so with more observers than that holds
+// (and the grid loops), tiles of 4 keep 12 warps per SM resident instead of
+// 9. Measured on the H200 (session 7): x1.16 / x1.23 at 131072 observers and
+// x1.27 / x1.22 at 524288 (16 / 1024 knots per period); with 32768 observers
+// (1024 blocks, all resident) tiles of 8 stay 6% faster at 16 knots.
 const (
 	DefaultBlock = 32
 	DefaultTile  = 8
+	SmallTile    = 4
 )
+
+// tileFor is the tiled kernels' samples per tile for blocks of block
+// observers: DefaultTile while the blocks all fit at once, else the tile
+// (DefaultTile or SmallTile) that keeps more blocks resident.
+func tileFor(fn *cuda.Function, sms, block, blocks, fbytes int) int {
+	resident := func(tile int) int { return fn.DescribeAt(block, SharedBytes(block, tile, fbytes)).BlocksPerSM * sms }
+	if blocks <= resident(DefaultTile) || resident(SmallTile) <= resident(DefaultTile) {
+		return DefaultTile
+	}
+	return SmallTile
+}
 
 // New loads the radiation kernels on b.
 func New(b *cuda.Backend) (*Device, error) {
@@ -90,6 +113,9 @@ func New(b *cuda.Backend) (*Device, error) {
 	}
 	return &Device{b: b, m: m}, nil
 }
+
+// SMs is the device's multiprocessor count.
+func (d *Device) SMs() int { return d.b.SMs() }
 
 // Module is the loaded module (for Describe).
 func (d *Device) Module() *cuda.Module { return d.m }
@@ -314,11 +340,11 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		if block <= 0 {
 			block = DefaultBlock
 		}
-		if tile <= 0 {
-			tile = DefaultTile
-		}
 		if block%32 != 0 || block > 1024 {
 			return errs.New(errs.Parameter, "block %d: want a multiple of 32 up to 1024", block)
+		}
+		if tile <= 0 {
+			tile = tileFor(fn, d.b.SMs(), block, (job.O+block-1)/block, fbytes)
 		}
 		shared = SharedBytes(block, tile, fbytes)
 		if shared > 48<<10 {
@@ -373,7 +399,10 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		}
 		return argsBytes[float64](ar, job, lb, o0, oc)
 	}
-	d.LastSplit = SplitLaunch{}
+	d.LastSplit, d.LastTile = SplitLaunch{}, 0
+	if tiled {
+		d.LastTile = tile
+	}
 	if split {
 		d.LastLaunch = sp.String()
 		d.LastSplit = SplitLaunch{SolveBlock: sp.solveBlock, Tile: sp.tile, Shared: sp.shared, Chunk: sp.oc, Chunks: sp.chunks}
