@@ -20,14 +20,14 @@ type Device interface {
 // DeviceArrays are the kernel's inputs in its precision F: knot times T and
 // widths H (N each); Rec, the interval-major records the kernels read
 // (RecordLen values per knot, kernels/src/radiation.cu's header); the same
-// numbers column-major, per interval the state coefficients Y0, Y1, C1, C2
+// numbers column-major, per interval the state coefficients Y0, Y1, A1, A0
 // (8 columns of N; Y0 = z[i]/(6h), Y1 = z[i+1]/(6h)) and the
-// acceleration's AY0, AY1, AC1, AC2 (4 columns of N); Charge (P);
+// acceleration's AY0, AY1, AA1, AA0 (4 columns of N); Charge (P);
 // observers OX, OY, OZ and R0 = |x_obs| (O each); TP the shifted sample
 // times t_obs - |x_obs|/c (O x S, observer-major).
 type DeviceArrays[F float] struct {
 	T, H, Rec                          []F
-	Y0, Y1, C1, C2, AY0, AY1, AC1, AC2 []F
+	Y0, Y1, A1, A0, AY0, AY1, AA1, AA0 []F
 	Charge                             []F
 	OX, OY, OZ, R0                     []F
 	TP                                 []F
@@ -72,7 +72,7 @@ func (o Options) Kernel() string {
 }
 
 func deviceArrays[F float](k *knots[F], src Source, obs Observers, times []float64, S int) *DeviceArrays[F] {
-	a := &DeviceArrays[F]{T: k.t, H: k.h, Rec: k.rec, Y0: k.y0, Y1: k.y1, C1: k.c1, C2: k.c2, AY0: k.ay0, AY1: k.ay1, AC1: k.ac1, AC2: k.ac2,
+	a := &DeviceArrays[F]{T: k.t, H: k.h, Rec: k.rec, Y0: k.y0, Y1: k.y1, A1: k.a1, A0: k.a0, AY0: k.ay0, AY1: k.ay1, AA1: k.aa1, AA0: k.aa0,
 		Charge: convert[F](src.Charge)}
 	o := len(obs.X)
 	a.OX, a.OY, a.OZ, a.R0 = make([]F, o), make([]F, o), make([]F, o), make([]F, o)

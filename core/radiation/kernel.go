@@ -13,23 +13,35 @@ func sqrt[F float](x F) F { return F(math.Sqrt(float64(x))) } // correctly round
 
 // knots are the state and acceleration splines in the kernel's precision,
 // column-major with stride n (kernels/src/radiation.cu reads the same numbers,
-// laid out as interval records). Per interval i (knots i, i+1) the cubic is
-// kept as y0 = z[i]/(6h), y1 = z[i+1]/(6h) (h = h[i+1]), c1, c2, so that an
-// evaluation has no division:
+// laid out as interval records). Per interval i (knots i, i+1, width h =
+// h[i+1]) the spline's cubic
 //
-//	S = y0 dt2^3 + y1 dt1^3 + c1 dt1 + c2 dt2
+//	S = (z[i] dt2^3 + z[i+1] dt1^3)/(6h) + c1 dt1 + c2 dt2,   dt1 + dt2 = h,
 //
-// (the spline's (z[i] dt2^3 + z[i+1] dt1^3)/(6h) + c1 dt1 + c2 dt2 with the
-// division done once per interval on the host). The last knot of a particle
-// has no interval (zeros).
+// is kept as y0 = z[i]/(6h), y1 = z[i+1]/(6h), a1 = c1 - c2 and a0 = c2 h =
+// u[i] - z[i] h^2/6 (u the knot values), formed in float64 on the host and
+// rounded once, and evaluated as
+//
+//	S = (a1 + y1 dt1^2) dt1 + (a0 + y0 dt2^3)
+//
+// the same polynomial with no division and three fused multiply-adds per
+// component on the GPU, two of them independent (c1 dt1 + c2 dt2 took a
+// multiplication more, and dt1^3 one more per evaluation: on the H200 the
+// cubics were ~40% of the kernel's float64 instructions, and ncu counted half
+// of them unfused). Only the last two operations round at the scale of S, as
+// in the c1, c2 form (a0 + a1 dt1 + y1 dt1^3 + y0 dt2^3 in that order rounds
+// three times there: float32's error at gamma = 5 grew 1.5-2.7x). The last
+// knot of a particle has no interval (zeros).
 //
 // rec holds the same numbers interval-major, one RecordLen-value record per
 // knot interval, which the kernels read (CPU and GPU: one record is a few
 // whole cache lines instead of one value from each of 52 columns):
 //
 //	[0] t[i]  [1] t[i+1]  [2], [3] unused
-//	[4+d] y0[d][i]  [12+d] y1[d][i]  [20+d] c1[d][i]  [28+d] c2[d][i]   d < 8
-//	[48+d] ay0[d][i]  [52+d] ay1[d][i]  [56+d] ac1[d][i]  [60+d] ac2[d][i]   d < 4
+//	[4+d] y0[d][i]  [12+d] y1[d][i]  [20+d] a1[d][i]  [28+d] a0[d][i]   d < 8
+//	[48+d] ay0[d][i]  [52+d] ay1[d][i]  [56+d] aa1[d][i]  [60+d] aa0[d][i]   d < 4
+//
+// (aa1, aa0: the acceleration's a1, a0)
 //
 // (kernels/src/radiation.cu's header; the last knot's record has t[i+1] =
 // 0, and no search returns it).
@@ -37,8 +49,8 @@ type knots[F float] struct {
 	n                  int
 	off                []int
 	t, h               []F
-	y0, y1, c1, c2     []F // 8 columns: t, x, y, z, ut, ux, uy, uz
-	ay0, ay1, ac1, ac2 []F // 4 columns: at, ax, ay, az
+	y0, y1, a1, a0     []F // 8 columns: t, x, y, z, ut, ux, uy, uz
+	ay0, ay1, aa1, aa0 []F // 4 columns: at, ax, ay, az
 	rec                []F // n records of RecordLen
 }
 
@@ -62,11 +74,11 @@ func (k *knots[F]) records() []F {
 		}
 		for d := 0; d < nState; d++ {
 			j := d*n + i
-			v[4+d], v[12+d], v[20+d], v[28+d] = k.y0[j], k.y1[j], k.c1[j], k.c2[j]
+			v[4+d], v[12+d], v[20+d], v[28+d] = k.y0[j], k.y1[j], k.a1[j], k.a0[j]
 		}
 		for d := 0; d < nAccel; d++ {
 			j := d*n + i
-			v[RecordAccel+d], v[RecordAccel+4+d], v[RecordAccel+8+d], v[RecordAccel+12+d] = k.ay0[j], k.ay1[j], k.ac1[j], k.ac2[j]
+			v[RecordAccel+d], v[RecordAccel+4+d], v[RecordAccel+8+d], v[RecordAccel+12+d] = k.ay0[j], k.ay1[j], k.aa1[j], k.aa0[j]
 		}
 	}
 	return r
@@ -78,11 +90,11 @@ func (k *knots[F]) records() []F {
 // search found.
 type interval[F float] struct {
 	t0, t1         F
-	y0, y1, c1, c2 [nState]F
+	y0, y1, a1, a0 [nState]F
 }
 
 type accelInterval[F float] struct {
-	y0, y1, c1, c2 [nAccel]F
+	y0, y1, a1, a0 [nAccel]F
 }
 
 const (
@@ -95,39 +107,39 @@ func (k *knots[F]) fetch(iv *interval[F], i int) {
 	iv.t0, iv.t1 = v[0], v[1]
 	copy(iv.y0[:], v[4:12])
 	copy(iv.y1[:], v[12:20])
-	copy(iv.c1[:], v[20:28])
-	copy(iv.c2[:], v[28:36])
+	copy(iv.a1[:], v[20:28])
+	copy(iv.a0[:], v[28:36])
 }
 
 func (k *knots[F]) fetchAccel(ia *accelInterval[F], i int) {
 	v := k.rec[i*RecordLen+RecordAccel : (i+1)*RecordLen]
 	copy(ia.y0[:], v[0:4])
 	copy(ia.y1[:], v[4:8])
-	copy(ia.c1[:], v[8:12])
-	copy(ia.c2[:], v[12:16])
+	copy(ia.a1[:], v[8:12])
+	copy(ia.a0[:], v[12:16])
 }
 
-// cubic is the one polynomial evaluation every path shares, with e1 = dt1^3
+// cubic is the one polynomial evaluation every path shares, with q1 = dt1^2
 // and e2 = dt2^3 formed once per evaluation: cold, warm and cached searches
 // differ only in how they find the interval, so their results are
 // bit-identical.
-func cubic[F float](y0, y1, c1, c2, dt1, dt2, e1, e2 F) F {
-	return y0*e2 + y1*e1 + c1*dt1 + c2*dt2
+func cubic[F float](y0, y1, a1, a0, dt1, q1, e2 F) F {
+	return (a1+y1*q1)*dt1 + (a0 + y0*e2)
 }
 
 func (iv *interval[F]) state(tau F, out *[nState]F) {
 	dt1, dt2 := tau-iv.t0, iv.t1-tau
-	e1, e2 := dt1*dt1*dt1, dt2*dt2*dt2
+	q1, e2 := dt1*dt1, dt2*dt2*dt2
 	for d := 0; d < nState; d++ {
-		out[d] = cubic(iv.y0[d], iv.y1[d], iv.c1[d], iv.c2[d], dt1, dt2, e1, e2)
+		out[d] = cubic(iv.y0[d], iv.y1[d], iv.a1[d], iv.a0[d], dt1, q1, e2)
 	}
 }
 
 func (iv *interval[F]) accel(ia *accelInterval[F], tau F, out *[nAccel]F) {
 	dt1, dt2 := tau-iv.t0, iv.t1-tau
-	e1, e2 := dt1*dt1*dt1, dt2*dt2*dt2
+	q1, e2 := dt1*dt1, dt2*dt2*dt2
 	for d := 0; d < nAccel; d++ {
-		out[d] = cubic(ia.y0[d], ia.y1[d], ia.c1[d], ia.c2[d], dt1, dt2, e1, e2)
+		out[d] = cubic(ia.y0[d], ia.y1[d], ia.a1[d], ia.a0[d], dt1, q1, e2)
 	}
 }
 

@@ -251,8 +251,8 @@ func toKnots[F float](src Source) *knots[F] {
 	s, a := src.State, src.Accel
 	k := &knots[F]{n: s.N, off: s.Off, t: convert[F](s.T), h: convert[F](s.H)}
 	if _, same := any(s.T).([]F); same {
-		k.c1, k.c2 = convert[F](s.C1), convert[F](s.C2)
-		k.ac1, k.ac2 = convert[F](a.C1), convert[F](a.C2)
+		k.a1, k.a0 = linear[F](s, s.C1, s.C2, s.H)
+		k.aa1, k.aa0 = linear[F](s, a.C1, a.C2, s.H)
 		k.y0, k.y1 = scaled[F](s, s.Z, s.H)
 		k.ay0, k.ay1 = scaled[F](s, a.Z, s.H)
 		k.rec = k.records()
@@ -261,17 +261,19 @@ func toKnots[F float](src Source) *knots[F] {
 	// In a narrower precision the rounded knots move by up to eps |tau|, which
 	// can be a sizable part of an interval. The widths are then the rounded
 	// knots' differences (exact, Sterbenz), so that dt1 + dt2 = h holds exactly
-	// in the evaluation, and c1, c2 are recomputed from the knot values with
-	// those widths: the spline still interpolates the knot values, at knots
-	// shifted by a rounding of tau.
+	// in the evaluation, and c1, c2 (so a1, a0) are recomputed from the knot
+	// values with those widths: the spline still interpolates the knot values,
+	// at knots shifted by a rounding of tau.
 	for p := 0; p+1 < len(s.Off); p++ {
 		k.h[s.Off[p]] = 0
 		for i := s.Off[p] + 1; i < s.Off[p+1]; i++ {
 			k.h[i] = k.t[i] - k.t[i-1]
 		}
 	}
-	k.c1, k.c2 = narrow[F](s, s.Z, s.C1, s.C2, k.h)
-	k.ac1, k.ac2 = narrow[F](s, a.Z, a.C1, a.C2, k.h)
+	c1, c2 := narrow(s, s.Z, s.C1, s.C2, k.h)
+	k.a1, k.a0 = linear[F](s, c1, c2, k.h)
+	c1, c2 = narrow(s, a.Z, a.C1, a.C2, k.h)
+	k.aa1, k.aa0 = linear[F](s, c1, c2, k.h)
 	k.y0, k.y1 = scaled[F](s, s.Z, k.h)
 	k.ay0, k.ay1 = scaled[F](s, a.Z, k.h)
 	k.rec = k.records()
@@ -297,11 +299,29 @@ func scaled[F float, H float](s *spline.Spline, z []float64, h []H) (y0, y1 []F)
 	return y0, y1
 }
 
-// narrow recomputes a spline's coefficients c1, c2 for rounded knots with
-// widths h.
-func narrow[F float](s *spline.Spline, z, c1, c2 []float64, h []F) (c1f, c2f []F) {
+// linear is the cubic's linear part per interval i, a1 = c1 - c2 and a0 =
+// c2 h[i+1] (the width the kernel uses), formed in float64 and rounded once
+// (zeros at a particle's last knot).
+func linear[F float, H float](s *spline.Spline, c1, c2 []float64, h []H) (a1, a0 []F) {
 	n := s.N
-	c1f, c2f = make([]F, len(z)), make([]F, len(z))
+	a1, a0 = make([]F, len(c1)), make([]F, len(c1))
+	for p := 0; p+1 < len(s.Off); p++ {
+		a, b := s.Off[p], s.Off[p+1]
+		for c := 0; c < len(c1)/n; c++ {
+			for i := a; i < b-1; i++ {
+				j := c*n + i
+				a1[j], a0[j] = F(c1[j]-c2[j]), F(c2[j]*float64(h[i+1]))
+			}
+		}
+	}
+	return a1, a0
+}
+
+// narrow recomputes a spline's coefficients c1, c2 (in float64) for rounded
+// knots with widths h.
+func narrow[F float](s *spline.Spline, z, c1, c2 []float64, h []F) (c1f, c2f []float64) {
+	n := s.N
+	c1f, c2f = make([]float64, len(z)), make([]float64, len(z))
 	d := len(z) / n
 	for p := 0; p+1 < len(s.Off); p++ {
 		a, b := s.Off[p], s.Off[p+1]
@@ -317,8 +337,8 @@ func narrow[F float](s *spline.Spline, z, c1, c2 []float64, h []F) (c1f, c2f []F
 			for i := a; i < b-1; i++ {
 				j := c*n + i
 				w := float64(h[i+1])
-				c1f[j] = F(u(i+1)/w - z[j+1]*w/6)
-				c2f[j] = F(u(i)/w - z[j]*w/6)
+				c1f[j] = u(i+1)/w - z[j+1]*w/6
+				c2f[j] = u(i)/w - z[j]*w/6
 			}
 		}
 	}

@@ -15,8 +15,8 @@ func TestRecords(t *testing.T) {
 		return c
 	}
 	k := &knots[float64]{n: n, t: col(1, 1), h: col(2, 1)}
-	k.y0, k.y1, k.c1, k.c2 = col(3, 8), col(9, 8), col(4, 8), col(5, 8)
-	k.ay0, k.ay1, k.ac1, k.ac2 = col(6, 4), col(10, 4), col(7, 4), col(8, 4)
+	k.y0, k.y1, k.a1, k.a0 = col(3, 8), col(9, 8), col(4, 8), col(5, 8)
+	k.ay0, k.ay1, k.aa1, k.aa0 = col(6, 4), col(10, 4), col(7, 4), col(8, 4)
 	r := k.records()
 	if len(r) != n*RecordLen {
 		t.Fatalf("%d values, want %d", len(r), n*RecordLen)
@@ -30,14 +30,14 @@ func TestRecords(t *testing.T) {
 		want := map[int]float64{0: k.t[i], 1: next, 2: 0, 3: 0}
 		for d := 0; d < nState; d++ {
 			j := d*n + i
-			want[4+d], want[12+d], want[20+d], want[28+d] = k.y0[j], k.y1[j], k.c1[j], k.c2[j]
+			want[4+d], want[12+d], want[20+d], want[28+d] = k.y0[j], k.y1[j], k.a1[j], k.a0[j]
 		}
 		for o := 36; o < RecordAccel; o++ {
 			want[o] = 0
 		}
 		for d := 0; d < nAccel; d++ {
 			j := d*n + i
-			want[RecordAccel+d], want[RecordAccel+4+d], want[RecordAccel+8+d], want[RecordAccel+12+d] = k.ay0[j], k.ay1[j], k.ac1[j], k.ac2[j]
+			want[RecordAccel+d], want[RecordAccel+4+d], want[RecordAccel+8+d], want[RecordAccel+12+d] = k.ay0[j], k.ay1[j], k.aa1[j], k.aa0[j]
 		}
 		if len(want) != RecordLen {
 			t.Fatalf("test covers %d offsets", len(want))
@@ -54,8 +54,8 @@ func TestRecords(t *testing.T) {
 			k.rec = r
 			k.fetch(&iv, i)
 			k.fetchAccel(&ia, i)
-			if iv.t0 != k.t[i] || iv.t1 != k.t[i+1] || iv.y0[7] != k.y0[7*n+i] || iv.y1[3] != k.y1[3*n+i] || iv.c1[5] != k.c1[5*n+i] ||
-				iv.c2[0] != k.c2[i] || ia.y0[2] != k.ay0[2*n+i] || ia.y1[1] != k.ay1[n+i] || ia.c1[3] != k.ac1[3*n+i] || ia.c2[0] != k.ac2[i] {
+			if iv.t0 != k.t[i] || iv.t1 != k.t[i+1] || iv.y0[7] != k.y0[7*n+i] || iv.y1[3] != k.y1[3*n+i] || iv.a1[5] != k.a1[5*n+i] ||
+				iv.a0[0] != k.a0[i] || ia.y0[2] != k.ay0[2*n+i] || ia.y1[1] != k.ay1[n+i] || ia.a1[3] != k.aa1[3*n+i] || ia.a0[0] != k.aa0[i] {
 				t.Fatalf("knot %d: fetch %+v %+v does not match the columns", i, iv, ia)
 			}
 		}

@@ -1,8 +1,11 @@
 // Retarded-time Liénard–Wiechert kernels. The same math as core/radiation's
 // CPU kernel (kernel.go), function for function: natural cubic splines
 // evaluated with
-//   S = y0 dt2^3 + y1 dt1^3 + c1 dt1 + c2 dt2,   y0 = z[i]/(6h), y1 = z[i+1]/(6h)
-// (the division by 6h done once per interval on the host), the interval found
+//   S = (a1 + y1 dt1^2) dt1 + (a0 + y0 dt2^3),   y0 = z[i]/(6h), y1 = z[i+1]/(6h),
+//   a1 = c1 - c2, a0 = c2 h
+// (the spline's (z[i] dt2^3 + z[i+1] dt1^3)/(6h) + c1 dt1 + c2 dt2 with its
+// constants formed once per interval on the host: three FMAs per component,
+// two of them independent; kernel.go says why), the interval found
 // by a cold binary search, a warm-started gallop + bisect, or kept in
 // registers while tau stays inside it (coef_reuse); the three share
 // fg_rad_cubic, so their cubes are bit-identical. A Newton correction takes
@@ -43,11 +46,11 @@
 // few whole cache lines (float64: the state's 36 values in 3 lines of 128 B,
 // the acceleration's 16 in the fourth; float32: 2 lines):
 //   [0] t[i]  [1] t[i+1]  [2] [3] unused
-//   [4+d] y0[d][i]  [12+d] y1[d][i]  [20+d] c1[d][i]  [28+d] c2[d][i]   d < 8
-//   [48+d] ay0[d][i]  [52+d] ay1[d][i]  [56+d] ac1[d][i]  [60+d] ac2[d][i]   d < 4
-// The same numbers as the column-major arrays (y0, y1, c1, c2: 8 columns of N
-// (t, x, y, z, ut, ux, uy, uz); ay0, ay1, ac1, ac2: 4 columns (at, ax, ay,
-// az)), which the "_cm" entry points read.
+//   [4+d] y0[d][i]  [12+d] y1[d][i]  [20+d] a1[d][i]  [28+d] a0[d][i]   d < 8
+//   [48+d] ay0[d][i]  [52+d] ay1[d][i]  [56+d] aa1[d][i]  [60+d] aa0[d][i]   d < 4
+// The same numbers as the column-major arrays (y0, y1, a1, a0: 8 columns of N
+// (t, x, y, z, ut, ux, uy, uz); ay0, ay1, aa1, aa0, the acceleration's: 4
+// columns (at, ax, ay, az)), which the "_cm" entry points read.
 // Observers: ox, oy, oz, r0 = |x_obs| (O each); tp: shifted times
 // t_obs - |x_obs|/c, O x S observer-major. Output: 10 columns of O*S doubles
 // (Ex, Ey, Ez, Bx, By, Bz, phi, Ax, Ay, Az), summed over particles (the tiled
@@ -65,8 +68,8 @@
 
 template <typename F> struct fg_rad_args {
   const F* t;
-  const F* y0; const F* y1; const F* c1; const F* c2;      // column-major ("_cm" only)
-  const F* ay0; const F* ay1; const F* ac1; const F* ac2;
+  const F* y0; const F* y1; const F* a1; const F* a0;      // column-major ("_cm" only)
+  const F* ay0; const F* ay1; const F* aa1; const F* aa0;
   const int* off; int P; int n;
   const F* charge;
   const F* ox; const F* oy; const F* oz; const F* r0; int O;
@@ -89,12 +92,12 @@ enum { FG_RAD_INTERVAL_MAJOR = 0, FG_RAD_COLUMN_MAJOR = 1 };
 // One interval's state coefficients: what coef_reuse keeps in registers.
 template <typename F> struct fg_rad_interval {
   F t0, t1;
-  F y0[FG_RAD_NSTATE], y1[FG_RAD_NSTATE], c1[FG_RAD_NSTATE], c2[FG_RAD_NSTATE];
+  F y0[FG_RAD_NSTATE], y1[FG_RAD_NSTATE], a1[FG_RAD_NSTATE], a0[FG_RAD_NSTATE];
 };
 
 // The acceleration's, fetched once per sample for the field.
 template <typename F> struct fg_rad_accel_interval {
-  F y0[FG_RAD_NACCEL], y1[FG_RAD_NACCEL], c1[FG_RAD_NACCEL], c2[FG_RAD_NACCEL];
+  F y0[FG_RAD_NACCEL], y1[FG_RAD_NACCEL], a1[FG_RAD_NACCEL], a0[FG_RAD_NACCEL];
 };
 
 // Every reciprocal and square root here has a positive normal argument (ut^2
@@ -106,10 +109,10 @@ template <typename F> struct fg_rad_accel_interval {
 // tests' float64 bound.
 template <typename F> static __device__ __forceinline__ F fg_rad_sqrt(F x) { return x * fg_rsqrt_normal(x); }
 
-// e1 = dt1^3, e2 = dt2^3, formed once per evaluation.
+// q1 = dt1^2, e2 = dt2^3, formed once per evaluation.
 template <typename F>
-static __device__ __forceinline__ F fg_rad_cubic(F y0, F y1, F c1, F c2, F dt1, F dt2, F e1, F e2) {
-  return y0 * e2 + y1 * e1 + c1 * dt1 + c2 * dt2;
+static __device__ __forceinline__ F fg_rad_cubic(F y0, F y1, F a1, F a0, F dt1, F q1, F e2) {
+  return (a1 + y1 * q1) * dt1 + (a0 + y0 * e2);
 }
 
 // Cold search: the largest i in [a, b-2] with t[i] <= tau, or a.
@@ -184,7 +187,7 @@ template <typename F, int LAYOUT> static __device__ __forceinline__ void fg_rad_
     iv.t0 = v[0]; iv.t1 = v[1];
 #pragma unroll
     for (int d = 0; d < FG_RAD_NSTATE; d++) {
-      iv.y0[d] = v[4 + d]; iv.y1[d] = v[12 + d]; iv.c1[d] = v[20 + d]; iv.c2[d] = v[28 + d];
+      iv.y0[d] = v[4 + d]; iv.y1[d] = v[12 + d]; iv.a1[d] = v[20 + d]; iv.a0[d] = v[28 + d];
     }
     return;
   }
@@ -192,7 +195,7 @@ template <typename F, int LAYOUT> static __device__ __forceinline__ void fg_rad_
 #pragma unroll
   for (int d = 0; d < FG_RAD_NSTATE; d++) {
     int j = d * A.n + i;
-    iv.y0[d] = A.y0[j]; iv.y1[d] = A.y1[j]; iv.c1[d] = A.c1[j]; iv.c2[d] = A.c2[j];
+    iv.y0[d] = A.y0[j]; iv.y1[d] = A.y1[j]; iv.a1[d] = A.a1[j]; iv.a0[d] = A.a0[j];
   }
 }
 
@@ -204,30 +207,30 @@ template <typename F, int LAYOUT> static __device__ __forceinline__ void fg_rad_
     for (int g = 0; g < 4; g++) fg_rad_ld4(r + 4 * g, v + 4 * g);
 #pragma unroll
     for (int d = 0; d < FG_RAD_NACCEL; d++) {
-      ia.y0[d] = v[d]; ia.y1[d] = v[4 + d]; ia.c1[d] = v[8 + d]; ia.c2[d] = v[12 + d];
+      ia.y0[d] = v[d]; ia.y1[d] = v[4 + d]; ia.a1[d] = v[8 + d]; ia.a0[d] = v[12 + d];
     }
     return;
   }
 #pragma unroll
   for (int d = 0; d < FG_RAD_NACCEL; d++) {
     int j = d * A.n + i;
-    ia.y0[d] = A.ay0[j]; ia.y1[d] = A.ay1[j]; ia.c1[d] = A.ac1[j]; ia.c2[d] = A.ac2[j];
+    ia.y0[d] = A.ay0[j]; ia.y1[d] = A.ay1[j]; ia.a1[d] = A.aa1[j]; ia.a0[d] = A.aa0[j];
   }
 }
 
 template <typename F> static __device__ __forceinline__ void fg_rad_state(const fg_rad_interval<F>& iv, F tau, F* st) {
   F dt1 = tau - iv.t0, dt2 = iv.t1 - tau;
-  F e1 = dt1 * dt1 * dt1, e2 = dt2 * dt2 * dt2;
+  F q1 = dt1 * dt1, e2 = dt2 * dt2 * dt2;
 #pragma unroll
-  for (int d = 0; d < FG_RAD_NSTATE; d++) st[d] = fg_rad_cubic(iv.y0[d], iv.y1[d], iv.c1[d], iv.c2[d], dt1, dt2, e1, e2);
+  for (int d = 0; d < FG_RAD_NSTATE; d++) st[d] = fg_rad_cubic(iv.y0[d], iv.y1[d], iv.a1[d], iv.a0[d], dt1, q1, e2);
 }
 
 template <typename F>
 static __device__ __forceinline__ void fg_rad_accel(const fg_rad_interval<F>& iv, const fg_rad_accel_interval<F>& ia, F tau, F* ac) {
   F dt1 = tau - iv.t0, dt2 = iv.t1 - tau;
-  F e1 = dt1 * dt1 * dt1, e2 = dt2 * dt2 * dt2;
+  F q1 = dt1 * dt1, e2 = dt2 * dt2 * dt2;
 #pragma unroll
-  for (int d = 0; d < FG_RAD_NACCEL; d++) ac[d] = fg_rad_cubic(ia.y0[d], ia.y1[d], ia.c1[d], ia.c2[d], dt1, dt2, e1, e2);
+  for (int d = 0; d < FG_RAD_NACCEL; d++) ac[d] = fg_rad_cubic(ia.y0[d], ia.y1[d], ia.a1[d], ia.a0[d], dt1, q1, e2);
 }
 
 // One particle seen by one observer.

@@ -128,7 +128,7 @@ func (d *Device) Close() error { return d.m.Close() }
 // args mirrors fg_rad_args<F> (x86-64 and CUDA lay a struct out alike:
 // natural alignment, in order; Go pads before C exactly when F is float64).
 type args[F float32 | float64] struct {
-	T, Y0, Y1, C1, C2, AY0, AY1, AC1, AC2, Off uint64
+	T, Y0, Y1, A1, A0, AY0, AY1, AA1, AA0, Off uint64
 	P, N                                       int32
 	Charge, OX, OY, OZ, R0                     uint64
 	O, _                                       int32
@@ -152,7 +152,7 @@ type launchBuffers struct {
 // argsBytes is fg_rad_args<F> for a launch over observer slots o0 .. o0+oc-1.
 func argsBytes[F float32 | float64](ar arrays, job *radiation.DeviceJob, lb launchBuffers, o0, oc int) []byte {
 	opt := job.Options
-	return bytesOf(&args[F]{T: ar.T, Y0: ar.Y0, Y1: ar.Y1, C1: ar.C1, C2: ar.C2, AY0: ar.AY0, AY1: ar.AY1, AC1: ar.AC1, AC2: ar.AC2, Off: lb.off,
+	return bytesOf(&args[F]{T: ar.T, Y0: ar.Y0, Y1: ar.Y1, A1: ar.A1, A0: ar.A0, AY0: ar.AY0, AY1: ar.AY1, AA1: ar.AA1, AA0: ar.AA0, Off: lb.off,
 		P: int32(job.P), N: int32(job.N), Charge: ar.Charge, OX: ar.OX, OY: ar.OY, OZ: ar.OZ, R0: ar.R0, O: int32(job.O),
 		TP: ar.TP, S: int32(job.S), C: F(job.C), NIters: int32(opt.NIters), NSubsteps: int32(opt.NSubsteps),
 		Out: lb.out, Tret: lb.tret, Rec: ar.Rec, Perm: lb.perm, WTau: lb.wTau, WIfp: lb.wIfp, WIdx: lb.wIdx, WStep: lb.wStep,
@@ -207,7 +207,7 @@ func (a *alloc) free() {
 }
 
 type arrays struct {
-	T, Y0, Y1, C1, C2, AY0, AY1, AC1, AC2, Charge, OX, OY, OZ, R0, TP, Rec uint64
+	T, Y0, Y1, A1, A0, AY0, AY1, AA1, AA0, Charge, OX, OY, OZ, R0, TP, Rec uint64
 }
 
 // DirectionOrder is the tiled kernels' observer schedule: the observers
@@ -263,8 +263,8 @@ const ScratchLimit = 512 << 20
 func upload[F float32 | float64](a *alloc, x *radiation.DeviceArrays[F], columnMajor bool) arrays {
 	ar := arrays{T: put(a, x.T), Charge: put(a, x.Charge), OX: put(a, x.OX), OY: put(a, x.OY), OZ: put(a, x.OZ), R0: put(a, x.R0), TP: put(a, x.TP)}
 	if columnMajor {
-		ar.Y0, ar.Y1, ar.C1, ar.C2 = put(a, x.Y0), put(a, x.Y1), put(a, x.C1), put(a, x.C2)
-		ar.AY0, ar.AY1, ar.AC1, ar.AC2 = put(a, x.AY0), put(a, x.AY1), put(a, x.AC1), put(a, x.AC2)
+		ar.Y0, ar.Y1, ar.A1, ar.A0 = put(a, x.Y0), put(a, x.Y1), put(a, x.A1), put(a, x.A0)
+		ar.AY0, ar.AY1, ar.AA1, ar.AA0 = put(a, x.AY0), put(a, x.AY1), put(a, x.AA1), put(a, x.AA0)
 	} else {
 		ar.Rec = put(a, x.Rec)
 	}
