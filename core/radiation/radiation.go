@@ -117,8 +117,8 @@ func newCube(o, s, p int, retarded bool) *Cube {
 	c := &Cube{O: o, S: s, P: p, Columns: cols, buf: buf}
 	var all []float64
 	if n > 0 {
+		core.ClearParallel(buf.Bytes())
 		all = unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(buf.Bytes()))), n*len(cols))
-		clear(all)
 	}
 	for k := range cols {
 		c.Data = append(c.Data, all[k*n:(k+1)*n:(k+1)*n])
