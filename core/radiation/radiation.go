@@ -251,10 +251,8 @@ func toKnots[F float](src Source) *knots[F] {
 	s, a := src.State, src.Accel
 	k := &knots[F]{n: s.N, off: s.Off, t: convert[F](s.T), h: convert[F](s.H)}
 	if _, same := any(s.T).([]F); same {
-		k.a1, k.a0 = linear[F](s, s.C1, s.C2, s.H)
-		k.aa1, k.aa0 = linear[F](s, a.C1, a.C2, s.H)
-		k.y0, k.y1 = scaled[F](s, s.Z, s.H)
-		k.ay0, k.ay1 = scaled[F](s, a.Z, s.H)
+		k.y0, k.y1, k.a1, k.a0 = coefficients[F](s, s.Z, s.C1, s.C2, s.H)
+		k.ay0, k.ay1, k.aa1, k.aa0 = coefficients[F](s, a.Z, a.C1, a.C2, s.H)
 		k.rec = k.records()
 		return k
 	}
@@ -271,50 +269,32 @@ func toKnots[F float](src Source) *knots[F] {
 		}
 	}
 	c1, c2 := narrow(s, s.Z, s.C1, s.C2, k.h)
-	k.a1, k.a0 = linear[F](s, c1, c2, k.h)
+	k.y0, k.y1, k.a1, k.a0 = coefficients[F](s, s.Z, c1, c2, k.h)
 	c1, c2 = narrow(s, a.Z, a.C1, a.C2, k.h)
-	k.aa1, k.aa0 = linear[F](s, c1, c2, k.h)
-	k.y0, k.y1 = scaled[F](s, s.Z, k.h)
-	k.ay0, k.ay1 = scaled[F](s, a.Z, k.h)
+	k.ay0, k.ay1, k.aa1, k.aa0 = coefficients[F](s, a.Z, c1, c2, k.h)
 	k.rec = k.records()
 	return k
 }
 
-// scaled are the cubic's second-derivative coefficients per interval i,
-// y0 = z[i]/(6 h[i+1]) and y1 = z[i+1]/(6 h[i+1]), formed in float64 from the
-// widths the kernel uses and rounded once (zeros at a particle's last knot).
-func scaled[F float, H float](s *spline.Spline, z []float64, h []H) (y0, y1 []F) {
+// coefficients are the kernel's cubic per interval i (knots i, i+1, width
+// h[i+1], the width the kernel uses): y0 = z[i]/(6h), y1 = z[i+1]/(6h), a1 =
+// c1 - c2 and a0 = c2 h (knots' comment), formed in float64 and rounded once
+// (zeros at a particle's last knot).
+func coefficients[F float, H float](s *spline.Spline, z, c1, c2 []float64, h []H) (y0, y1, a1, a0 []F) {
 	n := s.N
-	y0, y1 = make([]F, len(z)), make([]F, len(z))
+	y0, y1, a1, a0 = make([]F, len(z)), make([]F, len(z)), make([]F, len(z)), make([]F, len(z))
 	for p := 0; p+1 < len(s.Off); p++ {
 		a, b := s.Off[p], s.Off[p+1]
 		for c := 0; c < len(z)/n; c++ {
 			for i := a; i < b-1; i++ {
 				j := c*n + i
-				w6 := 6 * float64(h[i+1])
-				y0[j], y1[j] = F(z[j]/w6), F(z[j+1]/w6)
+				w := float64(h[i+1])
+				y0[j], y1[j] = F(z[j]/(6*w)), F(z[j+1]/(6*w))
+				a1[j], a0[j] = F(c1[j]-c2[j]), F(c2[j]*w)
 			}
 		}
 	}
-	return y0, y1
-}
-
-// linear is the cubic's linear part per interval i, a1 = c1 - c2 and a0 =
-// c2 h[i+1] (the width the kernel uses), formed in float64 and rounded once
-// (zeros at a particle's last knot).
-func linear[F float, H float](s *spline.Spline, c1, c2 []float64, h []H) (a1, a0 []F) {
-	n := s.N
-	a1, a0 = make([]F, len(c1)), make([]F, len(c1))
-	for p := 0; p+1 < len(s.Off); p++ {
-		a, b := s.Off[p], s.Off[p+1]
-		for c := 0; c < len(c1)/n; c++ {
-			for i := a; i < b-1; i++ {
-				j := c*n + i
-				a1[j], a0[j] = F(c1[j]-c2[j]), F(c2[j]*float64(h[i+1]))
-			}
-		}
-	}
-	return a1, a0
+	return y0, y1, a1, a0
 }
 
 // narrow recomputes a spline's coefficients c1, c2 (in float64) for rounded
