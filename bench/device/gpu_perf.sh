@@ -4,7 +4,7 @@
 # ms per ANF step (float64, device flow; with a baseline bundle, A B A B in the same
 # call), soliton_solver side by side (NAME/peer), time to the first step, the converged
 # skyrmion from soliton_solver's initial field, the radiation benchmark at 1024 and 16
-# knots per period. Logs in $OUT. SIZES (default 256,512,1024,2048) limits the grids.
+# knots per period (and its default kernel on 524288 observers). Logs in $OUT. SIZES (default 256,512,1024,2048) limits the grids.
 B=$(cd "${1:?usage: gpu_perf.sh BUNDLE [BASELINE]}" && pwd); A=${2:+$(cd "$2" && pwd)}; R=$(pwd)
 export PYTHONUNBUFFERED=1; OUT=${OUT:-/tmp/fg-gpuperf-out}; mkdir -p $OUT
 SIZES=${SIZES:-256,512,1024,2048}
@@ -59,5 +59,9 @@ for kpp in 1024 16; do
   grep -E '^Benchmark.*samples/s' $OUT/rad_$kpp.log | sed -E 's/ +/ /g; s/BenchmarkGPURadiation\///; s/-[0-9]+ / /' |
     awk '{for (i=1;i<=NF;i++) if ($(i+1)=="samples/s") v=$i; printf "%s %.3g\n", $1, v}'
   grep -E "gpu_test.go:[0-9]+: (Newton n=2|split|tiles over|direction|warm search|coef_reuse)" $OUT/rad_$kpp.log | sed -E 's/^ *//' | cut -c1-220
+  # The default on a scene that fills the GPU (the benchmark's 32768 observers are 7.75 warps per SM).
+  (cd bench/radiation && FIELDGO_TEST_CUDA_CACHE=/tmp/fg-perfB FIELDGO_RAD_KPP=$kpp FIELDGO_RAD_O=524288 timeout 90 $B/radbench.test -test.run '^$' \
+    -test.bench 'GPURadiation/newton2_f64_warm_reuse$' -test.benchtime 1x -test.v > $OUT/rad_big_$kpp.log 2>&1)
+  grep -E '^Benchmark.*samples/s' $OUT/rad_big_$kpp.log | awk '{for (i=1;i<=NF;i++) if ($(i+1)=="samples/s") v=$i; printf "newton2_f64_warm_reuse, 524288 observers %.3g\n", v}'
 done
 date -u; el
