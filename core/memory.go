@@ -16,14 +16,17 @@ var Allocator = mallocator.NewMallocator()
 // field and every export of one has been released.
 func AllocatedBytes() int64 { return Allocator.AllocatedBytes() }
 
-// ClearParallel zeroes b with one goroutine per CPU (chunks of at least 4
-// MiB). A fresh C buffer's pages are faulted in on first touch, about 0.4 ms
-// per MiB on one core: a radiation cube of 671 MiB took 0.45 s of a 0.62 s
-// GPU call to clear on one core (docs/performance/radiation.md, session 7),
-// and the device's download into untouched pages is no faster.
-func ClearParallel(b []byte) {
+// ClearParallel zeroes b with up to workers goroutines (0: GOMAXPROCS; chunks
+// of at least 4 MiB). A fresh C buffer's pages are faulted in on first touch,
+// about 0.4 ms per MiB on one core: a radiation cube of 671 MiB took 0.45 s of
+// a 0.62 s GPU call to clear on one core (docs/performance/radiation.md,
+// session 7), and the device's download into untouched pages is no faster.
+func ClearParallel(b []byte, workers int) {
 	const minChunk = 4 << 20
-	workers := min(runtime.GOMAXPROCS(0), (len(b)+minChunk-1)/minChunk)
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, (len(b)+minChunk-1)/minChunk)
 	if workers <= 1 {
 		clear(b)
 		return

@@ -10,7 +10,7 @@ func TestClearParallel(t *testing.T) {
 		for i := range b {
 			b[i] = byte(i%251 + 1)
 		}
-		ClearParallel(b)
+		ClearParallel(b, 0)
 		for i, v := range b {
 			if v != 0 {
 				t.Fatalf("length %d: byte %d is %d after ClearParallel", n, i, v)

@@ -506,7 +506,7 @@ func BenchmarkGPURadiation(b *testing.B) {
 			continue
 		}
 		if kind != gpuradiation.Obs { // occupancy at the launch's shape
-			block, tile, fb := cmp.Or(v.block, gpuradiation.DefaultBlock), cmp.Or(v.tile, tiles[v.name]), 8
+			block, tile, fb := cmp.Or(v.block, gpuradiation.DefaultBlock), tiles[v.name], 8
 			if v.opt.Precision == radiation.Float32 {
 				fb = 4
 			}

@@ -105,7 +105,7 @@ func (c *Cube) Release() error {
 	return nil
 }
 
-func newCube(o, s, p int, retarded bool) *Cube {
+func newCube(o, s, p int, retarded bool, threads int) *Cube {
 	cols := append([]string(nil), Components...)
 	if retarded {
 		for q := 0; q < p; q++ {
@@ -117,7 +117,7 @@ func newCube(o, s, p int, retarded bool) *Cube {
 	c := &Cube{O: o, S: s, P: p, Columns: cols, buf: buf}
 	var all []float64
 	if n > 0 {
-		core.ClearParallel(buf.Bytes())
+		core.ClearParallel(buf.Bytes(), threads)
 		all = unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(buf.Bytes()))), n*len(cols))
 	}
 	for k := range cols {
@@ -216,7 +216,7 @@ func Fields(src Source, obs Observers, times []float64, nsamples int, opt Option
 			}
 		}
 	}
-	cube := newCube(o, S, src.State.P, opt.Retarded)
+	cube := newCube(o, S, src.State.P, opt.Retarded, opt.Threads)
 	cube.Options = opt
 	var err error
 	switch {

@@ -638,7 +638,7 @@ static __device__ void fg_rad_split_solve(const fg_rad_args<F>& A) {
 // root (a warp's 32 lanes read 32 consecutive values), fetches the interval's
 // record (state and acceleration), and adds fg_rad_add_fields' fields into register
 // sums exactly as the tiled kernel adds them into its shared ones (0, then
-// += (double)acc per particle, NaN set where there is no root). The sums go
+// += (double)fld per particle, NaN set where there is no root). The sums go
 // out through shared memory, double [NCOMP][T][32] and int observer[32]
 // (gpuradiation.SplitSharedBytes), each observer's T samples contiguous.
 template <typename F>

@@ -99,7 +99,7 @@ const (
 // (DefaultTile or SmallTile) that keeps more blocks resident.
 func tileFor(fn *cuda.Function, sms, block, blocks, fbytes int) int {
 	resident := func(tile int) int { return fn.DescribeAt(block, SharedBytes(block, tile, fbytes)).BlocksPerSM * sms }
-	if blocks <= resident(DefaultTile) || resident(SmallTile) <= resident(DefaultTile) {
+	if def := resident(DefaultTile); blocks <= def || resident(SmallTile) <= def {
 		return DefaultTile
 	}
 	return SmallTile
