@@ -2,6 +2,7 @@ package radbench
 
 import (
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -46,9 +47,16 @@ import (
 // sm_90 the budgets are one occupancy step tighter: 200 (float64: at least 10
 // warps per SM) and 128 (float32: 16). sm_80 still takes 198-227 for the
 // float64 tiled kernels (13.5) and keeps the budgets above.
+//
+// Session 8: with the position alone in the interval cache the float64 tiled
+// kernels are capped at 128 registers on sm_90 (FG_RAD_MAXNREG_f64: four warps
+// per SM sub-partition instead of three); their budget is the cap, so that a
+// lost cap shows here.
 func radiationBudget(kernel, arch string) int {
 	f32 := strings.HasSuffix(kernel, "_f32") || strings.HasSuffix(kernel, "_f32_split")
 	switch {
+	case arch == "sm_90" && cappedTiled.MatchString(kernel):
+		return 128
 	case arch == "sm_80" && strings.HasPrefix(kernel, "fg_rad_rk4_cold_f64"):
 		return 232
 	case strings.HasPrefix(kernel, "fg_rad_field_") && f32:
@@ -118,7 +126,11 @@ func radiationKernelsFit(t *testing.T, arch string) {
 		sb.WriteString("\n  " + k + ": " + itoa(r.Registers) + " registers, spill " + itoa(r.SpillStores) + "/" + itoa(r.SpillLoads) +
 			" B, stack " + itoa(r.StackFrame) + " B, theoretical occupancy " + itoa(occupancyPercent(r.Registers, 128)) + "% at 128 threads/block")
 		if r.SpillStores != 0 || r.SpillLoads != 0 {
-			t.Errorf("%s spills (%d B stores, %d B loads)", k, r.SpillStores, r.SpillLoads)
+			if arch == "sm_90" && cappedTiled.MatchString(k) && r.StackFrame <= cappedStack {
+				t.Logf("%s: %d B of stack under the 128-register cap", k, r.StackFrame)
+			} else {
+				t.Errorf("%s spills (%d B stores, %d B loads)", k, r.SpillStores, r.SpillLoads)
+			}
 		}
 		if r.Registers > radiationBudget(k, arch) {
 			t.Errorf("%s uses %d registers, over its budget %d", k, r.Registers, radiationBudget(k, arch))
@@ -126,6 +138,17 @@ func radiationKernelsFit(t *testing.T, arch string) {
 	}
 	t.Logf("NVRTC %d.%d (%s), %s, %s:%s", major, minor, path, arch, cuda.NVRTCOptions(arch), sb.String())
 }
+
+// cappedTiled names the kernels FG_RAD_MAXNREG_f64 caps. Under the cap NVRTC
+// 13.5 spills a few per-observer values (24 B of stack: a pointer, an index,
+// the particle's knot range) around the particle and tile loops, none inside
+// the sample loop (nvdisasm of sm_90's fg_rad_newton_reuse_f64: STL/LDL only
+// before and after it): a load per particle and tile of samples against the
+// ~450 B of records a sample reads. More than cappedStack would be a new
+// spill, to be looked at.
+var cappedTiled = regexp.MustCompile(`^fg_rad_(newton|rk4)_(cold|warm|reuse)_f64$`)
+
+const cappedStack = 32
 
 func itoa(n int) string {
 	if n == 0 {

@@ -84,17 +84,22 @@ func (k *knots[F]) records() []F {
 	return r
 }
 
-// interval holds one interval's state coefficients: what coef_reuse keeps
-// in registers while tau stays inside. The acceleration's are fetched once
-// per sample, for the field (accelInterval), on the interval the state's
-// search found.
-type interval[F float] struct {
-	t0, t1         F
-	y0, y1, a1, a0 [nState]F
+// quad holds four components' coefficients on one interval: the position
+// (t, x, y, z), the 4-velocity or the acceleration.
+type quad[F float] struct {
+	y0, y1, a1, a0 [4]F
 }
 
-type accelInterval[F float] struct {
-	y0, y1, a1, a0 [nAccel]F
+// interval holds one interval's position: what coef_reuse keeps in registers
+// while tau stays inside. The retarded time depends on the position only, so
+// the Newton corrections, RK4 and the cold solve evaluate the position and
+// its derivative (position); the 4-velocity's and the acceleration's
+// coefficients are fetched once per sample, for the field, on the interval
+// the position's search found (the GPU kernel's registers: half of caching
+// the whole state).
+type interval[F float] struct {
+	t0, t1 F
+	x      quad[F]
 }
 
 const (
@@ -102,21 +107,29 @@ const (
 	nAccel = 4
 )
 
+// load reads a quad from a record's groups of four values g0, g0+dg, g0+2dg,
+// g0+3dg (y0, y1, a1, a0).
+func (q *quad[F]) load(v []F, g0, dg int) {
+	copy(q.y0[:], v[4*g0:])
+	copy(q.y1[:], v[4*(g0+dg):])
+	copy(q.a1[:], v[4*(g0+2*dg):])
+	copy(q.a0[:], v[4*(g0+3*dg):])
+}
+
+// fetch reads interval i's knot times and position: groups 1, 3, 5, 7 of its
+// record (the 4-velocity's are 2, 4, 6, 8).
 func (k *knots[F]) fetch(iv *interval[F], i int) {
 	v := k.rec[i*RecordLen : i*RecordLen+36]
 	iv.t0, iv.t1 = v[0], v[1]
-	copy(iv.y0[:], v[4:12])
-	copy(iv.y1[:], v[12:20])
-	copy(iv.a1[:], v[20:28])
-	copy(iv.a0[:], v[28:36])
+	iv.x.load(v, 1, 2)
 }
 
-func (k *knots[F]) fetchAccel(ia *accelInterval[F], i int) {
-	v := k.rec[i*RecordLen+RecordAccel : (i+1)*RecordLen]
-	copy(ia.y0[:], v[0:4])
-	copy(ia.y1[:], v[4:8])
-	copy(ia.a1[:], v[8:12])
-	copy(ia.a0[:], v[12:16])
+func (k *knots[F]) fetchVelocity(u *quad[F], i int) {
+	u.load(k.rec[i*RecordLen:i*RecordLen+36], 2, 2)
+}
+
+func (k *knots[F]) fetchAccel(ia *quad[F], i int) {
+	ia.load(k.rec[i*RecordLen+RecordAccel:(i+1)*RecordLen], 0, 1)
 }
 
 // cubic is the one polynomial evaluation every path shares, with q1 = dt1^2
@@ -127,20 +140,40 @@ func cubic[F float](y0, y1, a1, a0, dt1, q1, e2 F) F {
 	return (a1+y1*q1)*dt1 + (a0 + y0*e2)
 }
 
-func (iv *interval[F]) state(tau F, out *[nState]F) {
+// powers are one evaluation's: dt1, q1 = dt1^2, e2 = dt2^3 for the cubic,
+// Q1 = 3 dt1^2 and Q2 = 3 dt2^2 for its derivative.
+type powers[F float] struct{ dt1, q1, e2, Q1, Q2 F }
+
+func (iv *interval[F]) powersAt(tau F) powers[F] {
 	dt1, dt2 := tau-iv.t0, iv.t1-tau
-	q1, e2 := dt1*dt1, dt2*dt2*dt2
-	for d := 0; d < nState; d++ {
-		out[d] = cubic(iv.y0[d], iv.y1[d], iv.a1[d], iv.a0[d], dt1, q1, e2)
+	q1, q2 := dt1*dt1, dt2*dt2
+	return powers[F]{dt1, q1, q2 * dt2, 3 * q1, 3 * q2}
+}
+
+func (q *quad[F]) eval(w powers[F], out []F) {
+	for d := 0; d < 4; d++ {
+		out[d] = cubic(q.y0[d], q.y1[d], q.a1[d], q.a0[d], w.dt1, w.q1, w.e2)
 	}
 }
 
-func (iv *interval[F]) accel(ia *accelInterval[F], tau F, out *[nAccel]F) {
-	dt1, dt2 := tau-iv.t0, iv.t1-tau
-	q1, e2 := dt1*dt1, dt2*dt2*dt2
-	for d := 0; d < nAccel; d++ {
-		out[d] = cubic(ia.y0[d], ia.y1[d], ia.a1[d], ia.a0[d], dt1, q1, e2)
+// position evaluates x = (t, x, y, z) at tau and its derivative dx/dtau =
+// a1 + 3 y1 dt1^2 - 3 y0 dt2^2: the spline's own slope, which makes the
+// Newton corrections exact Newton steps on the splined light cone (the
+// 4-velocity's spline is a different interpolant, within its error of it).
+func (iv *interval[F]) position(tau F, x, dx *[4]F) {
+	w := iv.powersAt(tau)
+	iv.x.eval(w, x[:])
+	for d := 0; d < 4; d++ {
+		dx[d] = (iv.x.a1[d] + iv.x.y1[d]*w.Q1) - iv.x.y0[d]*w.Q2
 	}
+}
+
+// state evaluates (t, x, y, z, ut, ux, uy, uz) at tau for the field: the
+// position from iv, the 4-velocity from its own spline's coefficients u.
+func (iv *interval[F]) state(u *quad[F], tau F, st *[nState]F) {
+	w := iv.powersAt(tau)
+	iv.x.eval(w, st[:4])
+	u.eval(w, st[4:])
 }
 
 // walker evaluates one particle's splines for one observer, keeping the
@@ -169,19 +202,20 @@ func (w *walker[F]) locate(tau F) {
 	w.valid = w.reuse
 }
 
-func (w *walker[F]) state(tau F, st *[nState]F) {
+func (w *walker[F]) position(tau F, x, dx *[4]F) {
 	w.locate(tau)
-	w.iv.state(tau, st)
+	w.iv.position(tau, x, dx)
 }
 
-// stateAccel evaluates the state and the acceleration, the latter on the
-// interval the state's search found.
+// stateAccel evaluates the state and the acceleration, both on the interval
+// the position's search found.
 func (w *walker[F]) stateAccel(tau F, st *[nState]F, ac *[nAccel]F) {
-	var ia accelInterval[F]
+	var u, ia quad[F]
 	w.locate(tau)
+	w.k.fetchVelocity(&u, w.idx)
 	w.k.fetchAccel(&ia, w.idx)
-	w.iv.state(tau, st)
-	w.iv.accel(&ia, tau, ac)
+	w.iv.state(&u, tau, st)
+	ia.eval(w.iv.powersAt(tau), ac[:])
 }
 
 // observer is one observer in the kernel's precision: its position, |x_obs|,
@@ -199,29 +233,31 @@ func newObserver[F float](x, y, z, r0, c float64) observer[F] {
 
 // lightCone is the retarded-time condition in shifted time: with t' = t_obs -
 // |x_obs|/c, f = t(tau) + (R - |x_obs|)/c - t', where R - |x_obs| =
-// (|r|^2 - 2 x_obs.r) / (R + |x_obs|) has no cancellation. fp = df/dtau =
-// ut - n.u_s/c = ut (1 - n.beta).
-func (o *observer[F]) lightCone(st *[nState]F, tp F) (f, fp F) {
-	rx, ry, rz := o.x-st[1], o.y-st[2], o.z-st[3]
+// (|r|^2 - 2 x_obs.r) / (R + |x_obs|) has no cancellation, from the position
+// x and its derivative dx: fp = df/dtau = dt/dtau - n.(dr/dtau)/c (= ut (1 -
+// n.beta) for the true worldline).
+func (o *observer[F]) lightCone(x, dx *[4]F, tp F) (f, fp F) {
+	rx, ry, rz := o.x-x[1], o.y-x[2], o.z-x[3]
 	R := sqrt(rx*rx + ry*ry + rz*rz)
 	iR := 1 / R
-	d := (st[1]*st[1] + st[2]*st[2] + st[3]*st[3] - 2*(o.x*st[1]+o.y*st[2]+o.z*st[3])) * (1 / (R + o.r0))
-	f = st[0] + d*o.ic - tp
-	fp = st[4] - (rx*st[5]+ry*st[6]+rz*st[7])*iR*o.ic
+	d := (x[1]*x[1] + x[2]*x[2] + x[3]*x[3] - 2*(o.x*x[1]+o.y*x[2]+o.z*x[3])) * (1 / (R + o.r0))
+	f = x[0] + d*o.ic - tp
+	fp = dx[0] - (rx*dx[1]+ry*dx[2]+rz*dx[3])*iR*o.ic
 	return f, fp
 }
 
 // newtonStep is the Newton correction f/fp of lightCone with one reciprocal:
 // f (R + |x_obs|) = (t(tau) - t') (R + |x_obs|) + (|r|^2 - 2 x_obs.r)/c and
-// fp R c = ut R c - r.u_s, so f/fp = f(R+|x_obs|) R c / ((R + |x_obs|) fp R c).
-func (o *observer[F]) newtonStep(st *[nState]F, tp F) F {
-	rx, ry, rz := o.x-st[1], o.y-st[2], o.z-st[3]
+// fp R c = (dt/dtau) R c - r.(dr/dtau), so f/fp = f(R+|x_obs|) R c / ((R +
+// |x_obs|) fp R c).
+func (o *observer[F]) newtonStep(x, dx *[4]F, tp F) F {
+	rx, ry, rz := o.x-x[1], o.y-x[2], o.z-x[3]
 	R := sqrt(rx*rx + ry*ry + rz*rz)
-	num := st[1]*st[1] + st[2]*st[2] + st[3]*st[3] - 2*(o.x*st[1]+o.y*st[2]+o.z*st[3])
+	num := x[1]*x[1] + x[2]*x[2] + x[3]*x[3] - 2*(o.x*x[1]+o.y*x[2]+o.z*x[3])
 	Rc := R * o.c
 	Rr := R + o.r0
-	fn := (st[0]-tp)*Rr + num*o.ic
-	fpn := st[4]*Rc - (rx*st[5] + ry*st[6] + rz*st[7])
+	fn := (x[0]-tp)*Rr + num*o.ic
+	fpn := dx[0]*Rc - (rx*dx[1] + ry*dx[2] + rz*dx[3])
 	return fn * Rc * (1 / (Rr * fpn))
 }
 
@@ -288,13 +324,13 @@ func (o *observer[F]) lw(st *[nState]F, ac *[nAccel]F, q F, acc *[NComp]F) (ifp 
 // last knot.
 func (w *walker[F]) coldSolve(o *observer[F], tp F) (tau F, ok bool) {
 	iv := &w.iv
-	var st [nState]F
+	var x, dx [4]F
 	k := w.k
 	w.valid = false
 	fAt := func(i, j int) F { // f at knot j through interval i
 		k.fetch(iv, i)
-		iv.state(k.t[j], &st)
-		f, _ := o.lightCone(&st, tp)
+		iv.position(k.t[j], &x, &dx)
+		f, _ := o.lightCone(&x, &dx, tp)
 		return f
 	}
 	lo, hi := w.a, w.b-1
@@ -315,8 +351,8 @@ func (w *walker[F]) coldSolve(o *observer[F], tp F) (tau F, ok bool) {
 	tau = a + (b-a)/2
 	tol := 4 * epsilon[F]() * (abs(a) + abs(b))
 	for it := 0; it < 100; it++ {
-		iv.state(tau, &st)
-		f, fp := o.lightCone(&st, tp)
+		iv.position(tau, &x, &dx)
+		f, fp := o.lightCone(&x, &dx, tp)
 		if f == 0 {
 			break
 		}
@@ -366,6 +402,7 @@ const cancelEvery = 64
 func run[F float](k *knots[F], ob observer[F], tps []F, charge []F, opt *Options, out [][]float64, tret [][]float64, base int) bool {
 	var acc [NComp]F
 	var st [nState]F
+	var x, dx [4]F
 	var ac [nAccel]F
 	S := len(tps)
 	nan := F(math.NaN())
@@ -392,15 +429,15 @@ func run[F float](k *knots[F], ob observer[F], tps []F, charge []F, opt *Options
 					tau += dt * ifp // predictor: dtau/dt_obs at the previous sample
 					have = tau >= lo && tau <= hi
 					for it := 0; have && it < opt.NIters; it++ {
-						w.state(tau, &st)
-						tau -= ob.newtonStep(&st, tp)
+						w.position(tau, &x, &dx)
+						tau -= ob.newtonStep(&x, &dx, tp)
 						have = tau >= lo && tau <= hi
 					}
 				case RK4:
 					h := dt / F(opt.NSubsteps)
-					g := func(x F) F {
-						w.state(x, &st)
-						_, d := ob.lightCone(&st, tp)
+					g := func(at F) F {
+						w.position(at, &x, &dx)
+						_, d := ob.lightCone(&x, &dx, tp)
 						return 1 / d
 					}
 					for it := 0; have && it < opt.NSubsteps; it++ {

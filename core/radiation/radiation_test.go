@@ -241,14 +241,14 @@ func TestNewtonQuadratic(t *testing.T) {
 	if !ok {
 		t.Fatal("no root")
 	}
-	var st [nState]float64
+	var x, dx [4]float64
 	for _, d0 := range []float64{0.3, -0.2, 0.05} {
 		tau := root + d0
 		var errsK []float64
 		for it := 0; it < 6; it++ {
 			errsK = append(errsK, math.Abs(tau-root))
-			w.state(tau, &st)
-			f, fp := ob.lightCone(&st, tp)
+			w.position(tau, &x, &dx)
+			f, fp := ob.lightCone(&x, &dx, tp)
 			tau -= f / fp
 		}
 		t.Logf("start %+.2f: errors %.2e", d0, errsK)

@@ -47,16 +47,28 @@ func TestRecords(t *testing.T) {
 				t.Fatalf("knot %d offset %d: %v, want %v", i, o, v[o], w)
 			}
 		}
-		// fetch and fetchAccel read the record back into the columns' values.
+		// fetch, fetchVelocity and fetchAccel read the record back into
+		// the columns' values, every component.
 		if i+1 < n {
 			var iv interval[float64]
-			var ia accelInterval[float64]
+			var u, ia quad[float64]
 			k.rec = r
 			k.fetch(&iv, i)
+			k.fetchVelocity(&u, i)
 			k.fetchAccel(&ia, i)
-			if iv.t0 != k.t[i] || iv.t1 != k.t[i+1] || iv.y0[7] != k.y0[7*n+i] || iv.y1[3] != k.y1[3*n+i] || iv.a1[5] != k.a1[5*n+i] ||
-				iv.a0[0] != k.a0[i] || ia.y0[2] != k.ay0[2*n+i] || ia.y1[1] != k.ay1[n+i] || ia.a1[3] != k.aa1[3*n+i] || ia.a0[0] != k.aa0[i] {
-				t.Fatalf("knot %d: fetch %+v %+v does not match the columns", i, iv, ia)
+			ok := iv.t0 == k.t[i] && iv.t1 == k.t[i+1]
+			for d := 0; d < 4; d++ {
+				for _, c := range []struct {
+					q   *quad[float64]
+					col [4][]float64
+					d0  int
+				}{{&iv.x, [4][]float64{k.y0, k.y1, k.a1, k.a0}, 0}, {&u, [4][]float64{k.y0, k.y1, k.a1, k.a0}, 4}, {&ia, [4][]float64{k.ay0, k.ay1, k.aa1, k.aa0}, 0}} {
+					j := (c.d0+d)*n + i
+					ok = ok && c.q.y0[d] == c.col[0][j] && c.q.y1[d] == c.col[1][j] && c.q.a1[d] == c.col[2][j] && c.q.a0[d] == c.col[3][j]
+				}
+			}
+			if !ok {
+				t.Fatalf("knot %d: fetch %+v %+v %+v does not match the columns", i, iv, u, ia)
 			}
 		}
 	}

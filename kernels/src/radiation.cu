@@ -26,8 +26,14 @@
 // written, not accumulated into). A walker's state between tiles (tau, the
 // predictor dtau/dt', its interval or -1 when it has no root, the last
 // sample's interval step used as the next search's guess) lives in a small
-// global scratch, P x (gridDim.x * B), coalesced. Blocks loop over observer
-// slots (grid-stride), so the scratch is sized by the grid, not by O.
+// global scratch, P x (gridDim.x * B), coalesced. Blocks loop over work
+// items (grid-stride), so the scratch is sized by the grid, not by O. An item
+// is B observer slots x one segment of `seg` samples: with few observers the
+// samples are cut into segments so that the GPU has enough warps (one per 32
+// observers is 7.75 per SM on the H200 with 32768 of them, where 16 fit), and
+// each segment's walk starts from scratch (the cold solve) at its first
+// sample. Within a segment the walk is the one described; with one segment
+// (seg >= S) it is the whole walk, which the other entry points take.
 //
 // The split entry points (below fg_rad_tiled) compute the same cube in two
 // launches: the roots per (observer, particle), then the fields per
@@ -81,7 +87,7 @@ template <typename F> struct fg_rad_args {
   const int* perm;  // O: the observer of each slot (tiled kernels), or NULL: identity
   F* w_tau; F* w_ifp; int* w_idx; int* w_step;  // walker scratch, P x gridDim.x * blockDim.x (tiled);
                                                  // split: w_tau, w_idx are the roots, P x S x oc
-  int tile; int pad_;  // samples per tile (tiled)
+  int tile; int seg;   // tiled: samples per tile, and per segment (1 .. S; S: one segment)
   int o0; int oc;      // split: this launch's observer slots o0 .. o0+oc-1
 };
 
@@ -89,15 +95,22 @@ enum { FG_RAD_COLD = 0, FG_RAD_WARM = 1, FG_RAD_REUSE = 2 };
 enum { FG_RAD_NEWTON = 0, FG_RAD_RK4 = 1 };
 enum { FG_RAD_INTERVAL_MAJOR = 0, FG_RAD_COLUMN_MAJOR = 1 };
 
-// One interval's state coefficients: what coef_reuse keeps in registers.
-template <typename F> struct fg_rad_interval {
-  F t0, t1;
-  F y0[FG_RAD_NSTATE], y1[FG_RAD_NSTATE], a1[FG_RAD_NSTATE], a0[FG_RAD_NSTATE];
+// Four components' coefficients on one interval: the position (t, x, y, z),
+// the 4-velocity or the acceleration.
+template <typename F> struct fg_rad_quad {
+  F y0[4], y1[4], a1[4], a0[4];
 };
 
-// The acceleration's, fetched once per sample for the field.
-template <typename F> struct fg_rad_accel_interval {
-  F y0[FG_RAD_NACCEL], y1[FG_RAD_NACCEL], a1[FG_RAD_NACCEL], a0[FG_RAD_NACCEL];
+// One interval's position: what coef_reuse keeps in registers. The retarded
+// time depends on the position only, so the Newton corrections, RK4 and the
+// cold solve evaluate it and its derivative d/dtau (the exact slope of the
+// splined light cone); the 4-velocity and the acceleration are fetched once
+// per sample, for the field, on the interval the position's search found.
+// Half the registers of caching the whole state (session 7: 166 registers
+// with it, 12 warps per SM; see docs/performance/radiation.md).
+template <typename F> struct fg_rad_interval {
+  F t0, t1;
+  fg_rad_quad<F> x;
 };
 
 // Every reciprocal and square root here has a positive normal argument (ut^2
@@ -178,59 +191,79 @@ static __device__ __forceinline__ void fg_rad_ld4(const float* p, float* v) {
   v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w;
 }
 
+// Record groups of four values (rec's layout, header): g = 1, 3, 5, 7 the
+// position's y0, y1, a1, a0; g = 2, 4, 6, 8 the 4-velocity's; the
+// acceleration's from FG_RAD_REC_ACCEL, consecutive.
+template <typename F> static __device__ __forceinline__ void fg_rad_ld_quad(const F* r, int g0, int dg, fg_rad_quad<F>& q) {
+  fg_rad_ld4(r + 4 * g0, q.y0);
+  fg_rad_ld4(r + 4 * (g0 + dg), q.y1);
+  fg_rad_ld4(r + 4 * (g0 + 2 * dg), q.a1);
+  fg_rad_ld4(r + 4 * (g0 + 3 * dg), q.a0);
+}
+
+// Column-major: columns c0 .. c0+3 of y0, y1, a1, a0 ("_cm" only).
+template <typename F> static __device__ __forceinline__ void fg_rad_cm_quad(const F* y0, const F* y1, const F* a1, const F* a0, int n, int c0, int i, fg_rad_quad<F>& q) {
+#pragma unroll
+  for (int d = 0; d < 4; d++) {
+    int j = (c0 + d) * n + i;
+    q.y0[d] = y0[j]; q.y1[d] = y1[j]; q.a1[d] = a1[j]; q.a0[d] = a0[j];
+  }
+}
+
 template <typename F, int LAYOUT> static __device__ __forceinline__ void fg_rad_fetch(const fg_rad_args<F>& A, fg_rad_interval<F>& iv, int i) {
   if (LAYOUT == FG_RAD_INTERVAL_MAJOR) {
     const F* r = A.rec + (size_t)i * FG_RAD_REC;
-    F v[36];
-#pragma unroll
-    for (int g = 0; g < 9; g++) fg_rad_ld4(r + 4 * g, v + 4 * g);
-    iv.t0 = v[0]; iv.t1 = v[1];
-#pragma unroll
-    for (int d = 0; d < FG_RAD_NSTATE; d++) {
-      iv.y0[d] = v[4 + d]; iv.y1[d] = v[12 + d]; iv.a1[d] = v[20 + d]; iv.a0[d] = v[28 + d];
-    }
+    F t[4];
+    fg_rad_ld4(r, t);
+    iv.t0 = t[0]; iv.t1 = t[1];
+    fg_rad_ld_quad(r, 1, 2, iv.x);
     return;
   }
   iv.t0 = A.t[i]; iv.t1 = A.t[i + 1];
-#pragma unroll
-  for (int d = 0; d < FG_RAD_NSTATE; d++) {
-    int j = d * A.n + i;
-    iv.y0[d] = A.y0[j]; iv.y1[d] = A.y1[j]; iv.a1[d] = A.a1[j]; iv.a0[d] = A.a0[j];
-  }
+  fg_rad_cm_quad(A.y0, A.y1, A.a1, A.a0, A.n, 0, i, iv.x);
 }
 
-template <typename F, int LAYOUT> static __device__ __forceinline__ void fg_rad_fetch_accel(const fg_rad_args<F>& A, fg_rad_accel_interval<F>& ia, int i) {
-  if (LAYOUT == FG_RAD_INTERVAL_MAJOR) {
-    const F* r = A.rec + (size_t)i * FG_RAD_REC + FG_RAD_REC_ACCEL;
-    F v[16];
-#pragma unroll
-    for (int g = 0; g < 4; g++) fg_rad_ld4(r + 4 * g, v + 4 * g);
-#pragma unroll
-    for (int d = 0; d < FG_RAD_NACCEL; d++) {
-      ia.y0[d] = v[d]; ia.y1[d] = v[4 + d]; ia.a1[d] = v[8 + d]; ia.a0[d] = v[12 + d];
-    }
-    return;
-  }
-#pragma unroll
-  for (int d = 0; d < FG_RAD_NACCEL; d++) {
-    int j = d * A.n + i;
-    ia.y0[d] = A.ay0[j]; ia.y1[d] = A.ay1[j]; ia.a1[d] = A.aa1[j]; ia.a0[d] = A.aa0[j];
-  }
+// The 4-velocity's and the acceleration's coefficients on interval i, for the field.
+template <typename F, int LAYOUT> static __device__ __forceinline__ void fg_rad_fetch_velocity(const fg_rad_args<F>& A, fg_rad_quad<F>& u, int i) {
+  if (LAYOUT == FG_RAD_INTERVAL_MAJOR) { fg_rad_ld_quad(A.rec + (size_t)i * FG_RAD_REC, 2, 2, u); return; }
+  fg_rad_cm_quad(A.y0, A.y1, A.a1, A.a0, A.n, 4, i, u);
+}
+template <typename F, int LAYOUT> static __device__ __forceinline__ void fg_rad_fetch_accel(const fg_rad_args<F>& A, fg_rad_quad<F>& ia, int i) {
+  if (LAYOUT == FG_RAD_INTERVAL_MAJOR) { fg_rad_ld_quad(A.rec + (size_t)i * FG_RAD_REC + FG_RAD_REC_ACCEL, 0, 1, ia); return; }
+  fg_rad_cm_quad(A.ay0, A.ay1, A.aa1, A.aa0, A.n, 0, i, ia);
 }
 
-template <typename F> static __device__ __forceinline__ void fg_rad_state(const fg_rad_interval<F>& iv, F tau, F* st) {
+// The powers of one evaluation at tau on iv: dt1, q1 = dt1^2, e2 = dt2^3 for
+// the cubic; Q1 = 3 dt1^2, Q2 = 3 dt2^2 for its derivative.
+template <typename F> struct fg_rad_powers { F dt1, q1, e2, Q1, Q2; };
+template <typename F> static __device__ __forceinline__ fg_rad_powers<F> fg_rad_powers_at(const fg_rad_interval<F>& iv, F tau) {
   F dt1 = tau - iv.t0, dt2 = iv.t1 - tau;
-  F q1 = dt1 * dt1, e2 = dt2 * dt2 * dt2;
-#pragma unroll
-  for (int d = 0; d < FG_RAD_NSTATE; d++) st[d] = fg_rad_cubic(iv.y0[d], iv.y1[d], iv.a1[d], iv.a0[d], dt1, q1, e2);
+  F q2 = dt2 * dt2;
+  return {dt1, dt1 * dt1, q2 * dt2, 3 * (dt1 * dt1), 3 * q2};
 }
 
-template <typename F>
-static __device__ __forceinline__ void fg_rad_accel(const fg_rad_interval<F>& iv, const fg_rad_accel_interval<F>& ia, F tau, F* ac) {
-  F dt1 = tau - iv.t0, dt2 = iv.t1 - tau;
-  F q1 = dt1 * dt1, e2 = dt2 * dt2 * dt2;
+// Four components of a cubic at tau.
+template <typename F> static __device__ __forceinline__ void fg_rad_eval4(const fg_rad_quad<F>& q, const fg_rad_powers<F>& w, F* v) {
 #pragma unroll
-  for (int d = 0; d < FG_RAD_NACCEL; d++) ac[d] = fg_rad_cubic(ia.y0[d], ia.y1[d], ia.a1[d], ia.a0[d], dt1, q1, e2);
+  for (int d = 0; d < 4; d++) v[d] = fg_rad_cubic(q.y0[d], q.y1[d], q.a1[d], q.a0[d], w.dt1, w.q1, w.e2);
+}
+
+// The position x = (t, x, y, z) at tau and its derivative dx = dx/dtau =
+// a1 + 3 y1 dt1^2 - 3 y0 dt2^2 (the spline's own slope; the 4-velocity's
+// spline is a different interpolant, within its error of it).
+template <typename F> static __device__ __forceinline__ void fg_rad_position(const fg_rad_interval<F>& iv, F tau, F* x, F* dx) {
+  const fg_rad_powers<F> w = fg_rad_powers_at(iv, tau);
+  fg_rad_eval4(iv.x, w, x);
+#pragma unroll
+  for (int d = 0; d < 4; d++) dx[d] = (iv.x.a1[d] + iv.x.y1[d] * w.Q1) - iv.x.y0[d] * w.Q2;
+}
+
+// The state (t, x, y, z, ut, ux, uy, uz) at tau for the field: the position
+// from iv, the 4-velocity from its own spline's coefficients u.
+template <typename F> static __device__ __forceinline__ void fg_rad_state(const fg_rad_interval<F>& iv, const fg_rad_quad<F>& u, F tau, F* st) {
+  const fg_rad_powers<F> w = fg_rad_powers_at(iv, tau);
+  fg_rad_eval4(iv.x, w, st);
+  fg_rad_eval4(u, w, st + 4);
 }
 
 // One particle seen by one observer.
@@ -256,13 +289,21 @@ template <typename F, int SEARCH, int LAYOUT> struct fg_rad_walker {
     fg_rad_fetch<F, LAYOUT>(A, iv, idx);
     valid = SEARCH == FG_RAD_REUSE;
   }
-  __device__ __forceinline__ void state(F tau, F* st) { locate(tau); fg_rad_state(iv, tau, st); }
-  __device__ __forceinline__ void state_accel(F tau, F* st, F* ac) {
-    fg_rad_accel_interval<F> ia;
+  __device__ __forceinline__ void position(F tau, F* x, F* dx) { locate(tau); fg_rad_position(iv, tau, x, dx); }
+  // The state at tau (the field's; the split solve's predictor).
+  __device__ __forceinline__ void state(F tau, F* st) {
+    fg_rad_quad<F> u;
     locate(tau);
+    fg_rad_fetch_velocity<F, LAYOUT>(A, u, idx);
+    fg_rad_state(iv, u, tau, st);
+  }
+  __device__ __forceinline__ void state_accel(F tau, F* st, F* ac) {
+    fg_rad_quad<F> u, ia;
+    locate(tau);
+    fg_rad_fetch_velocity<F, LAYOUT>(A, u, idx);
     fg_rad_fetch_accel<F, LAYOUT>(A, ia, idx);
-    fg_rad_state(iv, tau, st);
-    fg_rad_accel(iv, ia, tau, ac);
+    fg_rad_state(iv, u, tau, st);
+    fg_rad_eval4(ia, fg_rad_powers_at(iv, tau), ac);
   }
 };
 
@@ -273,29 +314,30 @@ template <typename F> static __device__ __forceinline__ fg_rad_observer<F> fg_ra
   return {A.ox[o], A.oy[o], A.oz[o], A.r0[o], A.c, 1 / A.c};
 }
 
-// f = t(tau) + (R - |x_obs|)/c - t', fp = ut - n.u_s/c, without cancellation.
+// f = t(tau) + (R - |x_obs|)/c - t', fp = df/dtau = dt/dtau - n.(dr/dtau)/c,
+// without cancellation, from the position x and its derivative dx.
 template <typename F>
-static __device__ __forceinline__ void fg_rad_light_cone(const fg_rad_observer<F>& o, const F* st, F tp, F* f, F* fp) {
-  F rx = o.x - st[1], ry = o.y - st[2], rz = o.z - st[3];
+static __device__ __forceinline__ void fg_rad_light_cone(const fg_rad_observer<F>& o, const F* x, const F* dx, F tp, F* f, F* fp) {
+  F rx = o.x - x[1], ry = o.y - x[2], rz = o.z - x[3];
   F R2 = rx * rx + ry * ry + rz * rz;
   F iR = fg_rsqrt_normal(R2);
   F R = R2 * iR;
-  F d = (st[1] * st[1] + st[2] * st[2] + st[3] * st[3] - 2 * (o.x * st[1] + o.y * st[2] + o.z * st[3])) * fg_rcp_normal(R + o.r0);
-  *f = st[0] + d * o.ic - tp;
-  *fp = st[4] - (rx * st[5] + ry * st[6] + rz * st[7]) * iR * o.ic;
+  F d = (x[1] * x[1] + x[2] * x[2] + x[3] * x[3] - 2 * (o.x * x[1] + o.y * x[2] + o.z * x[3])) * fg_rcp_normal(R + o.r0);
+  *f = x[0] + d * o.ic - tp;
+  *fp = dx[0] - (rx * dx[1] + ry * dx[2] + rz * dx[3]) * iR * o.ic;
 }
 
 // The Newton correction f/fp with one reciprocal: f (R + |x_obs|) =
-// (t(tau) - t') (R + |x_obs|) + (|r|^2 - 2 x_obs.r)/c, fp R c = ut R c - r.u_s.
+// (t(tau) - t') (R + |x_obs|) + (|r|^2 - 2 x_obs.r)/c, fp R c = (dt/dtau) R c - r.(dr/dtau).
 template <typename F>
-static __device__ __forceinline__ F fg_rad_newton_step(const fg_rad_observer<F>& o, const F* st, F tp) {
-  F rx = o.x - st[1], ry = o.y - st[2], rz = o.z - st[3];
+static __device__ __forceinline__ F fg_rad_newton_step(const fg_rad_observer<F>& o, const F* x, const F* dx, F tp) {
+  F rx = o.x - x[1], ry = o.y - x[2], rz = o.z - x[3];
   F R = fg_rad_sqrt(rx * rx + ry * ry + rz * rz);
-  F num = st[1] * st[1] + st[2] * st[2] + st[3] * st[3] - 2 * (o.x * st[1] + o.y * st[2] + o.z * st[3]);
+  F num = x[1] * x[1] + x[2] * x[2] + x[3] * x[3] - 2 * (o.x * x[1] + o.y * x[2] + o.z * x[3]);
   F Rc = R * o.c;
   F Rr = R + o.r0;
-  F fn = (st[0] - tp) * Rr + num * o.ic;
-  F fpn = st[4] * Rc - (rx * st[5] + ry * st[6] + rz * st[7]);
+  F fn = (x[0] - tp) * Rr + num * o.ic;
+  F fpn = dx[0] * Rc - (rx * dx[1] + ry * dx[2] + rz * dx[3]);
   return fn * Rc * fg_rcp_normal(Rr * fpn);
 }
 
@@ -371,17 +413,17 @@ template <typename F, int SEARCH, int LAYOUT>
 static __device__ bool fg_rad_cold_solve(fg_rad_walker<F, SEARCH, LAYOUT>& w, const fg_rad_observer<F>& o, F tp, F* tau_out) {
   const fg_rad_args<F>& A = w.A;
   fg_rad_interval<F>& iv = w.iv;
-  F st[FG_RAD_NSTATE];
+  F x[4], dx[4];
   F f, fp;
   w.valid = false;
   int lo = w.a, hi = w.b - 1;
-  fg_rad_fetch<F, LAYOUT>(A, iv, lo); fg_rad_state(iv, A.t[lo], st); fg_rad_light_cone(o, st, tp, &f, &fp);
+  fg_rad_fetch<F, LAYOUT>(A, iv, lo); fg_rad_position(iv, A.t[lo], x, dx); fg_rad_light_cone(o, x, dx, tp, &f, &fp);
   if (!(f <= 0)) return false;
-  fg_rad_fetch<F, LAYOUT>(A, iv, hi - 1); fg_rad_state(iv, A.t[hi], st); fg_rad_light_cone(o, st, tp, &f, &fp);
+  fg_rad_fetch<F, LAYOUT>(A, iv, hi - 1); fg_rad_position(iv, A.t[hi], x, dx); fg_rad_light_cone(o, x, dx, tp, &f, &fp);
   if (!(f >= 0)) return false;
   while (hi - lo > 1) {
     int mid = (int)((unsigned)(lo + hi) >> 1);
-    fg_rad_fetch<F, LAYOUT>(A, iv, mid); fg_rad_state(iv, A.t[mid], st); fg_rad_light_cone(o, st, tp, &f, &fp);
+    fg_rad_fetch<F, LAYOUT>(A, iv, mid); fg_rad_position(iv, A.t[mid], x, dx); fg_rad_light_cone(o, x, dx, tp, &f, &fp);
     if (f <= 0) lo = mid; else hi = mid;
   }
   fg_rad_fetch<F, LAYOUT>(A, iv, lo);
@@ -390,8 +432,8 @@ static __device__ bool fg_rad_cold_solve(fg_rad_walker<F, SEARCH, LAYOUT>& w, co
   F tau = ta + (tb - ta) / 2;
   F tol = 4 * fg_rad_eps<F>() * (fg_rad_abs(ta) + fg_rad_abs(tb));
   for (int it = 0; it < 100; it++) {
-    fg_rad_state(iv, tau, st);
-    fg_rad_light_cone(o, st, tp, &f, &fp);
+    fg_rad_position(iv, tau, x, dx);
+    fg_rad_light_cone(o, x, dx, tp, &f, &fp);
     if (f == 0) break;
     if (f < 0) ta = tau; else tb = tau;
     F next = tau - f * fg_rcp_normal(fp);
@@ -415,25 +457,25 @@ static __device__ __forceinline__ bool fg_rad_advance(fg_rad_walker<F, SEARCH, L
                                                       F lo, F hi, bool have, F ifp, F* tau_io) {
   const fg_rad_args<F>& A = w.A;
   F tau = *tau_io;
-  F st[FG_RAD_NSTATE];
+  F x[4], dx[4];
   if (have) {
     F dt = tp - tprev;
     if (METHOD == FG_RAD_NEWTON) {
       tau += dt * ifp;
       have = tau >= lo && tau <= hi;
       for (int it = 0; have && it < A.n_iters; it++) {
-        w.state(tau, st);
-        tau -= fg_rad_newton_step(ob, st, tp);
+        w.position(tau, x, dx);
+        tau -= fg_rad_newton_step(ob, x, dx, tp);
         have = tau >= lo && tau <= hi;
       }
     } else {
       F h = dt / (F)A.n_substeps;
       for (int it = 0; have && it < A.n_substeps; it++) {
         F f, d, k1, k2, k3, k4;
-        w.state(tau, st); fg_rad_light_cone(ob, st, tp, &f, &d); k1 = fg_rcp_normal(d);
-        w.state(tau + h / 2 * k1, st); fg_rad_light_cone(ob, st, tp, &f, &d); k2 = fg_rcp_normal(d);
-        w.state(tau + h / 2 * k2, st); fg_rad_light_cone(ob, st, tp, &f, &d); k3 = fg_rcp_normal(d);
-        w.state(tau + h * k3, st); fg_rad_light_cone(ob, st, tp, &f, &d); k4 = fg_rcp_normal(d);
+        w.position(tau, x, dx); fg_rad_light_cone(ob, x, dx, tp, &f, &d); k1 = fg_rcp_normal(d);
+        w.position(tau + h / 2 * k1, x, dx); fg_rad_light_cone(ob, x, dx, tp, &f, &d); k2 = fg_rcp_normal(d);
+        w.position(tau + h / 2 * k2, x, dx); fg_rad_light_cone(ob, x, dx, tp, &f, &d); k3 = fg_rcp_normal(d);
+        w.position(tau + h * k3, x, dx); fg_rad_light_cone(ob, x, dx, tp, &f, &d); k4 = fg_rcp_normal(d);
         tau += h / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
         have = tau >= lo && tau <= hi;
       }
@@ -513,7 +555,9 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
   const size_t os = (size_t)A.O * A.S;
   const size_t G = (size_t)gridDim.x * B, g = (size_t)blockIdx.x * B + tid;
   F st[FG_RAD_NSTATE], ac[FG_RAD_NACCEL];
-  for (int base = blockIdx.x * B; base < A.O; base += gridDim.x * B) {
+  const int nseg = (A.S + A.seg - 1) / A.seg;  // A.seg in 1 .. S (the host's)
+  for (int item = blockIdx.x; item < (A.O + B - 1) / B * nseg; item += gridDim.x) {
+    const int base = item / nseg * B, sb = item % nseg * A.seg, se = min(A.S, sb + A.seg);
     const int slot = base + tid;
     const bool live = slot < A.O;
     const int o = live ? (A.perm ? A.perm[slot] : slot) : -1;
@@ -521,9 +565,8 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
     fg_rad_observer<F> ob = {0, 0, 0, 0, A.c, 1 / A.c};
     if (live) { ob.x = A.ox[o]; ob.y = A.oy[o]; ob.z = A.oz[o]; ob.r0 = A.r0[o]; }
     const F* tps = A.tp + (size_t)(live ? o : 0) * A.S;
-    F tlast = 0;  // the previous tile's last shifted time
-    for (int s0 = 0; s0 < A.S; s0 += T) {
-      const int ns = min(T, A.S - s0);
+    for (int s0 = sb; s0 < se; s0 += T) {
+      const int ns = min(T, se - s0);
       for (int k = 0; k < ns; k++) {
         for (int c = 0; c < FG_RAD_NCOMP; c++) sums[c * TB + k * B + tid] = 0;
         stp[k * B + tid] = live ? tps[s0 + k] : 0;
@@ -537,14 +580,14 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
         F tau = 0, ifp = 1;
         bool have = false;
         int step = 0;
-        if (s0 > 0) {
+        if (s0 > sb) {
           tau = A.w_tau[wi]; ifp = A.w_ifp[wi];
           int id = A.w_idx[wi];
           have = id >= 0;
           if (have) w.idx = id;
           step = A.w_step[wi];
         }
-        F tprev = tlast;
+        F tprev = s0 > sb ? tps[s0 - 1] : 0;  // the previous tile's last shifted time (read again: a register less)
         for (int k = 0; k < ns; k++) {
           const F tp = stp[k * B + tid];
           const int i0 = w.idx;
@@ -564,7 +607,6 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
         }
         A.w_tau[wi] = tau; A.w_ifp[wi] = ifp; A.w_idx[wi] = have ? w.idx : -1; A.w_step[wi] = step;
       }
-      tlast = stp[(ns - 1) * B + tid];
       __syncthreads();
       // Write the tile: consecutive threads, consecutive samples of one
       // observer (ns values contiguous per observer row).
@@ -672,11 +714,12 @@ static __device__ void fg_rad_split_field(const fg_rad_args<F>& A) {
       const F tau = A.w_tau[p * pstride + base];
       const F q = A.charge[p];
       fg_rad_interval<F> iv;
-      fg_rad_accel_interval<F> ia;
+      fg_rad_quad<F> u, ia;
       fg_rad_fetch<F, FG_RAD_INTERVAL_MAJOR>(A, iv, idx);
+      fg_rad_fetch_velocity<F, FG_RAD_INTERVAL_MAJOR>(A, u, idx);
       fg_rad_fetch_accel<F, FG_RAD_INTERVAL_MAJOR>(A, ia, idx);
-      fg_rad_state(iv, tau, st);
-      fg_rad_accel(iv, ia, tau, ac);
+      fg_rad_state(iv, u, tau, st);
+      fg_rad_eval4(ia, fg_rad_powers_at(iv, tau), ac);
       fg_rad_add_fields(ob, st, ac, q, sum, 1);
       if (A.tret) A.tret[p * os + (size_t)o * A.S + s] = (double)st[0];
     }
@@ -699,6 +742,18 @@ static __device__ void fg_rad_split_field(const fg_rad_args<F>& A) {
     int o = blockIdx.x * blockDim.x + threadIdx.x;                                    \
     if (o < A.O) fg_rad_observer_walk<F, METHOD, SEARCH, LAYOUT>(A, o);               \
   }
+// The float64 tiled kernels are held to 128 registers on sm_90: registers are
+// allocated per SM sub-partition (16384 each), so 128 lets four warps share one
+// and 136-168 only three (16 against 12 warps per SM); with the position
+// alone in the interval cache they fit (no spill; uncapped the compiler took
+// 166-168 for its own scheduling). float32's are below it already (and a cap
+// only invites the compiler to use it); sm_80, not measured, is left alone.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define FG_RAD_MAXNREG_f64 __maxnreg__(128)
+#else
+#define FG_RAD_MAXNREG_f64
+#endif
+#define FG_RAD_MAXNREG_f32
 // Every (method, search, precision) once: its tiled kernel
 // fg_rad_<method>_<search>_<prec> and its split solve (phase A) ..._split.
 #define FG_RAD_EACH(X)                                      \
@@ -715,7 +770,7 @@ static __device__ void fg_rad_split_field(const fg_rad_args<F>& A) {
   X(rk4, warm, f32, float, FG_RAD_RK4, FG_RAD_WARM)         \
   X(rk4, reuse, f32, float, FG_RAD_RK4, FG_RAD_REUSE)
 #define FG_RAD_DEFINE(M, S, P, F, METHOD, SEARCH)                                                     \
-  extern "C" __global__ void fg_rad_##M##_##S##_##P(const fg_rad_args<F> A) {                         \
+  extern "C" __global__ void FG_RAD_MAXNREG_##P fg_rad_##M##_##S##_##P(const fg_rad_args<F> A) {                         \
     fg_rad_tiled<F, METHOD, SEARCH>(A);                                                               \
   }                                                                                                   \
   extern "C" __global__ void fg_rad_##M##_##S##_##P##_split(const fg_rad_args<F> A) {                 \

@@ -34,8 +34,14 @@ type Device struct {
 	// the device at once with it). Block x tile is limited by the 48 KiB of
 	// dynamic shared memory a block gets without opting in.
 	Tile int
+	// Segment overrides the samples per segment of the tiled kernels (0:
+	// SegmentFor's; S or more: one segment, the whole walk). Each segment's
+	// walk starts with a cold solve at its first sample, so the cube's bits
+	// depend on it (within Newton's convergence), not on the other launch
+	// settings.
+	Segment int
 	// MaxGrid caps the tiled kernels' grid (0: the blocks that fit on the
-	// device at once); blocks loop over the observer slots beyond it.
+	// device at once); blocks loop over the work items beyond it.
 	MaxGrid int
 	// Unsorted keeps the observers in their given order instead of the
 	// direction order (the benchmark's comparison; the bits are the same).
@@ -57,8 +63,9 @@ type Device struct {
 	// LastLaunch describes the last Run's launch (grid, block, tile, shared
 	// bytes), for the benchmark's log.
 	LastLaunch string
-	// LastTile is the last tiled Run's samples per tile (0 after other runs).
-	LastTile int
+	// LastTile and LastSegment are the last tiled Run's samples per tile and
+	// per segment (0 after other runs).
+	LastTile, LastSegment int
 	// LastSplit is the last Split Run's launch shapes (zero after other runs).
 	LastSplit SplitLaunch
 }
@@ -94,9 +101,40 @@ const (
 	SmallTile    = 4
 )
 
+// SegmentFor is the tiled kernels' samples per segment for o observers of
+// s samples on a device of sms SMs: the whole walk (s) when the observers
+// alone give TargetWarpsPerSM warps per SM, else segments of at least
+// MinSegment samples (a multiple of DefaultTile, so that either tile divides
+// them) that bring the threads (observers x segments) up to it without going
+// over: one thread per observer is 7.75 warps per SM of the H200 with 32768
+// observers, where the float64 kernels hold 16 (128 registers). It depends on
+// the scene and the SM count only, never on the kernel or the launch
+// overrides, so every search and launch shape of a scene gets the same
+// segments and the same bits. Measured on the H200 (docs/performance/radiation.md,
+// session 8).
+func SegmentFor(sms, o, s int) int {
+	n := min(sms*TargetWarpsPerSM*32/max(1, o), s/MinSegment)
+	if n <= 1 {
+		return s
+	}
+	per := (s + n - 1) / n
+	return (per + DefaultTile - 1) / DefaultTile * DefaultTile
+}
+
+// TargetWarpsPerSM and MinSegment are SegmentFor's: the warps per SM the
+// float64 tiled kernels hold at 128 registers, and the fewest samples per
+// segment (a segment's first sample costs a cold solve, ~13 bisection steps
+// over the knots and a few Newton steps: ~20 evaluations against ~3 per
+// sample after it).
+const (
+	TargetWarpsPerSM = 16
+	MinSegment       = 32
+)
+
 // tileFor is the tiled kernels' samples per tile for blocks of block
-// observers: DefaultTile while the blocks all fit at once, else the tile
-// (DefaultTile or SmallTile) that keeps more blocks resident.
+// observers and `blocks` work items (observer blocks x segments): DefaultTile
+// while the items all fit at once, else the tile (DefaultTile or SmallTile)
+// that keeps more blocks resident.
 func tileFor(fn *cuda.Function, sms, block, blocks, fbytes int) int {
 	resident := func(tile int) int { return fn.DescribeAt(block, SharedBytes(block, tile, fbytes)).BlocksPerSM * sms }
 	if def := resident(DefaultTile); blocks <= def || resident(SmallTile) <= def {
@@ -138,7 +176,7 @@ type args[F float32 | float64] struct {
 	NIters, NSubsteps                          int32
 	Out, Tret, Rec, Perm                       uint64
 	WTau, WIfp, WIdx, WStep                    uint64
-	Tile, _                                    int32
+	Tile, Seg                                  int32
 	O0, OC                                     int32
 }
 
@@ -146,7 +184,7 @@ type args[F float32 | float64] struct {
 // besides the uploaded arrays and the job's numbers.
 type launchBuffers struct {
 	off, out, tret, perm, wTau, wIfp, wIdx, wStep uint64
-	tile                                          int
+	tile, seg                                     int
 }
 
 // argsBytes is fg_rad_args<F> for a launch over observer slots o0 .. o0+oc-1.
@@ -156,7 +194,7 @@ func argsBytes[F float32 | float64](ar arrays, job *radiation.DeviceJob, lb laun
 		P: int32(job.P), N: int32(job.N), Charge: ar.Charge, OX: ar.OX, OY: ar.OY, OZ: ar.OZ, R0: ar.R0, O: int32(job.O),
 		TP: ar.TP, S: int32(job.S), C: F(job.C), NIters: int32(opt.NIters), NSubsteps: int32(opt.NSubsteps),
 		Out: lb.out, Tret: lb.tret, Rec: ar.Rec, Perm: lb.perm, WTau: lb.wTau, WIfp: lb.wIfp, WIdx: lb.wIdx, WStep: lb.wStep,
-		Tile: int32(lb.tile), O0: int32(o0), OC: int32(oc)})
+		Tile: int32(lb.tile), Seg: int32(lb.seg), O0: int32(o0), OC: int32(oc)})
 }
 
 func bytesOf[T any](v *T) []byte {
@@ -318,7 +356,7 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	if a.err != nil {
 		return a.err
 	}
-	var block, tile, shared int
+	var block, tile, seg, shared int
 	var grid uint32
 	var perm, wTau, wIfp, wIdx, wStep uint64
 	var sp splitPlan
@@ -343,15 +381,20 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		if block%32 != 0 || block > 1024 {
 			return errs.New(errs.Parameter, "block %d: want a multiple of 32 up to 1024", block)
 		}
+		if seg = d.Segment; seg <= 0 {
+			seg = SegmentFor(d.b.SMs(), job.O, job.S)
+		}
+		seg = max(1, min(seg, job.S))
+		items := (job.O + block - 1) / block * ((job.S + seg - 1) / seg)
 		if tile <= 0 {
-			tile = tileFor(fn, d.b.SMs(), block, (job.O+block-1)/block, fbytes)
+			tile = tileFor(fn, d.b.SMs(), block, items, fbytes)
 		}
 		shared = SharedBytes(block, tile, fbytes)
 		if shared > 48<<10 {
 			return errs.New(errs.Parameter, "block %d x tile %d needs %d bytes of shared memory, over 48 KiB", block, tile, shared)
 		}
 		in := fn.DescribeAt(block, shared)
-		g := min((job.O+block-1)/block, max(1, in.BlocksPerSM)*d.b.SMs())
+		g := min(items, max(1, in.BlocksPerSM)*d.b.SMs())
 		if d.MaxGrid > 0 {
 			g = min(g, d.MaxGrid)
 		}
@@ -392,22 +435,25 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	if tret != nil {
 		tp = tret.Ptr()
 	}
-	lb := launchBuffers{off: off, out: out.Ptr(), tret: tp, perm: perm, wTau: wTau, wIfp: wIfp, wIdx: wIdx, wStep: wStep, tile: tile}
+	lb := launchBuffers{off: off, out: out.Ptr(), tret: tp, perm: perm, wTau: wTau, wIfp: wIfp, wIdx: wIdx, wStep: wStep, tile: tile, seg: seg}
 	argsAt := func(o0, oc int) []byte {
 		if job.F32 != nil {
 			return argsBytes[float32](ar, job, lb, o0, oc)
 		}
 		return argsBytes[float64](ar, job, lb, o0, oc)
 	}
-	d.LastSplit, d.LastTile = SplitLaunch{}, 0
+	d.LastSplit, d.LastTile, d.LastSegment = SplitLaunch{}, 0, 0
 	if tiled {
-		d.LastTile = tile
+		d.LastTile, d.LastSegment = tile, seg
 	}
 	if split {
 		d.LastLaunch = sp.String()
 		d.LastSplit = SplitLaunch{SolveBlock: sp.solveBlock, Tile: sp.tile, Shared: sp.shared, Chunk: sp.oc, Chunks: sp.chunks}
 	} else {
 		d.LastLaunch = fmt.Sprintf("grid %d x block %d, tile %d, %d B shared", grid, block, tile, shared)
+		if tiled && seg < job.S {
+			d.LastLaunch += fmt.Sprintf(", segments of %d samples", seg)
+		}
 	}
 	start, err := d.m.NewEvent()
 	if err != nil {
