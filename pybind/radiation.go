@@ -98,6 +98,7 @@ type radiationOptions struct {
 	Precision string  `json:"precision"`  // "float64" | "float32"
 	Retarded  bool    `json:"retarded"`
 	Threads   int     `json:"threads"`
+	Segment   int     `json:"segment"`   // samples per walk; 0: automatic
 	Tolerance float64 `json:"tolerance"` // of u.u = c^2
 	Backend   string  `json:"backend"`   // "auto" | "cpu" | "cuda"
 }
@@ -134,7 +135,7 @@ func (ro radiationOptions) options() (radiation.Options, error) {
 	if ro.CoefReuse != nil {
 		o.CoefReuse = *ro.CoefReuse
 	}
-	o.Retarded, o.Threads = ro.Retarded, ro.Threads
+	o.Retarded, o.Threads, o.Segment = ro.Retarded, ro.Threads, ro.Segment
 	return o, nil
 }
 

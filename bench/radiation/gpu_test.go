@@ -91,7 +91,7 @@ func matchCPU(t *testing.T, d *gpuradiation.Device, sc *scene, what string) {
 			cpu := fieldsOn(t, sc, opt)
 			opt.Device = d
 			g := fieldsOn(t, sc, opt)
-			sameBits(t, d, sc, opt, what+" "+m.String()+" "+s)
+			sameBits(t, d, sc, opt, g, what+" "+m.String()+" "+s)
 			worst := 0.0
 			nan := 0
 			for k := range cpu.Data {
@@ -132,7 +132,7 @@ func matchCPU(t *testing.T, d *gpuradiation.Device, sc *scene, what string) {
 	cpu := fieldsOn(t, sc, opt)
 	opt.Device, opt.Precision = d, radiation.Float32
 	g := fieldsOn(t, sc, opt)
-	sameBits(t, d, sc, opt, what+" float32")
+	sameBits(t, d, sc, opt, g, what+" float32")
 	for k := 0; k < 3; k++ {
 		scale, worst := 0.0, 0.0
 		for i, v := range cpu.Data[k] {
@@ -147,14 +147,9 @@ func matchCPU(t *testing.T, d *gpuradiation.Device, sc *scene, what string) {
 
 // sameBits: the kernels the default does not use at opt's precision (the
 // split ones in float64, the tiled ones in float32) give the default's cube
-// bit for bit, NaN samples (no root) and retarded times included, when the
-// tiled kernels walk the samples whole (one segment, as the split ones do).
-func sameBits(t *testing.T, d *gpuradiation.Device, sc *scene, opt radiation.Options, what string) {
+// want bit for bit, NaN samples (no root) and retarded times included.
+func sameBits(t *testing.T, d *gpuradiation.Device, sc *scene, opt radiation.Options, want *radiation.Cube, what string) {
 	t.Helper()
-	d.Segment = sc.S
-	defer func() { d.Segment = 0 }()
-	want := fieldsOn(t, sc, opt)
-	defer want.Release()
 	d.Variant = gpuradiation.Split
 	if gpuradiation.Effective("", opt.Precision) == gpuradiation.Split {
 		d.Variant = gpuradiation.Tiled
@@ -217,27 +212,29 @@ func TestGPUSearchesBitIdentical(t *testing.T) {
 		}
 		return opt
 	}
-	defer func() { d.Segment = 0 }()
 	for _, prec := range []radiation.Precision{radiation.Float64, radiation.Float32} {
 		for _, m := range []radiation.Method{radiation.Newton, radiation.RK4} {
-			// The whole walk (one segment), which every variant takes; then the
-			// tiled kernels' own segments (SegmentFor: 8 of 32 samples here),
-			// the same in every search and launch shape of the tiled kernels.
-			for _, segment := range []int{sc.S, 0} {
-				d.Segment = segment
+			// AutoSegment's segments (8 of 32 samples here), then one walk
+			// per observer.
+			for _, segment := range []int{0, sc.S} {
+				opts := func(search string) radiation.Options {
+					o := options(prec, m, search)
+					o.Segment = segment
+					return o
+				}
 				d.Variant = gpuradiation.Tiled // the base: the tiled kernels in either precision
-				base := fieldsOn(t, sc, options(prec, m, "cold"))
-				if segment == 0 && d.LastSegment >= sc.S {
-					t.Fatalf("%d observers x %d samples: one segment (%s), want several", sc.O, sc.S, d.LastLaunch)
+				base := fieldsOn(t, sc, opts("cold"))
+				if segment == 0 && base.Options.Segment != 32 {
+					t.Fatalf("%d observers x %d samples: segments of %d, want 32", sc.O, sc.S, base.Options.Segment)
 				}
 				d.Variant = ""
 				n, split := 0, 0
 				for _, r := range runs {
-					if r.newtonF64 && (prec != radiation.Float64 || m != radiation.Newton) || segment == 0 && r.variant != "" {
+					if r.newtonF64 && (prec != radiation.Float64 || m != radiation.Newton) {
 						continue
 					}
 					d.BlockSize, d.Tile, d.MaxGrid, d.Unsorted, d.Variant, d.SplitScratch = r.block, r.tile, r.grid, r.unsorted, cmp.Or(r.variant, gpuradiation.Tiled), r.scratch
-					c := fieldsOn(t, sc, options(prec, m, r.search))
+					c := fieldsOn(t, sc, opts(r.search))
 					launch := d.LastLaunch
 					d.BlockSize, d.Tile, d.MaxGrid, d.Unsorted, d.Variant, d.SplitScratch = 0, 0, 0, false, "", 0
 					if r.variant == gpuradiation.Split {
@@ -263,7 +260,7 @@ func TestGPUSearchesBitIdentical(t *testing.T) {
 					t.Fatalf("%v %v: %d NaN samples", prec, m, nan)
 				}
 				t.Logf("%v %v, segments of %d samples: %d runs (warm, reuse twice, other blocks/tiles/grids/order%s, %d split) bit-identical to cold over %d samples x %d columns",
-					prec, m, d.LastSegment, n, map[bool]string{true: ", one thread per observer, column-major", false: ""}[n-split > 8], split, sc.O*sc.S, len(base.Columns))
+					prec, m, base.Options.Segment, n, map[bool]string{true: ", one thread per observer, column-major", false: ""}[n-split > 8], split, sc.O*sc.S, len(base.Columns))
 				base.Release()
 			}
 		}
@@ -418,64 +415,67 @@ func TestGPUTilePolicy(t *testing.T) {
 	}
 }
 
-// TestGPUSegments: with few observers and many samples the tiled kernels cut
-// the samples into SegmentFor's segments, each walked from a cold solve at its
-// first sample; the cube then agrees with the whole walk's within the
-// GPU-vs-CPU bound of TestGPUMatchesCPU (both are Newton n=2 from a warm start
-// after the segment's first sample, the cold solve converged), with the same
-// NaN samples, in both methods.
+// TestGPUSegments: one observer's long series (and a few observers') is
+// cut into AutoSegment's segments, each walked from scratch at its first
+// sample, on the GPU exactly as on the CPU: the cubes agree within
+// TestGPUMatchesCPU's bound, with the same NaN samples, for the automatic
+// segments, a segment that is no multiple of the tile and one walk, in both
+// methods; the GPU's cube does not depend on the tile it took.
 func TestGPUSegments(t *testing.T) {
 	d := gpu(t)
-	t.Setenv("FIELDGO_RAD_O", "64")
-	t.Setenv("FIELDGO_RAD_S", "2048")
-	t.Setenv("FIELDGO_RAD_P", "2")
-	sc := newScene(t)
-	defer sc.release()
-	want := gpuradiation.SegmentFor(d.SMs(), sc.O, sc.S)
-	if want >= sc.S {
-		t.Fatalf("SegmentFor(%d, %d, %d) = %d: one segment", d.SMs(), sc.O, sc.S, want)
-	}
-	for _, m := range []radiation.Method{radiation.Newton, radiation.RK4} {
-		opt := radiation.DefaultOptions()
-		opt.Method, opt.Device, opt.Retarded = m, d, true
-		seg := fieldsOn(t, sc, opt)
-		got, launch := d.LastSegment, d.LastLaunch
-		d.Segment = sc.S
-		whole := fieldsOn(t, sc, opt)
-		d.Segment = 0
-		if got != want {
-			t.Fatalf("%v: segments of %d samples (%s), want SegmentFor's %d", m, got, launch, want)
-		}
-		worst, differ := 0.0, 0
-		for k := range whole.Data {
-			scale := 0.0
-			for _, v := range whole.Data[k] {
-				if !math.IsNaN(v) {
-					scale = math.Max(scale, math.Abs(v))
+	for _, sh := range [][2]int{{1, 4096}, {64, 2048}} {
+		t.Setenv("FIELDGO_RAD_O", fmt.Sprint(sh[0]))
+		t.Setenv("FIELDGO_RAD_S", fmt.Sprint(sh[1]))
+		t.Setenv("FIELDGO_RAD_P", "2")
+		sc := newScene(t)
+		for _, m := range []radiation.Method{radiation.Newton, radiation.RK4} {
+			for _, segment := range []int{0, 100, sc.S} {
+				opt := radiation.DefaultOptions()
+				opt.Method, opt.Retarded, opt.Segment = m, true, segment
+				cpu := fieldsOn(t, sc, opt)
+				opt.Device = d
+				g := fieldsOn(t, sc, opt)
+				launch := d.LastLaunch
+				if segment == 0 && g.Options.Segment != radiation.AutoSegment(sc.O, sc.S) {
+					t.Fatalf("segments of %d, want AutoSegment's %d", g.Options.Segment, radiation.AutoSegment(sc.O, sc.S))
 				}
-			}
-			for i, v := range seg.Data[k] {
-				w := whole.Data[k][i]
-				if math.IsNaN(v) || math.IsNaN(w) {
-					if math.IsNaN(v) != math.IsNaN(w) {
-						t.Fatalf("%v: %s[%d] segmented %v, whole walk %v", m, seg.Columns[k], i, v, w)
+				d.Tile = gpuradiation.SmallTile + gpuradiation.DefaultTile - d.LastTile
+				other := fieldsOn(t, sc, opt)
+				d.Tile = 0
+				worst := 0.0
+				for k := range cpu.Data {
+					scale := 0.0
+					for _, v := range cpu.Data[k] {
+						if !math.IsNaN(v) {
+							scale = math.Max(scale, math.Abs(v))
+						}
 					}
-					continue
+					for i, v := range g.Data[k] {
+						c := cpu.Data[k][i]
+						if math.Float64bits(v) != math.Float64bits(other.Data[k][i]) {
+							t.Fatalf("%v segment %d: %s[%d] = %v with one tile, %v with the other", m, segment, g.Columns[k], i, v, other.Data[k][i])
+						}
+						if math.IsNaN(v) || math.IsNaN(c) {
+							if math.IsNaN(v) != math.IsNaN(c) {
+								t.Fatalf("%v segment %d: %s[%d] GPU %v CPU %v", m, segment, g.Columns[k], i, v, c)
+							}
+							continue
+						}
+						if e := math.Abs(v - c); !(e <= 0x1p14*0x1p-53*scale) {
+							t.Fatalf("%v segment %d: %s[%d] GPU %v CPU %v: |diff| %.3g > 2^14 u %.3g", m, segment, g.Columns[k], i, v, c, e, scale)
+						} else if scale > 0 {
+							worst = math.Max(worst, e/(0x1p-53*scale))
+						}
+					}
 				}
-				if v != w {
-					differ++
-				}
-				e := math.Abs(v - w)
-				if !(e <= 0x1p14*0x1p-53*scale) {
-					t.Fatalf("%v: %s[%d] segmented %v, whole walk %v: |diff| %.3g > 2^14 u %.3g", m, seg.Columns[k], i, v, w, e, scale)
-				}
-				worst = math.Max(worst, e/(0x1p-53*scale))
+				t.Logf("%v, %d observers x %d samples, segments of %d (%s): worst |GPU - CPU| = %.1f u max|component| (bound 16384)",
+					m, sc.O, sc.S, g.Options.Segment, launch, worst)
+				cpu.Release()
+				g.Release()
+				other.Release()
 			}
 		}
-		t.Logf("%v, %d observers x %d samples x %d particles (%s): worst |segmented - whole| = %.1f u max|component| (bound 16384), %d of %d values differ",
-			m, sc.O, sc.S, sc.P, launch, worst, differ, len(seg.Data)*sc.O*sc.S)
-		seg.Release()
-		whole.Release()
+		sc.release()
 	}
 }
 
@@ -514,7 +514,6 @@ func BenchmarkGPURadiation(b *testing.B) {
 		kind        string // Device.Variant: "" (the default), Tiled, Obs, Split
 		block, tile int
 		unsorted    bool
-		segment     int // Device.Segment (0: SegmentFor's)
 	}
 	variants := []variant{
 		{name: "newton2_f64_naive_cold_obs", opt: naive, kind: gpuradiation.Obs},
@@ -523,7 +522,7 @@ func BenchmarkGPURadiation(b *testing.B) {
 		{name: "newton2_f64_warm", opt: mk(func(o *radiation.Options) { o.CoefReuse = false })},
 		{name: "newton2_f64_warm_reuse", opt: def},
 		{name: "newton2_f64_warm_reuse_unsorted", opt: def, unsorted: true},
-		{name: "newton2_f64_warm_reuse_whole", opt: def, segment: sc.S}, // one segment: the whole walk per thread
+		{name: "newton2_f64_warm_reuse_whole", opt: mk(func(o *radiation.Options) { o.Segment = sc.S })}, // one walk per observer
 		{name: "newton2_f32_naive_cold", opt: mk(func(o *radiation.Options) {
 			o.Search, o.CoefReuse, o.Precision = radiation.Cold, false, radiation.Float32
 		})},
@@ -551,8 +550,8 @@ func BenchmarkGPURadiation(b *testing.B) {
 		}
 		in := fn.Describe()
 		b.Run(v.name, func(b *testing.B) {
-			d.Variant, d.BlockSize, d.Tile, d.Unsorted, d.Segment = v.kind, v.block, v.tile, v.unsorted, v.segment
-			defer func() { d.Variant, d.BlockSize, d.Tile, d.Unsorted, d.Segment = "", 0, 0, false, 0 }()
+			d.Variant, d.BlockSize, d.Tile, d.Unsorted = v.kind, v.block, v.tile, v.unsorted
+			defer func() { d.Variant, d.BlockSize, d.Tile, d.Unsorted = "", 0, 0, false }()
 			kernel := 0.0
 			for i := 0; i < b.N; i++ {
 				c := fieldsOn(b, sc, v.opt)
@@ -600,7 +599,7 @@ func BenchmarkGPURadiation(b *testing.B) {
 	b.Logf("tiles over one thread per observer (same math): naive x%.2f, warm+reuse x%.2f; default over the one-thread-per-observer naive kernel x%.2f",
 		rates["newton2_f64_naive_cold"]/rates["newton2_f64_naive_cold_obs"], r/rates["newton2_f64_warm_reuse_obs"], r/rates["newton2_f64_naive_cold_obs"])
 	b.Logf("direction order over given order: x%.2f", r/rates["newton2_f64_warm_reuse_unsorted"])
-	b.Logf("segments (SegmentFor: %d samples) over the whole walk per thread: x%.2f", gpuradiation.SegmentFor(d.SMs(), sc.O, sc.S), r/rates["newton2_f64_warm_reuse_whole"])
+	b.Logf("segments (AutoSegment: %d samples) over one walk per observer: x%.2f", radiation.AutoSegment(sc.O, sc.S), r/rates["newton2_f64_warm_reuse_whole"])
 	b.Logf("split (two phases) over tiled: Newton f64 warm+reuse %.3g samples/s x%.2f, naive x%.2f, f32 warm+reuse (split: the f32 default) x%.2f",
 		rates["newton2_f64_warm_reuse_split"], rates["newton2_f64_warm_reuse_split"]/r,
 		rates["newton2_f64_naive_cold_split"]/rates["newton2_f64_naive_cold"], rates["newton2_f32_warm_reuse"]/rates["newton2_f32_warm_reuse_tiled"])

@@ -395,9 +395,10 @@ func epsilon[F float]() F {
 // samples), and Ctrl-C must return within 100 ms.
 const cancelEvery = 64
 
-// run computes observer o's samples for every particle and adds them to out
-// (NComp columns of O*S, index o*S + s), and the retarded lab times to tret
-// (P columns) when tret is not nil; false when Options.Cancel stopped it (the
+// run walks one segment of an observer's samples (tps, shifted times) for
+// every particle, the first from scratch, and adds the fields to out (NComp
+// columns of O*S, index base + s), and the retarded lab times to tret (P
+// columns) when tret is not nil; false when Options.Cancel stopped it (the
 // cube is then abandoned).
 func run[F float](k *knots[F], ob observer[F], tps []F, charge []F, opt *Options, out [][]float64, tret [][]float64, base int) bool {
 	var acc [NComp]F

@@ -76,6 +76,14 @@ type Options struct {
 	CoefReuse bool // keep the interval's coefficients while tau stays inside (warm search only)
 	Precision Precision
 	Retarded  bool         // also return each particle's retarded lab time t(tau_ret)
+	// Segment is the samples per walk (0: AutoSegment's; S or more: one walk
+	// per observer and particle). A walk's first sample is solved from
+	// scratch (the cold solve, bisection and Newton to convergence), the
+	// others by Method from the previous sample's root, so a segment's first
+	// sample is the converged root where one long walk would have Method's
+	// (n_iters) error there. Segments give the GPU (and the CPU's
+	// goroutines) walks to run in parallel when observers are few.
+	Segment   int
 	Threads   int          // goroutines; 0: GOMAXPROCS
 	Cancel    *atomic.Bool // polled between observers and every 64 samples (CPU), before and after the launch (Device)
 	Device    Device       // nil: the CPU's goroutines; else the kernel runs there
@@ -142,7 +150,36 @@ func DefaultOptions() Options {
 	return Options{Method: Newton, NIters: 2, NSubsteps: 4, Search: Warm, CoefReuse: true}
 }
 
+// AutoSegment is Options.Segment's default for o observers of s samples:
+// one walk per observer (s) when the observers alone are SegmentWalks or more,
+// else segments of at least MinSegment samples (a multiple of 8, the GPU's
+// tiles) that bring the walks (observers x segments) up to SegmentWalks
+// without going over. It depends on the scene only, never on the device, so
+// the CPU and every GPU kernel walk alike.
+func AutoSegment(o, s int) int {
+	n := min(SegmentWalks/max(1, o), s/MinSegment)
+	if n <= 1 {
+		return s
+	}
+	per := (s + n - 1) / n
+	return (per + 7) / 8 * 8
+}
+
+// SegmentWalks and MinSegment are AutoSegment's: 65536 walks are 16 warps
+// per SM on a GPU of 128 SMs (the H200 has 132, and its float64 kernels hold
+// 16 warps per SM: one thread per observer with the benchmark's 32768
+// observers was 7.75); a segment's first sample costs a cold solve (~13
+// bisection steps over the knots and a few Newton steps, ~20 evaluations,
+// against 3 per sample of Newton n=2), so segments are at least 32 samples.
+const (
+	SegmentWalks = 1 << 16
+	MinSegment   = 32
+)
+
 func (opt *Options) normalise() error {
+	if opt.Segment < 0 {
+		return errs.New(errs.Parameter, "segment=%d: want 0 (automatic) or the samples per walk", opt.Segment)
+	}
 	if opt.NIters < 0 || opt.NIters > 64 {
 		return errs.New(errs.Parameter, "n_iters=%d: want 0..64", opt.NIters)
 	}
@@ -216,8 +253,12 @@ func Fields(src Source, obs Observers, times []float64, nsamples int, opt Option
 			}
 		}
 	}
+	if opt.Segment == 0 {
+		opt.Segment = AutoSegment(o, S)
+	}
+	opt.Segment = max(1, min(opt.Segment, S))
 	cube := newCube(o, S, src.State.P, opt.Retarded, opt.Threads)
-	cube.Options = opt
+	cube.Options = opt // with the segment taken
 	var err error
 	switch {
 	case opt.Device != nil && opt.Precision == Float32:
@@ -350,6 +391,9 @@ func fields[F float](k *knots[F], src Source, obs Observers, times []float64, cu
 	if opt.Retarded {
 		tret = cube.Data[NComp:]
 	}
+	// Work items: one observer's segment of samples each.
+	seg := opt.Segment
+	nseg := (S + seg - 1) / seg
 	var next atomic.Int64
 	var cancelled atomic.Bool
 	var wg sync.WaitGroup
@@ -357,26 +401,28 @@ func fields[F float](k *knots[F], src Source, obs Observers, times []float64, cu
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tps := make([]F, S)
+			tps := make([]F, seg)
 			for {
-				i := int(next.Add(1) - 1)
-				if i >= o {
+				item := int(next.Add(1) - 1)
+				if item >= o*nseg {
 					return
 				}
 				if opt.Cancel != nil && opt.Cancel.Load() {
 					cancelled.Store(true)
 					return
 				}
+				i, sb := item/nseg, item%nseg*seg
+				se := min(S, sb+seg)
 				x, y, z := obs.X[i], obs.Y[i], obs.Z[i]
 				r0 := math.Sqrt(x*x + y*y + z*z)
 				row := times
 				if len(times) != S {
 					row = times[i*S : (i+1)*S]
 				}
-				for s, t := range row {
+				for s, t := range row[sb:se] {
 					tps[s] = F(t - r0/src.C) // shifted in float64, then rounded
 				}
-				if !run(k, newObserver[F](x, y, z, r0, src.C), tps, charge, opt, out, tret, i*S) {
+				if !run(k, newObserver[F](x, y, z, r0, src.C), tps[:se-sb], charge, opt, out, tret, i*S+sb) {
 					cancelled.Store(true)
 					return
 				}

@@ -449,6 +449,7 @@ func TestBadArguments(t *testing.T) {
 		{"NaN observer", Observers{X: []float64{math.NaN()}, Y: []float64{0}, Z: []float64{1}}, []float64{1}, 1, DefaultOptions(), errs.Parameter},
 		{"n_iters", obs, []float64{1}, 1, Options{NIters: -1, NSubsteps: 1}, errs.Parameter},
 		{"substeps", obs, []float64{1}, 1, Options{Method: RK4}, errs.Parameter},
+		{"segment", obs, []float64{1}, 1, Options{NIters: 2, NSubsteps: 1, Segment: -1}, errs.Parameter},
 	}
 	for _, c := range cases {
 		if _, err := Fields(src, c.obs, c.times, c.s, c.opt); !errs.Is(err, c.kind) {
@@ -461,5 +462,98 @@ func TestBadArguments(t *testing.T) {
 	opt.Cancel = &cancel
 	if _, err := Fields(src, obs, []float64{1}, 1, opt); !errs.Is(err, errs.Cancelled) {
 		t.Errorf("cancel: %v", err)
+	}
+}
+
+// TestAutoSegment: segments only when the observers alone are fewer than
+// SegmentWalks, never shorter than MinSegment, a multiple of 8, covering the
+// samples with at most the segments that bring the walks up to SegmentWalks.
+func TestAutoSegment(t *testing.T) {
+	for _, c := range []struct{ o, s, want int }{
+		{32768, 256, 128},  // the GPU benchmark's scene: two segments
+		{524288, 256, 256}, // enough observers: one walk each
+		{65536, 256, 256},  // exactly SegmentWalks
+		{1000, 256, 32},    // capped by MinSegment: 8 segments
+		{1, 1000000, 32},   // one observer's long series: 31250 segments
+		{1, 40, 40},        // too short to cut
+		{20000, 100, 40},   // 3 segments asked: 34 samples, rounded up to 40 (40, 40, 20)
+		{100, 1000, 40},    // 31 asked (MinSegment): 33 -> 40, 25 segments
+		{0, 0, 0},
+	} {
+		if got := AutoSegment(c.o, c.s); got != c.want {
+			t.Errorf("AutoSegment(%d, %d) = %d, want %d", c.o, c.s, got, c.want)
+		}
+	}
+	for _, o := range []int{1, 7, 100, 4096, 70000} {
+		for _, s := range []int{1, 31, 32, 64, 100, 257, 5000, 1 << 20} {
+			seg := AutoSegment(o, s)
+			n := (s + seg - 1) / seg
+			switch {
+			case seg == s:
+			case seg%8 != 0 || seg < MinSegment || seg > s:
+				t.Errorf("AutoSegment(%d, %d) = %d: not a multiple of 8 in [%d, S]", o, s, seg, MinSegment)
+			case n < 2 || n*o > SegmentWalks:
+				t.Errorf("AutoSegment(%d, %d) = %d: %d segments, %d walks (at most %d)", o, s, seg, n, n*o, SegmentWalks)
+			}
+		}
+	}
+}
+
+// TestSegments: a walk restarts from scratch at every segment's first sample,
+// so each segment of the cube is, bit for bit, the cube of its times alone
+// walked in one piece; with segments of one sample every sample is the
+// converged root; the default takes AutoSegment's.
+func TestSegments(t *testing.T) {
+	src, T := circular(t, 0.8, 6)
+	obs := Observers{X: []float64{6, -4, 0.5}, Y: []float64{-2, 3, 0}, Z: []float64{3, 1, -7}}
+	var times []float64
+	for k := 0; k < 100; k++ { // 25 samples per period at beta 0.8: Newton n=2 is not converged
+		times = append(times, -2*T+T*float64(k)/25)
+	}
+	S := len(times)
+	for _, m := range []Method{Newton, RK4} {
+		opt := DefaultOptions()
+		opt.Method, opt.Retarded = m, true
+		auto := run1(t, src, obs, times, S, opt)
+		if auto.Options.Segment != AutoSegment(len(obs.X), S) {
+			t.Fatalf("default segment %d, want AutoSegment's %d", auto.Options.Segment, AutoSegment(len(obs.X), S))
+		}
+		const seg = 30
+		opt.Segment = seg
+		whole := run1(t, src, obs, times, S, opt)
+		for sb := 0; sb < S; sb += seg {
+			se := min(S, sb+seg)
+			one := opt
+			one.Segment = se - sb // one walk
+			part := run1(t, src, obs, times[sb:se], se-sb, one)
+			for k := range whole.Data {
+				for o := range obs.X {
+					if j := bitsEqual(whole.Data[k][o*S+sb:o*S+se], part.Data[k][o*(se-sb):(o+1)*(se-sb)]); j >= 0 {
+						t.Fatalf("%v: %s, observer %d, sample %d of the segment at %d: %v, its own walk %v", m, whole.Columns[k], o, j, sb,
+							whole.Data[k][o*S+sb+j], part.Data[k][o*(se-sb)+j])
+					}
+				}
+			}
+		}
+		// Segments of one sample: every sample from the cold solve, the
+		// root to convergence (as Newton with 8 corrections, one walk).
+		opt.Segment = 1
+		cold := cubeCol(run1(t, src, obs, times, S, opt), "t_ret_0")
+		conv := DefaultOptions()
+		conv.NIters, conv.Retarded, conv.Segment = 8, true, S
+		ref := cubeCol(run1(t, src, obs, times, S, conv), "t_ret_0")
+		ours := cubeCol(whole, "t_ret_0")
+		worst, worstWalk := 0.0, 0.0
+		for i := range ref {
+			if math.IsNaN(ref[i]) || math.IsNaN(cold[i]) || math.IsNaN(ours[i]) {
+				t.Fatalf("%v: sample %d has no root (%v, %v, %v)", m, i, ref[i], cold[i], ours[i])
+			}
+			worst = math.Max(worst, math.Abs(cold[i]-ref[i])/T)
+			worstWalk = math.Max(worstWalk, math.Abs(ours[i]-ref[i])/T)
+		}
+		if worst > 1e-14 {
+			t.Fatalf("%v: segments of one sample: retarded time %.3g periods from the converged root", m, worst)
+		}
+		t.Logf("%v: segments of one sample %.2g periods from the converged root; segments of %d (the method between) %.2g", m, worst, seg, worstWalk)
 	}
 }

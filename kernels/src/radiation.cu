@@ -28,12 +28,12 @@
 // sample's interval step used as the next search's guess) lives in a small
 // global scratch, P x (gridDim.x * B), coalesced. Blocks loop over work
 // items (grid-stride), so the scratch is sized by the grid, not by O. An item
-// is B observer slots x one segment of `seg` samples: with few observers the
-// samples are cut into segments so that the GPU has enough warps (one per 32
-// observers is 7.75 per SM on the H200 with 32768 of them, where 16 fit), and
-// each segment's walk starts from scratch (the cold solve) at its first
-// sample. Within a segment the walk is the one described; with one segment
-// (seg >= S) it is the whole walk, which the other entry points take.
+// is B observer slots x one segment of `seg` samples (core/radiation's
+// Options.Segment: every walk, in every entry point and on the CPU, starts
+// from scratch, the cold solve, at a segment's first sample); the tiled
+// kernels run the segments in parallel, so that with few observers the GPU
+// still has enough warps (one per 32 observers is 7.75 per SM on the H200
+// with 32768 of them, where 16 fit).
 //
 // The split entry points (below fg_rad_tiled) compute the same cube in two
 // launches: the roots per (observer, particle), then the fields per
@@ -87,7 +87,7 @@ template <typename F> struct fg_rad_args {
   const int* perm;  // O: the observer of each slot (tiled kernels), or NULL: identity
   F* w_tau; F* w_ifp; int* w_idx; int* w_step;  // walker scratch, P x gridDim.x * blockDim.x (tiled);
                                                  // split: w_tau, w_idx are the roots, P x S x oc
-  int tile; int seg;   // tiled: samples per tile, and per segment (1 .. S; S: one segment)
+  int tile; int seg;   // tiled: samples per tile; all: samples per segment (1 .. S; S: one walk)
   int o0; int oc;      // split: this launch's observer slots o0 .. o0+oc-1
 };
 
@@ -525,6 +525,7 @@ static __device__ void fg_rad_observer_walk(const fg_rad_args<F>& A, int o) {
     bool have = false;
     for (int s = 0; s < A.S; s++) {
       F tp = tps[s];
+      if (s % A.seg == 0) have = false;  // a segment's first sample: from scratch
       have = fg_rad_advance<F, METHOD, SEARCH, LAYOUT>(w, ob, tp, s > 0 ? tps[s - 1] : tp, lo, hi, have, ifp, &tau);
       size_t j = (size_t)o * A.S + s;
       if (!have) {
@@ -658,6 +659,7 @@ static __device__ void fg_rad_split_solve(const fg_rad_args<F>& A) {
   int step = 0;
   for (int s = 0; s < A.S; s++) {
     const F tp = tps[s];
+    if (s % A.seg == 0) have = false;  // a segment's first sample: from scratch
     const int i0 = w.idx;
     w.hint = step;
     have = fg_rad_advance<F, METHOD, SEARCH, FG_RAD_INTERVAL_MAJOR>(w, ob, tp, tprev, lo, hi, have, ifp, &tau);

@@ -208,7 +208,7 @@ def _observers(observers) -> pa.RecordBatch:
 def fields(trajectories, observers, times, method: str = "newton", n_iters: int = 2, n_substeps: int = 4,
            precision: str = "float64", coef_reuse: bool = True, backend: str = "auto", *,
            search: str = "warm", retarded: bool = False, threads: int = 0, tolerance: float = 1e-6,
-           charge=None, c=None) -> Cube:
+           segment: int = 0, charge=None, c=None) -> Cube:
     """Liénard–Wiechert fields and potentials at every observer and time.
 
     ``observers``: (n, 3) positions (or a table with x, y, z); ``times``: (S,) times
@@ -218,8 +218,14 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
     "float64" or "float32" (shifted time, error ~1e-4 of the peak at gamma = 5).
     ``coef_reuse`` keeps the current interval's coefficients while tau stays inside;
     ``search="cold"`` is the naive kernel (binary search every evaluation). Results
-    are bit-identical whatever the search or reuse. ``backend``: "auto" (a usable
-    NVIDIA GPU, else the CPU), "cpu" or "cuda".
+    are bit-identical whatever the search or reuse. ``segment``: samples per walk;
+    each walk solves its first sample from scratch (bisection and Newton to
+    convergence) and the rest by ``method`` from the previous sample, so walks run
+    in parallel. 0 (default): one walk per observer when there are 65536 observers
+    or more, else segments of at least 32 samples enough to fill a GPU; ``segment``
+    >= the number of samples: one walk. The cube is the same on the CPU and the GPU
+    for a given ``segment``. ``backend``: "auto" (a usable NVIDIA GPU, else the
+    CPU), "cpu" or "cuda".
     ``charge`` (one or one per particle) and ``c`` override the table's metadata
     (polars drops schema metadata; without any, charge and c are 1).
     Ctrl-C cancels the computation."""
@@ -242,6 +248,7 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
     opts = json.dumps({"method": method, "n_iters": int(n_iters), "n_substeps": int(n_substeps),
                        "search": search, "coef_reuse": bool(coef_reuse), "precision": precision,
                        "retarded": bool(retarded), "threads": int(threads), "tolerance": float(tolerance),
+                       "segment": int(segment),
                        "backend": backend})
     traj = _batch(trajectories)
     if charge is not None or c is not None:

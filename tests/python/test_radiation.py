@@ -165,6 +165,25 @@ def test_errors():
         rad.fields(tab.drop_columns(["uz"]), [[1, 2, 3]], [0.0])
 
 
+def test_segments_are_independent_walks():
+    # Each segment of samples is walked from its own cold solve: a segment of
+    # the cube is, bit for bit, the cube of its times alone; segments of one
+    # sample are the converged roots.
+    tab, T = circle_table(0.8, periods=6, per=512)
+    obs = [[6, -2, 3], [-4, 3, 1]]
+    times = np.linspace(-2 * T, 2 * T, 120)  # coarse: Newton n=2 is not converged
+    seg = 50
+    cube = rad.fields(tab, obs, times, segment=seg, retarded=True).numpy()
+    for sb in range(0, times.size, seg):
+        part = rad.fields(tab, obs, times[sb:sb + seg], segment=times.size, retarded=True).numpy()
+        np.testing.assert_array_equal(cube[:, sb:sb + seg].view(np.uint64), part.view(np.uint64))
+    one = rad.fields(tab, obs, times, segment=1).numpy()
+    conv = rad.fields(tab, obs, times, n_iters=8, segment=times.size).numpy()
+    assert np.abs(one - conv).max() <= 1e-12 * np.abs(conv).max()
+    with pytest.raises(fg.ParameterError, match="segment"):
+        rad.fields(tab, obs, times, segment=-1)
+
+
 def test_spectrum_parseval():
     tab, T = circle_table(0.6, periods=6, per=256)
     times = -T + np.arange(128) * T / 32

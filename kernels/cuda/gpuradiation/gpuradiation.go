@@ -34,12 +34,6 @@ type Device struct {
 	// the device at once with it). Block x tile is limited by the 48 KiB of
 	// dynamic shared memory a block gets without opting in.
 	Tile int
-	// Segment overrides the samples per segment of the tiled kernels (0:
-	// SegmentFor's; S or more: one segment, the whole walk). Each segment's
-	// walk starts with a cold solve at its first sample, so the cube's bits
-	// depend on it (within Newton's convergence), not on the other launch
-	// settings.
-	Segment int
 	// MaxGrid caps the tiled kernels' grid (0: the blocks that fit on the
 	// device at once); blocks loop over the work items beyond it.
 	MaxGrid int
@@ -63,9 +57,8 @@ type Device struct {
 	// LastLaunch describes the last Run's launch (grid, block, tile, shared
 	// bytes), for the benchmark's log.
 	LastLaunch string
-	// LastTile and LastSegment are the last tiled Run's samples per tile and
-	// per segment (0 after other runs).
-	LastTile, LastSegment int
+	// LastTile is the last tiled Run's samples per tile (0 after other runs).
+	LastTile int
 	// LastSplit is the last Split Run's launch shapes (zero after other runs).
 	LastSplit SplitLaunch
 }
@@ -99,36 +92,6 @@ const (
 	DefaultBlock = 32
 	DefaultTile  = 8
 	SmallTile    = 4
-)
-
-// SegmentFor is the tiled kernels' samples per segment for o observers of
-// s samples on a device of sms SMs: the whole walk (s) when the observers
-// alone give TargetWarpsPerSM warps per SM, else segments of at least
-// MinSegment samples (a multiple of DefaultTile, so that either tile divides
-// them) that bring the threads (observers x segments) up to it without going
-// over: one thread per observer is 7.75 warps per SM of the H200 with 32768
-// observers, where the float64 kernels hold 16 (128 registers). It depends on
-// the scene and the SM count only, never on the kernel or the launch
-// overrides, so every search and launch shape of a scene gets the same
-// segments and the same bits. Measured on the H200 (docs/performance/radiation.md,
-// session 8).
-func SegmentFor(sms, o, s int) int {
-	n := min(sms*TargetWarpsPerSM*32/max(1, o), s/MinSegment)
-	if n <= 1 {
-		return s
-	}
-	per := (s + n - 1) / n
-	return (per + DefaultTile - 1) / DefaultTile * DefaultTile
-}
-
-// TargetWarpsPerSM and MinSegment are SegmentFor's: the warps per SM the
-// float64 tiled kernels hold at 128 registers, and the fewest samples per
-// segment (a segment's first sample costs a cold solve, ~13 bisection steps
-// over the knots and a few Newton steps: ~20 evaluations against ~3 per
-// sample after it).
-const (
-	TargetWarpsPerSM = 16
-	MinSegment       = 32
 )
 
 // tileFor is the tiled kernels' samples per tile for blocks of block
@@ -356,7 +319,8 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	if a.err != nil {
 		return a.err
 	}
-	var block, tile, seg, shared int
+	var block, tile, shared int
+	seg := max(1, min(job.Options.Segment, job.S)) // Fields resolves it (AutoSegment); every kernel takes it
 	var grid uint32
 	var perm, wTau, wIfp, wIdx, wStep uint64
 	var sp splitPlan
@@ -381,10 +345,6 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		if block%32 != 0 || block > 1024 {
 			return errs.New(errs.Parameter, "block %d: want a multiple of 32 up to 1024", block)
 		}
-		if seg = d.Segment; seg <= 0 {
-			seg = SegmentFor(d.b.SMs(), job.O, job.S)
-		}
-		seg = max(1, min(seg, job.S))
 		items := (job.O + block - 1) / block * ((job.S + seg - 1) / seg)
 		if tile <= 0 {
 			tile = tileFor(fn, d.b.SMs(), block, items, fbytes)
@@ -442,16 +402,16 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		}
 		return argsBytes[float64](ar, job, lb, o0, oc)
 	}
-	d.LastSplit, d.LastTile, d.LastSegment = SplitLaunch{}, 0, 0
+	d.LastSplit, d.LastTile = SplitLaunch{}, 0
 	if tiled {
-		d.LastTile, d.LastSegment = tile, seg
+		d.LastTile = tile
 	}
 	if split {
 		d.LastLaunch = sp.String()
 		d.LastSplit = SplitLaunch{SolveBlock: sp.solveBlock, Tile: sp.tile, Shared: sp.shared, Chunk: sp.oc, Chunks: sp.chunks}
 	} else {
 		d.LastLaunch = fmt.Sprintf("grid %d x block %d, tile %d, %d B shared", grid, block, tile, shared)
-		if tiled && seg < job.S {
+		if seg < job.S {
 			d.LastLaunch += fmt.Sprintf(", segments of %d samples", seg)
 		}
 	}

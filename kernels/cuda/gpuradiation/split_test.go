@@ -41,39 +41,3 @@ func TestArgsLayout(t *testing.T) {
 	}
 }
 
-// TestSegmentFor: segments only when the observers alone leave the target
-// warps unfilled, never shorter than MinSegment, a multiple of DefaultTile,
-// and covering the samples with at most the segments the target asks for.
-func TestSegmentFor(t *testing.T) {
-	for _, c := range []struct{ sms, o, s, want int }{
-		{132, 32768, 256, 128},  // the benchmark's scene on the H200: two segments
-		{132, 524288, 256, 256}, // fills the GPU alone: the whole walk
-		{132, 67584, 256, 256},  // exactly the target
-		{132, 1000, 256, 32},    // capped by MinSegment: 8 segments
-		{132, 1, 1000000, 32},   // one observer's long series: 31250 segments
-		{132, 1, 40, 40},        // too short to cut
-		{132, 20000, 100, 40},   // 3 segments asked: 34 samples, rounded up to 40 (40, 40, 20)
-		{1, 100, 1000, 200},     // 5 segments of 200
-	} {
-		got := SegmentFor(c.sms, c.o, c.s)
-		if got != c.want {
-			t.Errorf("SegmentFor(%d, %d, %d) = %d, want %d", c.sms, c.o, c.s, got, c.want)
-		}
-	}
-	for sms := 1; sms <= 200; sms += 13 {
-		for _, o := range []int{1, 7, 100, 4096, 70000} {
-			for _, s := range []int{1, 31, 32, 64, 100, 257, 5000} {
-				seg := SegmentFor(sms, o, s)
-				n := (s + seg - 1) / seg
-				target := max(1, sms*TargetWarpsPerSM*32/o)
-				switch {
-				case seg == s:
-				case seg%DefaultTile != 0 || seg < MinSegment || seg > s:
-					t.Errorf("SegmentFor(%d, %d, %d) = %d: not a multiple of %d in [%d, S]", sms, o, s, seg, DefaultTile, MinSegment)
-				case n > target || n < 2:
-					t.Errorf("SegmentFor(%d, %d, %d) = %d: %d segments, target %d", sms, o, s, seg, n, target)
-				}
-			}
-		}
-	}
-}
