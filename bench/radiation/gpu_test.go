@@ -63,7 +63,14 @@ func fieldsOn(tb testing.TB, sc *scene, opt radiation.Options) *radiation.Cube {
 // tau's ~2^6 u |tau| amplified by that, with margin. The measured worst
 // ratio is logged (it is far below). A second scene's times run past both
 // ends of the fastest particles' knots: the GPU's NaN samples (and the cold
-// solves after them) must be the CPU's.
+// solves after them) must be the CPU's. There RK4 is ill-conditioned near
+// the knots' end: a step that ends just past them hands the sample to the
+// cold solve, so which side a rounding puts it on moves the sample by RK4's
+// truncation error (measured on the CPU: nudging the times by one ulp moved
+// the 4-substep cube by 5.6e4 u at one sample, the whole walk's by 6.0e5 u).
+// So RK4's bound there adds, per sample, twice the CPU's own response to
+// nudging the times by 2^8 ulp either way (the size of the GPU's rounding
+// differences in tau); the samples that needed it are counted.
 func TestGPUMatchesCPU(t *testing.T) {
 	d := gpu(t)
 	t.Setenv("FIELDGO_RAD_O", "512")
@@ -89,11 +96,15 @@ func matchCPU(t *testing.T, d *gpuradiation.Device, sc *scene, what string) {
 				opt.Search = radiation.Cold
 			}
 			cpu := fieldsOn(t, sc, opt)
+			var slack [][]float64 // per component and sample: what rounding-sized nudges do on the CPU
+			if m == radiation.RK4 && what != "orbits" {
+				slack = nudged(t, sc, opt, cpu)
+			}
 			opt.Device = d
 			g := fieldsOn(t, sc, opt)
 			sameBits(t, d, sc, opt, g, what+" "+m.String()+" "+s)
 			worst := 0.0
-			nan := 0
+			nan, ill := 0, 0
 			for k := range cpu.Data {
 				scale := 0.0
 				for _, v := range cpu.Data[k] {
@@ -110,15 +121,21 @@ func matchCPU(t *testing.T, d *gpuradiation.Device, sc *scene, what string) {
 						continue
 					}
 					e := math.Abs(v - cpu.Data[k][i])
-					if !(e <= 0x1p14*0x1p-53*scale) {
-						t.Fatalf("%s %s %s: %s[%d] GPU %v CPU %v: |diff| %.3g > 2^14 u %.3g", what, m, s, g.Columns[k], i, v, cpu.Data[k][i], e, scale)
+					bound := 0x1p14 * 0x1p-53 * scale
+					if slack != nil && e > bound {
+						ill++
+						bound += 2 * slack[k][i]
 					}
-					if scale > 0 {
+					if !(e <= bound) {
+						t.Fatalf("%s %s %s: %s[%d] GPU %v CPU %v: |diff| %.3g > bound %.3g (2^14 u of %.3g)", what, m, s, g.Columns[k], i, v, cpu.Data[k][i], e, bound, scale)
+					}
+					if scale > 0 && e <= 0x1p14*0x1p-53*scale {
 						worst = math.Max(worst, e/(0x1p-53*scale))
 					}
 				}
 			}
-			t.Logf("%s, %s %s float64: worst |GPU - CPU| = %.1f u max|component| (bound 16384); %d NaN values, the same as the CPU's", what, m, s, worst, nan)
+			t.Logf("%s, %s %s float64: worst |GPU - CPU| = %.1f u max|component| (bound 16384; %d values over it, within their nudged CPU's slack); %d NaN values, the same as the CPU's",
+				what, m, s, worst, ill, nan)
 			cpu.Release()
 			g.Release()
 		}
@@ -145,15 +162,38 @@ func matchCPU(t *testing.T, d *gpuradiation.Device, sc *scene, what string) {
 	g.Release()
 }
 
-// sameBits: the kernels the default does not use at opt's precision (the
-// split ones in float64, the tiled ones in float32) give the default's cube
+// nudged is, per component and sample, the largest change of the CPU's cube
+// cpu when the times move by 2^8 ulp either way (NaN samples: 0).
+func nudged(t *testing.T, sc *scene, opt radiation.Options, cpu *radiation.Cube) [][]float64 {
+	t.Helper()
+	saved := append([]float64(nil), sc.times...)
+	defer copy(sc.times, saved)
+	slack := make([][]float64, len(cpu.Data))
+	for k := range slack {
+		slack[k] = make([]float64, len(cpu.Data[k]))
+	}
+	for _, dir := range []float64{1, -1} {
+		for i, v := range saved {
+			sc.times[i] = v + dir*0x1p8*(math.Nextafter(math.Abs(v), math.Inf(1))-math.Abs(v))
+		}
+		c := fieldsOn(t, sc, opt)
+		for k := range c.Data {
+			for i, v := range c.Data[k] {
+				if e := math.Abs(v - cpu.Data[k][i]); e > slack[k][i] {
+					slack[k][i] = e
+				}
+			}
+		}
+		c.Release()
+	}
+	return slack
+}
+
+// sameBits: the split kernels (two phases) give the default's (tiled) cube
 // want bit for bit, NaN samples (no root) and retarded times included.
 func sameBits(t *testing.T, d *gpuradiation.Device, sc *scene, opt radiation.Options, want *radiation.Cube, what string) {
 	t.Helper()
 	d.Variant = gpuradiation.Split
-	if gpuradiation.Effective("", opt.Precision) == gpuradiation.Split {
-		d.Variant = gpuradiation.Tiled
-	}
 	c := fieldsOn(t, sc, opt)
 	launch, variant := d.LastLaunch, d.Variant
 	d.Variant = ""
@@ -486,9 +526,8 @@ func TestGPUSegments(t *testing.T) {
 // "wall" includes upload, download and the host's knot preparation), and logs
 // each kernel's registers, spills and occupancy. The "_obs" variants are the
 // structure before the tiles (one thread per observer adding into the cube),
-// same math; "_split" (float64) and "_tiled" (float32) run the structure the
-// precision's default does not (gpuradiation.Effective), for the policy's
-// ratio. The scene: FIELDGO_RAD_O observers (default here 32768), S = 256
+// same math; "_split" runs the two phases instead of the default tiles
+// (gpuradiation.Effective), for the policy's ratio. The scene: FIELDGO_RAD_O observers (default here 32768), S = 256
 // samples, P = 16 particles, FIELDGO_RAD_KPP knots per period (1024).
 //
 //	go test -c -o .gpu/radbench.test ./bench/radiation
@@ -533,7 +572,7 @@ func BenchmarkGPURadiation(b *testing.B) {
 		// Two phases: roots per (observer, particle), then fields per (observer, sample).
 		{name: "newton2_f64_naive_cold_split", opt: naive, kind: gpuradiation.Split},
 		{name: "newton2_f64_warm_reuse_split", opt: def, kind: gpuradiation.Split},
-		{name: "newton2_f32_warm_reuse_tiled", opt: mk(func(o *radiation.Options) { o.Precision = radiation.Float32 }), kind: gpuradiation.Tiled},
+		{name: "newton2_f32_warm_reuse_split", opt: mk(func(o *radiation.Options) { o.Precision = radiation.Float32 }), kind: gpuradiation.Split},
 	}
 	// Launch shapes of the default kernel (block x tile <= 48 KiB of shared).
 	for _, bt := range [][2]int{{64, 4}, {32, 4}, {64, 8}, {32, 16}} {
@@ -542,7 +581,7 @@ func BenchmarkGPURadiation(b *testing.B) {
 	rates := map[string]float64{}
 	tiles := map[string]int{} // the tile each tiled run took
 	for _, v := range variants {
-		kind := gpuradiation.Effective(v.kind, v.opt.Precision)
+		kind := gpuradiation.Effective(v.kind)
 		kname := v.opt.Kernel() + kind
 		fn, err := d.Module().Function(kname)
 		if err != nil {
@@ -600,9 +639,9 @@ func BenchmarkGPURadiation(b *testing.B) {
 		rates["newton2_f64_naive_cold"]/rates["newton2_f64_naive_cold_obs"], r/rates["newton2_f64_warm_reuse_obs"], r/rates["newton2_f64_naive_cold_obs"])
 	b.Logf("direction order over given order: x%.2f", r/rates["newton2_f64_warm_reuse_unsorted"])
 	b.Logf("segments (AutoSegment: %d samples) over one walk per observer: x%.2f", radiation.AutoSegment(sc.O, sc.S), r/rates["newton2_f64_warm_reuse_whole"])
-	b.Logf("split (two phases) over tiled: Newton f64 warm+reuse %.3g samples/s x%.2f, naive x%.2f, f32 warm+reuse (split: the f32 default) x%.2f",
+	b.Logf("split (two phases) over tiled (the default): Newton f64 warm+reuse %.3g samples/s x%.2f, naive x%.2f, f32 warm+reuse x%.2f",
 		rates["newton2_f64_warm_reuse_split"], rates["newton2_f64_warm_reuse_split"]/r,
-		rates["newton2_f64_naive_cold_split"]/rates["newton2_f64_naive_cold"], rates["newton2_f32_warm_reuse"]/rates["newton2_f32_warm_reuse_tiled"])
+		rates["newton2_f64_naive_cold_split"]/rates["newton2_f64_naive_cold"], rates["newton2_f32_warm_reuse_split"]/rates["newton2_f32_warm_reuse"])
 	b.Logf("warm search over cold (no reuse): float64 x%.2f, float32 x%.2f", rates["newton2_f64_warm"]/rates["newton2_f64_naive_cold"],
 		rates["newton2_f32_warm"]/rates["newton2_f32_naive_cold"])
 	b.Logf("coef_reuse on/off: Newton f64 x%.2f, f32 x%.2f, RK4 f64 x%.2f", r/rates["newton2_f64_warm"],

@@ -334,16 +334,32 @@ func (w *walker[F]) coldSolve(o *observer[F], tp F) (tau F, ok bool) {
 		return f
 	}
 	lo, hi := w.a, w.b-1
-	if !(fAt(lo, lo) <= 0) || !(fAt(hi-1, hi) >= 0) {
+	flo, fhi := fAt(lo, lo), fAt(hi-1, hi)
+	if !(flo <= 0) || !(fhi >= 0) {
 		return 0, false
 	}
+	// The largest knot with f <= 0 (f rises along the knots): interpolation
+	// in the knot index (f is near linear in it along a smooth worldline: a
+	// few steps instead of log2 of the knots), a bisection after any step
+	// that did not halve the bracket. f at knot j is always evaluated
+	// through interval j, so the knot found is bisection's (the GPU's
+	// fg_rad_cold_solve takes the same steps).
+	bisect := false
 	for hi-lo > 1 {
-		mid := int(uint(lo+hi) >> 1)
-		if fAt(mid, mid) <= 0 {
-			lo = mid
+		width := hi - lo
+		var mid int
+		if bisect || !(fhi > flo) {
+			mid = int(uint(lo+hi) >> 1)
 		} else {
-			hi = mid
+			mid = lo + int(-flo/(fhi-flo)*F(width))
+			mid = min(max(mid, lo+1), hi-1)
 		}
+		if f := fAt(mid, mid); f <= 0 {
+			lo, flo = mid, f
+		} else {
+			hi, fhi = mid, f
+		}
+		bisect = !bisect && 2*(hi-lo) > width
 	}
 	k.fetch(iv, lo)
 	w.idx, w.valid = lo, w.reuse

@@ -37,8 +37,8 @@
 //
 // The split entry points (below fg_rad_tiled) compute the same cube in two
 // launches: the roots per (observer, particle), then the fields per
-// (observer, sample). They are float32's default (measured faster there) and
-// float64's comparison (slower there): gpuradiation.Effective.
+// (observer, sample): a comparison (slower than the tiles in both precisions
+// since these run segments in parallel; gpuradiation.Effective).
 //
 // Comparison entry points (the benchmark's): "_obs" (one thread per observer
 // looping particles, then samples, adding into the cube: the structure before
@@ -419,12 +419,28 @@ static __device__ bool fg_rad_cold_solve(fg_rad_walker<F, SEARCH, LAYOUT>& w, co
   int lo = w.a, hi = w.b - 1;
   fg_rad_fetch<F, LAYOUT>(A, iv, lo); fg_rad_position(iv, A.t[lo], x, dx); fg_rad_light_cone(o, x, dx, tp, &f, &fp);
   if (!(f <= 0)) return false;
+  F flo = f;
   fg_rad_fetch<F, LAYOUT>(A, iv, hi - 1); fg_rad_position(iv, A.t[hi], x, dx); fg_rad_light_cone(o, x, dx, tp, &f, &fp);
   if (!(f >= 0)) return false;
+  F fhi = f;
+  // The largest knot with f <= 0 (f rises along the knots): interpolation
+  // in the knot index (f is near linear in it along a smooth worldline, so a
+  // few steps instead of log2 of the knots), a bisection after any step
+  // that did not halve the bracket. f at knot j is always evaluated through
+  // interval j, so the knot found, and every bit after it, is bisection's.
+  bool bisect = false;
   while (hi - lo > 1) {
-    int mid = (int)((unsigned)(lo + hi) >> 1);
+    const int width = hi - lo;
+    int mid;
+    if (bisect || !(fhi > flo)) {
+      mid = (int)((unsigned)(lo + hi) >> 1);
+    } else {
+      mid = lo + (int)(-flo / (fhi - flo) * (F)width);
+      mid = min(max(mid, lo + 1), hi - 1);
+    }
     fg_rad_fetch<F, LAYOUT>(A, iv, mid); fg_rad_position(iv, A.t[mid], x, dx); fg_rad_light_cone(o, x, dx, tp, &f, &fp);
-    if (f <= 0) lo = mid; else hi = mid;
+    if (f <= 0) { lo = mid; flo = f; } else { hi = mid; fhi = f; }
+    bisect = !bisect && 2 * (hi - lo) > width;
   }
   fg_rad_fetch<F, LAYOUT>(A, iv, lo);
   w.idx = lo; w.valid = SEARCH == FG_RAD_REUSE;

@@ -40,8 +40,7 @@ type Device struct {
 	// Unsorted keeps the observers in their given order instead of the
 	// direction order (the benchmark's comparison; the bits are the same).
 	Unsorted bool
-	// Variant selects the kernels: "" (the default: tiled for float64, Split
-	// for float32), Tiled, Obs (one
+	// Variant selects the kernels: "" (the default: tiled), Tiled, Obs (one
 	// thread per observer, the structure before the tiles), ColumnMajor
 	// (the same reading column-major spline arrays) or Split (two phases:
 	// the roots per (observer, particle), then the fields per (observer,
@@ -272,17 +271,15 @@ func upload[F float32 | float64](a *alloc, x *radiation.DeviceArrays[F], columnM
 	return ar
 }
 
-// Effective is the entry-point suffix Device.Variant v selects at precision
-// p: "" (the tiled kernels), Split, Obs or ColumnMajor. The default is the
-// tiled kernels for float64 and the two phases for float32, where each was
-// measured the faster on the H200 (docs/performance/radiation.md: split over
-// tiled 0.77-0.90x in float64, 1.23-1.30x in float32); the bits are the same.
-func Effective(v string, p radiation.Precision) string {
-	switch {
-	case v == Tiled:
+// Effective is the entry-point suffix Device.Variant v selects: "" (the
+// tiled kernels), Split, Obs or ColumnMajor. The default is the
+// tiled kernels in both precisions: float32 took the two phases until the
+// tiles ran segments in parallel (session 8 on the H200: tiled over split
+// x1.28 / x1.07 at 1024 / 16 knots per period; before, split was 1.23-1.30x
+// faster). The bits are the same.
+func Effective(v string) string {
+	if v == Tiled {
 		return ""
-	case v == "" && p == radiation.Float32:
-		return Split
 	}
 	return v
 }
@@ -292,7 +289,7 @@ func Effective(v string, p radiation.Precision) string {
 func (d *Device) Run(job *radiation.DeviceJob) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	variant := Effective(d.Variant, job.Options.Precision)
+	variant := Effective(d.Variant)
 	name := job.Options.Kernel() + variant
 	split := variant == Split
 	tiled := variant == ""
