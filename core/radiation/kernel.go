@@ -84,8 +84,8 @@ func (k *knots[F]) records() []F {
 	return r
 }
 
-// quad holds four components' coefficients on one interval: the position
-// (t, x, y, z), the 4-velocity or the acceleration.
+// quad holds the four position components' (t, x, y, z) coefficients on one
+// interval.
 type quad[F float] struct {
 	y0, y1, a1, a0 [4]F
 }
@@ -109,28 +109,24 @@ const (
 
 // load reads a quad from a record's groups of four values g0, g0+dg, g0+2dg,
 // g0+3dg (y0, y1, a1, a0).
-func (q *quad[F]) load(v []F, g0, dg int) {
-	copy(q.y0[:], v[4*g0:])
-	copy(q.y1[:], v[4*(g0+dg):])
-	copy(q.a1[:], v[4*(g0+2*dg):])
-	copy(q.a0[:], v[4*(g0+3*dg):])
+func (q *quad[F]) load(r *[RecordLen]F, g0, dg int) {
+	q.y0 = [4]F(r[4*g0:])
+	q.y1 = [4]F(r[4*(g0+dg):])
+	q.a1 = [4]F(r[4*(g0+2*dg):])
+	q.a0 = [4]F(r[4*(g0+3*dg):])
 }
+
+func (k *knots[F]) record(i int) *[RecordLen]F { return (*[RecordLen]F)(k.rec[i*RecordLen:]) }
 
 // fetch reads interval i's knot times and position: groups 1, 3, 5, 7 of its
 // record (the 4-velocity's are 2, 4, 6, 8).
 func (k *knots[F]) fetch(iv *interval[F], i int) {
-	v := k.rec[i*RecordLen : i*RecordLen+36]
-	iv.t0, iv.t1 = v[0], v[1]
-	iv.x.load(v, 1, 2)
+	r := k.record(i)
+	iv.t0, iv.t1 = r[0], r[1]
+	iv.x.load(r, 1, 2)
 }
 
-func (k *knots[F]) fetchVelocity(u *quad[F], i int) {
-	u.load(k.rec[i*RecordLen:i*RecordLen+36], 2, 2)
-}
 
-func (k *knots[F]) fetchAccel(ia *quad[F], i int) {
-	ia.load(k.rec[i*RecordLen+RecordAccel:(i+1)*RecordLen], 0, 1)
-}
 
 // cubic is the one polynomial evaluation every path shares, with q1 = dt1^2
 // and e2 = dt2^3 formed once per evaluation: cold, warm and cached searches
@@ -140,40 +136,20 @@ func cubic[F float](y0, y1, a1, a0, dt1, q1, e2 F) F {
 	return (a1+y1*q1)*dt1 + (a0 + y0*e2)
 }
 
-// powers are one evaluation's: dt1, q1 = dt1^2, e2 = dt2^3 for the cubic,
-// Q1 = 3 dt1^2 and Q2 = 3 dt2^2 for its derivative.
-type powers[F float] struct{ dt1, q1, e2, Q1, Q2 F }
-
-func (iv *interval[F]) powersAt(tau F) powers[F] {
-	dt1, dt2 := tau-iv.t0, iv.t1-tau
-	q1, q2 := dt1*dt1, dt2*dt2
-	return powers[F]{dt1, q1, q2 * dt2, 3 * q1, 3 * q2}
-}
-
-func (q *quad[F]) eval(w powers[F], out []F) {
-	for d := 0; d < 4; d++ {
-		out[d] = cubic(q.y0[d], q.y1[d], q.a1[d], q.a0[d], w.dt1, w.q1, w.e2)
-	}
-}
-
 // position evaluates x = (t, x, y, z) at tau and its derivative dx/dtau =
 // a1 + 3 y1 dt1^2 - 3 y0 dt2^2: the spline's own slope, which makes the
 // Newton corrections exact Newton steps on the splined light cone (the
 // 4-velocity's spline is a different interpolant, within its error of it).
 func (iv *interval[F]) position(tau F, x, dx *[4]F) {
-	w := iv.powersAt(tau)
-	iv.x.eval(w, x[:])
-	for d := 0; d < 4; d++ {
-		dx[d] = (iv.x.a1[d] + iv.x.y1[d]*w.Q1) - iv.x.y0[d]*w.Q2
+	dt1, dt2 := tau-iv.t0, iv.t1-tau
+	q1, q2 := dt1*dt1, dt2*dt2
+	e2, Q1, Q2 := q2*dt2, 3*q1, 3*q2
+	q := &iv.x
+	for d := 0; d < 4; d++ { // the loop of eval and the derivative's, fused (the CPU's time)
+		y0, y1, a1 := q.y0[d], q.y1[d], q.a1[d]
+		x[d] = cubic(y0, y1, a1, q.a0[d], dt1, q1, e2)
+		dx[d] = (a1 + y1*Q1) - y0*Q2
 	}
-}
-
-// state evaluates (t, x, y, z, ut, ux, uy, uz) at tau for the field: the
-// position from iv, the 4-velocity from its own spline's coefficients u.
-func (iv *interval[F]) state(u *quad[F], tau F, st *[nState]F) {
-	w := iv.powersAt(tau)
-	iv.x.eval(w, st[:4])
-	u.eval(w, st[4:])
 }
 
 // walker evaluates one particle's splines for one observer, keeping the
@@ -207,15 +183,21 @@ func (w *walker[F]) position(tau F, x, dx *[4]F) {
 	w.iv.position(tau, x, dx)
 }
 
-// stateAccel evaluates the state and the acceleration, both on the interval
-// the position's search found.
+// stateAccel evaluates the state (t, x, y, z, ut, ux, uy, uz) and the
+// acceleration at tau for the field: the position from the walker's
+// interval, the 4-velocity's (record groups 2, 4, 6, 8) and the
+// acceleration's coefficients read from the record of the interval the
+// position's search found.
 func (w *walker[F]) stateAccel(tau F, st *[nState]F, ac *[nAccel]F) {
-	var u, ia quad[F]
 	w.locate(tau)
-	w.k.fetchVelocity(&u, w.idx)
-	w.k.fetchAccel(&ia, w.idx)
-	w.iv.state(&u, tau, st)
-	ia.eval(w.iv.powersAt(tau), ac[:])
+	r, iv := w.k.record(w.idx), &w.iv
+	dt1, dt2 := tau-iv.t0, iv.t1-tau
+	q1, e2 := dt1*dt1, dt2*dt2*dt2
+	for d := 0; d < 4; d++ {
+		st[d] = cubic(iv.x.y0[d], iv.x.y1[d], iv.x.a1[d], iv.x.a0[d], dt1, q1, e2)
+		st[4+d] = cubic(r[8+d], r[16+d], r[24+d], r[32+d], dt1, q1, e2)
+		ac[d] = cubic(r[RecordAccel+d], r[RecordAccel+4+d], r[RecordAccel+8+d], r[RecordAccel+12+d], dt1, q1, e2)
+	}
 }
 
 // observer is one observer in the kernel's precision: its position, |x_obs|,
