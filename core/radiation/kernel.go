@@ -126,8 +126,6 @@ func (k *knots[F]) fetch(iv *interval[F], i int) {
 	iv.x.load(r, 1, 2)
 }
 
-
-
 // cubic is the one polynomial evaluation every path shares, with q1 = dt1^2
 // and e2 = dt2^3 formed once per evaluation: cold, warm and cached searches
 // differ only in how they find the interval, so their results are

@@ -75,7 +75,7 @@ type Options struct {
 	Search    Search
 	CoefReuse bool // keep the interval's coefficients while tau stays inside (warm search only)
 	Precision Precision
-	Retarded  bool         // also return each particle's retarded lab time t(tau_ret)
+	Retarded  bool // also return each particle's retarded lab time t(tau_ret)
 	// Segment is the samples per walk (0: AutoSegment's; S or more: one walk
 	// per observer and particle). A walk's first sample is solved from
 	// scratch (the cold solve, bisection and Newton to convergence), the
@@ -83,10 +83,10 @@ type Options struct {
 	// sample is the converged root where one long walk would have Method's
 	// (n_iters) error there. Segments give the GPU (and the CPU's
 	// goroutines) walks to run in parallel when observers are few.
-	Segment   int
-	Threads   int          // goroutines; 0: GOMAXPROCS
-	Cancel    *atomic.Bool // polled between observers and every 64 samples (CPU), before and after the launch (Device)
-	Device    Device       // nil: the CPU's goroutines; else the kernel runs there
+	Segment int
+	Threads int          // goroutines; 0: GOMAXPROCS
+	Cancel  *atomic.Bool // polled between observers and every 64 samples (CPU), before and after the launch (Device)
+	Device  Device       // nil: the CPU's goroutines; else the kernel runs there
 }
 
 // Observers are observer positions.

@@ -40,4 +40,3 @@ func TestArgsLayout(t *testing.T) {
 		t.Errorf("args layout %v, want %v", got, want)
 	}
 }
-
