@@ -67,8 +67,8 @@ const (
 	Obs         = "_obs"
 	ColumnMajor = "_cm"
 	Split       = "_split"
-	// Tiled selects the tiled kernels whatever the precision (float32's
-	// default is Split).
+	// Tiled selects the tiled kernels explicitly (the default since session
+	// 8 in both precisions).
 	Tiled = "tiled"
 )
 
@@ -317,7 +317,11 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		return a.err
 	}
 	var block, tile, shared int
-	seg := max(1, min(job.Options.Segment, job.S)) // Fields resolves it (AutoSegment); every kernel takes it
+	seg := job.Options.Segment // Fields resolves it; every kernel takes it
+	if seg <= 0 {
+		seg = radiation.AutoSegment(job.O, job.S)
+	}
+	seg = max(1, min(seg, job.S))
 	var grid uint32
 	var perm, wTau, wIfp, wIdx, wStep uint64
 	var sp splitPlan
