@@ -219,13 +219,15 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
     ``coef_reuse`` keeps the current interval's coefficients while tau stays inside;
     ``search="cold"`` is the naive kernel (binary search every evaluation). Results
     are bit-identical whatever the search or reuse. ``segment``: samples per walk;
-    each walk solves its first sample from scratch (bisection and Newton to
-    convergence) and the rest by ``method`` from the previous sample, so walks run
-    in parallel. 0 (default): one walk per observer when there are 65536 observers
-    or more, else segments of at least 32 samples enough to fill a GPU; ``segment``
-    >= the number of samples: one walk. The cube is the same on the CPU and the GPU
-    for a given ``segment``. ``backend``: "auto" (a usable NVIDIA GPU, else the
-    CPU), "cpu" or "cuda".
+    each walk solves its first sample from scratch (bracketing and Newton to
+    convergence) and the rest by ``method`` from the previous sample, and walks run
+    in parallel. 0 (default): one walk per observer with 65536 observers or more,
+    else segments of at least 32 samples, enough walks to fill a GPU; ``segment``
+    >= the number of samples: one walk. A segment's first sample is the converged
+    root where one long walk has ``method``'s error, so the cube depends on
+    ``segment`` (and, by default, on how many observers share the call) at that
+    level; for a given ``segment`` it is the same on the CPU and the GPU.
+    ``backend``: "auto" (a usable NVIDIA GPU, else the CPU), "cpu" or "cuda".
     ``charge`` (one or one per particle) and ``c`` override the table's metadata
     (polars drops schema metadata; without any, charge and c are 1).
     Ctrl-C cancels the computation."""
