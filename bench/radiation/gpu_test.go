@@ -103,37 +103,7 @@ func matchCPU(t *testing.T, d *gpuradiation.Device, sc *scene, what string) {
 			opt.Device = d
 			g := fieldsOn(t, sc, opt)
 			sameBits(t, d, sc, opt, g, what+" "+m.String()+" "+s)
-			worst := 0.0
-			nan, ill := 0, 0
-			for k := range cpu.Data {
-				scale := 0.0
-				for _, v := range cpu.Data[k] {
-					if !math.IsNaN(v) {
-						scale = math.Max(scale, math.Abs(v))
-					}
-				}
-				for i, v := range g.Data[k] {
-					if math.IsNaN(v) || math.IsNaN(cpu.Data[k][i]) {
-						if math.IsNaN(v) != math.IsNaN(cpu.Data[k][i]) {
-							t.Fatalf("%s %s %s: %s[%d] GPU %v CPU %v", what, m, s, g.Columns[k], i, v, cpu.Data[k][i])
-						}
-						nan++
-						continue
-					}
-					e := math.Abs(v - cpu.Data[k][i])
-					bound := 0x1p14 * 0x1p-53 * scale
-					if slack != nil && e > bound {
-						ill++
-						bound += 2 * slack[k][i]
-					}
-					if !(e <= bound) {
-						t.Fatalf("%s %s %s: %s[%d] GPU %v CPU %v: |diff| %.3g > bound %.3g (2^14 u of %.3g)", what, m, s, g.Columns[k], i, v, cpu.Data[k][i], e, bound, scale)
-					}
-					if scale > 0 && e <= 0x1p14*0x1p-53*scale {
-						worst = math.Max(worst, e/(0x1p-53*scale))
-					}
-				}
-			}
+			worst, nan, ill := againstCPU(t, what+" "+m.String()+" "+s, cpu, g, slack)
 			t.Logf("%s, %s %s float64: worst |GPU - CPU| = %.1f u max|component| (bound 16384; %d values over it, within their nudged CPU's slack); %d NaN values, the same as the CPU's",
 				what, m, s, worst, ill, nan)
 			cpu.Release()
@@ -160,6 +130,46 @@ func matchCPU(t *testing.T, d *gpuradiation.Device, sc *scene, what string) {
 	}
 	cpu.Release()
 	g.Release()
+}
+
+// againstCPU checks the GPU's cube g against the CPU's cpu component by
+// component: the same NaN samples, and |g - cpu| <= 2^14 u max|cpu
+// component| (TestGPUMatchesCPU says why), plus twice slack[k][i] where
+// slack is given and the bound alone fails. It returns the worst difference
+// within the bound (in u of max|component|), the NaN values and the values
+// that needed their slack.
+func againstCPU(t *testing.T, what string, cpu, g *radiation.Cube, slack [][]float64) (worst float64, nan, ill int) {
+	t.Helper()
+	for k := range cpu.Data {
+		scale := 0.0
+		for _, v := range cpu.Data[k] {
+			if !math.IsNaN(v) {
+				scale = math.Max(scale, math.Abs(v))
+			}
+		}
+		for i, v := range g.Data[k] {
+			c := cpu.Data[k][i]
+			if math.IsNaN(v) || math.IsNaN(c) {
+				if math.IsNaN(v) != math.IsNaN(c) {
+					t.Fatalf("%s: %s[%d] GPU %v CPU %v", what, g.Columns[k], i, v, c)
+				}
+				nan++
+				continue
+			}
+			e, bound := math.Abs(v-c), 0x1p14*0x1p-53*scale
+			if slack != nil && e > bound {
+				ill++
+				bound += 2 * slack[k][i]
+			}
+			if !(e <= bound) {
+				t.Fatalf("%s: %s[%d] GPU %v CPU %v: |diff| %.3g > bound %.3g (2^14 u of %.3g)", what, g.Columns[k], i, v, c, e, bound, scale)
+			}
+			if scale > 0 && e <= 0x1p14*0x1p-53*scale {
+				worst = math.Max(worst, e/(0x1p-53*scale))
+			}
+		}
+	}
+	return worst, nan, ill
 }
 
 // nudged is, per component and sample, the largest change of the CPU's cube
@@ -482,32 +492,14 @@ func TestGPUSegments(t *testing.T) {
 				d.Tile = gpuradiation.SmallTile + gpuradiation.DefaultTile - d.LastTile
 				other := fieldsOn(t, sc, opt)
 				d.Tile = 0
-				worst := 0.0
-				for k := range cpu.Data {
-					scale := 0.0
-					for _, v := range cpu.Data[k] {
-						if !math.IsNaN(v) {
-							scale = math.Max(scale, math.Abs(v))
-						}
-					}
+				for k := range g.Data {
 					for i, v := range g.Data[k] {
-						c := cpu.Data[k][i]
 						if math.Float64bits(v) != math.Float64bits(other.Data[k][i]) {
 							t.Fatalf("%v segment %d: %s[%d] = %v with one tile, %v with the other", m, segment, g.Columns[k], i, v, other.Data[k][i])
 						}
-						if math.IsNaN(v) || math.IsNaN(c) {
-							if math.IsNaN(v) != math.IsNaN(c) {
-								t.Fatalf("%v segment %d: %s[%d] GPU %v CPU %v", m, segment, g.Columns[k], i, v, c)
-							}
-							continue
-						}
-						if e := math.Abs(v - c); !(e <= 0x1p14*0x1p-53*scale) {
-							t.Fatalf("%v segment %d: %s[%d] GPU %v CPU %v: |diff| %.3g > 2^14 u %.3g", m, segment, g.Columns[k], i, v, c, e, scale)
-						} else if scale > 0 {
-							worst = math.Max(worst, e/(0x1p-53*scale))
-						}
 					}
 				}
+				worst, _, _ := againstCPU(t, fmt.Sprintf("%v segment %d", m, segment), cpu, g, nil)
 				t.Logf("%v, %d observers x %d samples, segments of %d (%s): worst |GPU - CPU| = %.1f u max|component| (bound 16384)",
 					m, sc.O, sc.S, g.Options.Segment, launch, worst)
 				cpu.Release()
