@@ -78,14 +78,14 @@ type Options struct {
 	Retarded  bool // also return each particle's retarded lab time t(tau_ret)
 	// Segment is the samples per walk (0: AutoSegment's; S or more: one walk
 	// per observer and particle). A walk's first sample is solved from
-	// scratch (the cold solve, bisection and Newton to convergence), the
+	// scratch (the cold solve, bracketing and Newton to convergence), the
 	// others by Method from the previous sample's root, so a segment's first
 	// sample is the converged root where one long walk would have Method's
 	// (n_iters) error there. Segments give the GPU (and the CPU's
 	// goroutines) walks to run in parallel when observers are few.
 	Segment int
 	Threads int          // goroutines; 0: GOMAXPROCS
-	Cancel  *atomic.Bool // polled between observers and every 64 samples (CPU), before and after the launch (Device)
+	Cancel  *atomic.Bool // polled between work items and every 64 samples (CPU), before and after the launch (Device)
 	Device  Device       // nil: the CPU's goroutines; else the kernel runs there
 }
 
@@ -168,9 +168,9 @@ func AutoSegment(o, s int) int {
 // SegmentWalks and MinSegment are AutoSegment's: 65536 walks are 16 warps
 // per SM on a GPU of 128 SMs (the H200 has 132, and its float64 kernels hold
 // 16 warps per SM: one thread per observer with the benchmark's 32768
-// observers was 7.75); a segment's first sample costs a cold solve (~13
-// bisection steps over the knots and a few Newton steps, ~20 evaluations,
-// against 3 per sample of Newton n=2), so segments are at least 32 samples.
+// observers was 7.75); a segment's first sample costs a cold solve (a
+// bracket over the knots and Newton to convergence, ~10 evaluations against
+// 3 per sample of Newton n=2), so segments are at least 32 samples.
 const (
 	SegmentWalks = 1 << 16
 	MinSegment   = 32
