@@ -40,7 +40,7 @@ type DeviceArrays[F float] struct {
 // columns or nil; both are float64 whatever the precision. OX, OY, OZ are
 // the observers in float64 (for the device's observer schedule).
 type DeviceJob struct {
-	Options Options
+	Options Options // Segment resolved (1 .. S: AutoSegment's when it was 0)
 	N, P    int     // knots in all, particles
 	Off     []int32 // P+1 knot offsets
 	O, S    int

@@ -107,15 +107,6 @@ const (
 	nAccel = 4
 )
 
-// load reads a quad from a record's groups of four values g0, g0+dg, g0+2dg,
-// g0+3dg (y0, y1, a1, a0).
-func (q *quad[F]) load(r *[RecordLen]F, g0, dg int) {
-	q.y0 = [4]F(r[4*g0:])
-	q.y1 = [4]F(r[4*(g0+dg):])
-	q.a1 = [4]F(r[4*(g0+2*dg):])
-	q.a0 = [4]F(r[4*(g0+3*dg):])
-}
-
 func (k *knots[F]) record(i int) *[RecordLen]F { return (*[RecordLen]F)(k.rec[i*RecordLen:]) }
 
 // fetch reads interval i's knot times and position: groups 1, 3, 5, 7 of its
@@ -123,7 +114,7 @@ func (k *knots[F]) record(i int) *[RecordLen]F { return (*[RecordLen]F)(k.rec[i*
 func (k *knots[F]) fetch(iv *interval[F], i int) {
 	r := k.record(i)
 	iv.t0, iv.t1 = r[0], r[1]
-	iv.x.load(r, 1, 2)
+	iv.x = quad[F]{y0: [4]F(r[4:]), y1: [4]F(r[12:]), a1: [4]F(r[20:]), a0: [4]F(r[28:])}
 }
 
 // cubic is the one polynomial evaluation every path shares, with q1 = dt1^2

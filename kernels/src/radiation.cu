@@ -258,10 +258,9 @@ template <typename F> static __device__ __forceinline__ void fg_rad_position(con
   for (int d = 0; d < 4; d++) dx[d] = (iv.x.a1[d] + iv.x.y1[d] * w.Q1) - iv.x.y0[d] * w.Q2;
 }
 
-// The state (t, x, y, z, ut, ux, uy, uz) at tau for the field: the position
+// The state (t, x, y, z, ut, ux, uy, uz) at the powers w of iv: the position
 // from iv, the 4-velocity from its own spline's coefficients u.
-template <typename F> static __device__ __forceinline__ void fg_rad_state(const fg_rad_interval<F>& iv, const fg_rad_quad<F>& u, F tau, F* st) {
-  const fg_rad_powers<F> w = fg_rad_powers_at(iv, tau);
+template <typename F> static __device__ __forceinline__ void fg_rad_state(const fg_rad_interval<F>& iv, const fg_rad_quad<F>& u, const fg_rad_powers<F>& w, F* st) {
   fg_rad_eval4(iv.x, w, st);
   fg_rad_eval4(u, w, st + 4);
 }
@@ -295,15 +294,16 @@ template <typename F, int SEARCH, int LAYOUT> struct fg_rad_walker {
     fg_rad_quad<F> u;
     locate(tau);
     fg_rad_fetch_velocity<F, LAYOUT>(A, u, idx);
-    fg_rad_state(iv, u, tau, st);
+    fg_rad_state(iv, u, fg_rad_powers_at(iv, tau), st);
   }
   __device__ __forceinline__ void state_accel(F tau, F* st, F* ac) {
     fg_rad_quad<F> u, ia;
     locate(tau);
     fg_rad_fetch_velocity<F, LAYOUT>(A, u, idx);
     fg_rad_fetch_accel<F, LAYOUT>(A, ia, idx);
-    fg_rad_state(iv, u, tau, st);
-    fg_rad_eval4(ia, fg_rad_powers_at(iv, tau), ac);
+    const fg_rad_powers<F> w = fg_rad_powers_at(iv, tau);
+    fg_rad_state(iv, u, w, st);
+    fg_rad_eval4(ia, w, ac);
   }
 };
 
@@ -736,8 +736,9 @@ static __device__ void fg_rad_split_field(const fg_rad_args<F>& A) {
       fg_rad_fetch<F, FG_RAD_INTERVAL_MAJOR>(A, iv, idx);
       fg_rad_fetch_velocity<F, FG_RAD_INTERVAL_MAJOR>(A, u, idx);
       fg_rad_fetch_accel<F, FG_RAD_INTERVAL_MAJOR>(A, ia, idx);
-      fg_rad_state(iv, u, tau, st);
-      fg_rad_eval4(ia, fg_rad_powers_at(iv, tau), ac);
+      const fg_rad_powers<F> w = fg_rad_powers_at(iv, tau);
+      fg_rad_state(iv, u, w, st);
+      fg_rad_eval4(ia, w, ac);
       fg_rad_add_fields(ob, st, ac, q, sum, 1);
       if (A.tret) A.tret[p * os + (size_t)o * A.S + s] = (double)st[0];
     }

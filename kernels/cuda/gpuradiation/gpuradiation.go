@@ -80,11 +80,11 @@ const (
 // H200 (docs/performance/radiation.md): 32 x 8 was the fastest of 32/64/128
 // observers x 2/4/8/16 samples, by 7% over 64 x 4, with 32768 observers.
 //
-// SmallTile is the tile when the observers' blocks are more than fit on the
+// SmallTile is the tile when the work items' blocks are more than fit on the
 // device at once with DefaultTile: shared memory allows 9 blocks of 32 x 8
-// per SM in float64, registers 12, so with more observers than that holds
-// (and the grid loops), tiles of 4 keep 12 warps per SM resident instead of
-// 9. Measured on the H200 (session 7): x1.16 / x1.23 at 131072 observers and
+// per SM in float64, registers 16 (12 before session 8's 128-register cap),
+// so with more items than that holds (and the grid loops), tiles of 4 keep
+// more warps per SM resident. Measured on the H200 (session 7): x1.16 / x1.23 at 131072 observers and
 // x1.27 / x1.22 at 524288 (16 / 1024 knots per period); with 32768 observers
 // (1024 blocks, all resident) tiles of 8 stay 6% faster at 16 knots.
 const (
@@ -317,11 +317,10 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		return a.err
 	}
 	var block, tile, shared int
-	seg := job.Options.Segment // Fields resolves it; every kernel takes it
-	if seg <= 0 {
-		seg = radiation.AutoSegment(job.O, job.S)
+	seg := job.Options.Segment // Fields resolves it (DeviceJob); every kernel takes it
+	if seg < 1 || seg > job.S {
+		return errs.New(errs.Parameter, "segment %d: a DeviceJob's is 1 .. S = %d (Fields resolves it)", seg, job.S)
 	}
-	seg = max(1, min(seg, job.S))
 	var grid uint32
 	var perm, wTau, wIfp, wIdx, wStep uint64
 	var sp splitPlan
