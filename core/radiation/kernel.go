@@ -233,56 +233,44 @@ func (o *observer[F]) newtonStep(x, dx *[4]F, tp F) F {
 }
 
 // lw adds q's Liénard–Wiechert fields at the observer to acc (Ex, Ey, Ez, Bx,
-// By, Bz, phi, Ax, Ay, Az), Gaussian units:
+// By, Bz, phi, Ax, Ay, Az), Gaussian units, in the covariant form: with the
+// null separation X = (R, R_s) (R_s = x_obs - r, R = |R_s|), the 4-velocity
+// U = (c ut, u_s), its derivative A = (c a_t, a_s) and rho = X.U = c ut R -
+// R_s.u_s = R c ut kappa (kappa = 1 - n.beta), the potential q U/rho gives
 //
-//	E = q (n - beta) / (gamma^2 kappa^3 R^2) + q n x ((n - beta) x beta') / (c kappa^3 R)
-//	B = n x E,  phi = q / (kappa R),  A = q beta / (kappa R),  kappa = 1 - n.beta,
+//	F^{mu nu} = (q/rho^2) (X^mu W^nu - X^nu W^mu),  W = A - U (X.A - c^2)/rho,
+//	E = (q/rho^2) (R_s W^0 - R W_s),  B = (q/rho^2) W_s x R_s (= n x E),
+//	phi = q c ut/rho,  A = q u_s/rho
 //
-// with beta = u_s/(c ut) and beta' = d beta/dt = (a_s ut - u_s a_t)/(c ut^3).
-// One reciprocal square root (1/R) and one reciprocal: with D = ut kappa =
-// ut - n.u_s/c and r = 1/(ut D), 1/ut = D r, dtau/dt' = 1/D = ut r (returned
-// for the next sample's prediction) and 1/kappa = ut/D; the rest are
-// multiplications. The GPU kernel (kernels/src/radiation.cu, fg_rad_lw) has
-// the same formulas, with hardware-estimate reciprocals within ~1.5 ulp.
+// — the textbook q (n - beta)/(gamma^2 kappa^3 R^2) + q n x ((n - beta) x
+// beta')/(c kappa^3 R) without forming n, beta or beta' (session 9: 56
+// operations instead of 82; docs/performance/radiation.md). One square root
+// and one reciprocal; dtau/dt' = 1/(ut kappa) = R c/rho is returned for the
+// next sample's prediction. The GPU kernel (kernels/src/radiation.cu,
+// fg_rad_lw_dir and fg_rad_lw_fields) has the same formulas, with
+// hardware-estimate reciprocals within ~1.5 ulp.
 func (o *observer[F]) lw(st *[nState]F, ac *[nAccel]F, q F, acc *[NComp]F) (ifp F) {
 	rx, ry, rz := o.x-st[1], o.y-st[2], o.z-st[3]
-	iR := 1 / sqrt(rx*rx+ry*ry+rz*rz)
-	nx, ny, nz := rx*iR, ry*iR, rz*iR
-	ut := st[4]
-	D := ut - (nx*st[5]+ny*st[6]+nz*st[7])*o.ic
-	r := 1 / (ut * D)
-	iut := D * r
-	iD := ut * r
-	ik := ut * iD
-	icut := o.ic * iut
-	bx, by, bz := st[5]*icut, st[6]*icut, st[7]*icut
-	icut3 := icut * iut * iut
-	dbx := (ac[1]*ut - st[5]*ac[0]) * icut3
-	dby := (ac[2]*ut - st[6]*ac[0]) * icut3
-	dbz := (ac[3]*ut - st[7]*ac[0]) * icut3
-	ik3 := ik * ik * ik
-	// Velocity field: (n - beta) / (ut^2 kappa^3 R^2).
-	mx, my, mz := nx-bx, ny-by, nz-bz
-	cv := q * iD * iD * ik * iR * iR
-	// Radiation field: n x (m x beta') = m (n.beta') - beta' (n.m).
-	ndb := nx*dbx + ny*dby + nz*dbz
-	nm := nx*mx + ny*my + nz*mz
-	cr := q * o.ic * ik3 * iR
-	ex := cv*mx + cr*(mx*ndb-dbx*nm)
-	ey := cv*my + cr*(my*ndb-dby*nm)
-	ez := cv*mz + cr*(mz*ndb-dbz*nm)
-	acc[0] += ex
-	acc[1] += ey
-	acc[2] += ez
-	acc[3] += ny*ez - nz*ey
-	acc[4] += nz*ex - nx*ez
-	acc[5] += nx*ey - ny*ex
-	phi := q * ik * iR
-	acc[6] += phi
-	acc[7] += phi * bx
-	acc[8] += phi * by
-	acc[9] += phi * bz
-	return iD
+	R := sqrt(rx*rx + ry*ry + rz*rz)
+	cut := o.c * st[4]
+	irho := 1 / (cut*R - (rx*st[5] + ry*st[6] + rz*st[7]))
+	cat := o.c * ac[0]
+	K := (cat*R - (rx*ac[1] + ry*ac[2] + rz*ac[3]) - o.c*o.c) * irho // (X.A - c^2)/rho
+	qi := q * irho
+	qi2 := qi * irho
+	w0 := qi2 * (cat - K*cut)
+	wx, wy, wz := qi2*(ac[1]-K*st[5]), qi2*(ac[2]-K*st[6]), qi2*(ac[3]-K*st[7])
+	acc[0] += rx*w0 - R*wx
+	acc[1] += ry*w0 - R*wy
+	acc[2] += rz*w0 - R*wz
+	acc[3] += wy*rz - wz*ry
+	acc[4] += wz*rx - wx*rz
+	acc[5] += wx*ry - wy*rx
+	acc[6] += qi * cut
+	acc[7] += qi * st[5]
+	acc[8] += qi * st[6]
+	acc[9] += qi * st[7]
+	return R * o.c * irho
 }
 
 // coldSolve finds the retarded proper time of sample time tp from scratch:

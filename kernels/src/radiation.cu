@@ -10,7 +10,7 @@
 // registers while tau stays inside it (coef_reuse); the three share
 // fg_rad_cubic, so their cubes are bit-identical. A Newton correction takes
 // one reciprocal and one square root (fg_rad_newton_step), the field one
-// reciprocal and one reciprocal square root (fg_rad_lw_dir), all from the
+// reciprocal and one square root (fg_rad_lw_dir), all from the
 // hardware estimates (fastmath.cuh: fg_rcp_normal, fg_rsqrt_normal).
 //
 // Default entry points fg_rad_<method>_<search>_<f64|f32> (method newton |
@@ -113,9 +113,9 @@ template <typename F> struct fg_rad_interval {
   fg_rad_quad<F> x;
 };
 
-// Every reciprocal and square root here has a positive normal argument (ut^2
-// kappa >= 1/2 for a massive particle; R^2, R + |x_obs| and df/dtau unless the
-// observer sits on the worldline, where the field is infinite and NaN comes
+// Every reciprocal and square root here has a positive normal argument (rho =
+// R c ut kappa >= R c/2 for a massive particle; R^2, R + |x_obs| and df/dtau
+// unless the observer sits on the worldline, where the field is infinite and NaN comes
 // out instead of inf), so they take fastmath.cuh's hardware estimates instead
 // of the library's slow-path calls (21 in the Newton reuse kernel, which cost
 // it registers too). The CPU kernel rounds correctly; the two agree within the
@@ -341,24 +341,20 @@ static __device__ __forceinline__ F fg_rad_newton_step(const fg_rad_observer<F>&
   return fn * Rc * fg_rcp_normal(Rr * fpn);
 }
 
-// The part of the field that depends on the state only: the direction n,
-// D = ut kappa = ut - n.u_s/c (kappa = 1 - n.beta) and, from one reciprocal
-// r = 1/(ut D), 1/ut = D r, the predictor dtau/dt' = 1/D = ut r and 1/kappa =
-// ut/D. fg_rad_add_fields and the split solve's fg_rad_predictor both start with it,
+// The part of the field that depends on the state only: the separation R_s =
+// x_obs - r, R = |R_s|, c ut and 1/rho, rho = X.U = c ut R - R_s.u_s (= R c ut
+// kappa), and the predictor dtau/dt' = 1/(ut kappa) = R c/rho.
+// fg_rad_add_fields and the split solve's fg_rad_predictor both start with it,
 // so the predictor is the same code, and gives the same bits, in both.
-template <typename F> struct fg_rad_kin { F iR, nx, ny, nz, ut, iut, iD, ik; };
+template <typename F> struct fg_rad_kin { F rx, ry, rz, R, cut, irho, iD; };
 
 template <typename F>
 static __device__ __forceinline__ void fg_rad_lw_dir(const fg_rad_observer<F>& o, const F* st, fg_rad_kin<F>& k) {
-  F rx = o.x - st[1], ry = o.y - st[2], rz = o.z - st[3];
-  k.iR = fg_rsqrt_normal(rx * rx + ry * ry + rz * rz);
-  k.nx = rx * k.iR; k.ny = ry * k.iR; k.nz = rz * k.iR;
-  k.ut = st[4];
-  F D = k.ut - (k.nx * st[5] + k.ny * st[6] + k.nz * st[7]) * o.ic;
-  F r = fg_rcp_normal(k.ut * D);
-  k.iut = D * r;
-  k.iD = k.ut * r;
-  k.ik = k.ut * k.iD;
+  k.rx = o.x - st[1]; k.ry = o.y - st[2]; k.rz = o.z - st[3];
+  k.R = fg_rad_sqrt(k.rx * k.rx + k.ry * k.ry + k.rz * k.rz);
+  k.cut = o.c * st[4];
+  k.irho = fg_rcp_normal(k.cut * k.R - (k.rx * st[5] + k.ry * st[6] + k.rz * st[7]));
+  k.iD = k.R * o.c * k.irho;
 }
 
 // The predictor alone (the split solve): the state at tau in, dtau/dt' out.
@@ -368,37 +364,27 @@ template <typename F> static __device__ __forceinline__ F fg_rad_predictor(const
   return k.iD;
 }
 
-// q's Liénard–Wiechert fields (core/radiation's lw, same formulas) from the
-// state's direction part k (fg_rad_lw_dir):
-// E = q (n - beta)/(gamma^2 kappa^3 R^2) + q n x ((n - beta) x beta')/(c kappa^3 R),
-// B = n x E, phi = q/(kappa R), A = phi beta, into fld (assigned, not added:
-// a zero-initialised accumulator cost one addition per component and changed
-// no sum's bits, since the sums start at +0 and so are never -0).
+// q's Liénard–Wiechert fields (core/radiation's lw, same formulas: the
+// covariant form) from the state's part k (fg_rad_lw_dir):
+// F^{mu nu} = (q/rho^2) (X^mu W^nu - X^nu W^mu), W = A - U (X.A - c^2)/rho,
+// E = (q/rho^2) (R_s W^0 - R W_s), B = (q/rho^2) W_s x R_s, phi = q c ut/rho,
+// A = q u_s/rho, into fld (assigned, not added: a zero-initialised
+// accumulator cost one addition per component and changed no sum's bits,
+// since the sums start at +0 and so are never -0).
 template <typename F>
 static __device__ __forceinline__ void fg_rad_lw_fields(const fg_rad_observer<F>& o, const F* st, const F* ac, F q,
                                                         const fg_rad_kin<F>& k, F* fld) {
-  const F iR = k.iR, nx = k.nx, ny = k.ny, nz = k.nz, ut = k.ut, iut = k.iut, iD = k.iD, ik = k.ik;
-  const F icut = o.ic * iut;
-  const F bx = st[5] * icut, by = st[6] * icut, bz = st[7] * icut;
-  F icut3 = icut * iut * iut;
-  F dbx = (ac[1] * ut - st[5] * ac[0]) * icut3;
-  F dby = (ac[2] * ut - st[6] * ac[0]) * icut3;
-  F dbz = (ac[3] * ut - st[7] * ac[0]) * icut3;
-  F ik3 = ik * ik * ik;
-  F mx = nx - bx, my = ny - by, mz = nz - bz;
-  F cv = q * iD * iD * ik * iR * iR;  // q / (ut^2 kappa^3 R^2)
-  F ndb = nx * dbx + ny * dby + nz * dbz;
-  F nm = nx * mx + ny * my + nz * mz;
-  F cr = q * o.ic * ik3 * iR;
-  F ex = cv * mx + cr * (mx * ndb - dbx * nm);
-  F ey = cv * my + cr * (my * ndb - dby * nm);
-  F ez = cv * mz + cr * (mz * ndb - dbz * nm);
-  fld[0] = ex; fld[1] = ey; fld[2] = ez;
-  fld[3] = ny * ez - nz * ey;
-  fld[4] = nz * ex - nx * ez;
-  fld[5] = nx * ey - ny * ex;
-  F phi = q * ik * iR;
-  fld[6] = phi; fld[7] = phi * bx; fld[8] = phi * by; fld[9] = phi * bz;
+  const F rx = k.rx, ry = k.ry, rz = k.rz, R = k.R, cut = k.cut, irho = k.irho;
+  const F cat = o.c * ac[0];
+  const F K = (cat * R - (rx * ac[1] + ry * ac[2] + rz * ac[3]) - o.c * o.c) * irho;
+  const F qi = q * irho, qi2 = qi * irho;
+  const F w0 = qi2 * (cat - K * cut);
+  const F wx = qi2 * (ac[1] - K * st[5]), wy = qi2 * (ac[2] - K * st[6]), wz = qi2 * (ac[3] - K * st[7]);
+  fld[0] = rx * w0 - R * wx; fld[1] = ry * w0 - R * wy; fld[2] = rz * w0 - R * wz;
+  fld[3] = wy * rz - wz * ry;
+  fld[4] = wz * rx - wx * rz;
+  fld[5] = wx * ry - wy * rx;
+  fld[6] = qi * cut; fld[7] = qi * st[5]; fld[8] = qi * st[6]; fld[9] = qi * st[7];
 }
 
 template <typename F> static __device__ __forceinline__ F fg_rad_abs(F x) { return x < 0 ? -x : x; }
