@@ -195,7 +195,10 @@ func (opt *Options) normalise() error {
 	if opt.Precision != Float64 && opt.Precision != Float32 {
 		return errs.New(errs.Parameter, "unknown precision %d", opt.Precision)
 	}
-	if opt.Threads <= 0 {
+	if opt.Threads < 0 {
+		return errs.New(errs.Parameter, "threads=%d: want 0 (one per CPU) or more", opt.Threads)
+	}
+	if opt.Threads == 0 {
 		opt.Threads = runtime.GOMAXPROCS(0)
 	}
 	return nil
@@ -251,6 +254,14 @@ func Fields(src Source, obs Observers, times []float64, nsamples int, opt Option
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return nil, errs.New(errs.Parameter, "observer %d: coordinate %d is %v", j, i, v)
 			}
+		}
+	}
+	for j, v := range times {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			if len(times) == S {
+				return nil, errs.New(errs.Parameter, "observation time %d is %v", j, v)
+			}
+			return nil, errs.New(errs.Parameter, "observation time %d of observer %d is %v", j%S, j/S, v)
 		}
 	}
 	if opt.Segment == 0 {

@@ -449,6 +449,9 @@ func TestBadArguments(t *testing.T) {
 		{"n_iters", obs, []float64{1}, 1, Options{NIters: -1, NSubsteps: 1}, errs.Parameter},
 		{"substeps", obs, []float64{1}, 1, Options{Method: RK4}, errs.Parameter},
 		{"segment", obs, []float64{1}, 1, Options{NIters: 2, NSubsteps: 1, Segment: -1}, errs.Parameter},
+		{"NaN time", obs, []float64{1, math.NaN()}, 2, DefaultOptions(), errs.Parameter},
+		{"infinite time", Observers{X: []float64{3, 4}, Y: []float64{0, 0}, Z: []float64{1, 1}}, []float64{1, 2, 3, math.Inf(1)}, 2, DefaultOptions(), errs.Parameter},
+		{"threads", obs, []float64{1}, 1, Options{NIters: 2, NSubsteps: 1, Threads: -1}, errs.Parameter},
 	}
 	for _, c := range cases {
 		if _, err := Fields(src, c.obs, c.times, c.s, c.opt); !errs.Is(err, c.kind) {

@@ -137,6 +137,9 @@ func perParticle(md arrow.Metadata, key string, p int, def float64) ([]float64, 
 // tolerance. Violations are errs.Trajectory naming the particle and row.
 func FromRecord(rec arrow.RecordBatch, opt Options) (*Trajectories, error) {
 	tol := opt.Tolerance
+	if !(tol >= 0) || math.IsInf(tol, 0) {
+		return nil, errs.New(errs.Parameter, "tolerance=%v: want a finite number >= 0 (0: the default %g)", tol, DefaultTolerance)
+	}
 	if tol == 0 {
 		tol = DefaultTolerance
 	}

@@ -124,6 +124,11 @@ func TestValidation(t *testing.T) {
 			t.Logf("%s: %v", c.name, err)
 		}
 	}
+	for _, tol := range []float64{math.NaN(), -1e-6, math.Inf(1)} {
+		if _, err := FromRecord(rec, Options{Tolerance: tol}); !errs.Is(err, errs.Parameter) {
+			t.Errorf("tolerance %v: %v, want ParameterError", tol, err)
+		}
+	}
 	short := rec.NewSlice(0, 3)
 	if _, err := FromRecord(short, Options{}); !errs.Is(err, errs.Trajectory) {
 		t.Errorf("3 samples: %v", err)

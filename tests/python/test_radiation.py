@@ -163,6 +163,15 @@ def test_errors():
         rad.fields(tab, [[1, 2, 3]], [0.0], backend="opencl")
     with pytest.raises(fg.FormatError):
         rad.fields(tab.drop_columns(["uz"]), [[1, 2, 3]], [0.0])
+    with pytest.raises(fg.ParameterError, match="observation time 1 is NaN"):
+        rad.fields(tab, [[1, 2, 3]], [0.0, np.nan])
+    with pytest.raises(fg.ParameterError, match="observation time 0 of observer 1 is"):
+        rad.fields(tab, [[1, 2, 3], [3, 2, 1]], [[0.0, 1.0], [np.inf, 1.0]])
+    for tol in (np.nan, -1e-6, np.inf):
+        with pytest.raises(fg.ParameterError, match="tolerance"):
+            rad.fields(tab, [[1, 2, 3]], [0.0], tolerance=tol)
+    with pytest.raises(fg.ParameterError, match="threads"):
+        rad.fields(tab, [[1, 2, 3]], [0.0], threads=-1)
 
 
 def test_segments_are_independent_walks():
