@@ -232,6 +232,16 @@ func (src *Source) check() error {
 	return nil
 }
 
+// nonFinite is the index of xs' first NaN or infinity, or -1.
+func nonFinite(xs []float64) int {
+	for j, v := range xs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return j
+		}
+	}
+	return -1
+}
+
 // Fields computes the cube. times has S values shared by every observer or
 // O*S values (observer-major), one row of samples per observer; nsamples is S.
 func Fields(src Source, obs Observers, times []float64, nsamples int, opt Options) (*Cube, error) {
@@ -250,19 +260,15 @@ func Fields(src Source, obs Observers, times []float64, nsamples int, opt Option
 		return nil, errs.New(errs.Shape, "%d observation times for %d observers x %d samples: give %d shared or %d", len(times), o, S, S, o*S)
 	}
 	for i, x := range [][]float64{obs.X, obs.Y, obs.Z} {
-		for j, v := range x {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, errs.New(errs.Parameter, "observer %d: coordinate %d is %v", j, i, v)
-			}
+		if j := nonFinite(x); j >= 0 {
+			return nil, errs.New(errs.Parameter, "observer %d: coordinate %d is %v", j, i, x[j])
 		}
 	}
-	for j, v := range times {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			if len(times) == S {
-				return nil, errs.New(errs.Parameter, "observation time %d is %v", j, v)
-			}
-			return nil, errs.New(errs.Parameter, "observation time %d of observer %d is %v", j%S, j/S, v)
+	if j := nonFinite(times); j >= 0 {
+		if len(times) == S {
+			return nil, errs.New(errs.Parameter, "observation time %d is %v", j, times[j])
 		}
+		return nil, errs.New(errs.Parameter, "observation time %d of observer %d is %v", j%S, j/S, times[j])
 	}
 	if opt.Segment == 0 {
 		opt.Segment = AutoSegment(o, S)

@@ -237,7 +237,7 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
         raise ParameterError(f"method={method!r}: use 'newton' or 'rk4'")
     if precision not in ("float64", "float32"):
         raise ParameterError(f"precision={precision!r}: use 'float64' or 'float32'")
-    if not np.isfinite(tolerance) or tolerance < 0:  # JSON has no NaN: say what is wrong here
+    if not np.isfinite(tolerance):  # JSON carries no NaN or inf; the range is core/trajectory's check
         raise ParameterError(f"tolerance={tolerance!r}: want a finite number >= 0 (0: the default 1e-6)")
     obs = _observers(observers)
     o = obs.num_rows
