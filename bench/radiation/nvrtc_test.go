@@ -52,6 +52,10 @@ import (
 // kernels are capped at 128 registers on sm_90 (FG_RAD_MAXNREG_f64: four warps
 // per SM sub-partition instead of three); their budget is the cap, so that a
 // lost cap shows here.
+//
+// Session 10: the field takes the shifted sample time (X0 = c (t' - t) +
+// |x_obs|, no square root), which the split field kernel reads with its root:
+// float32's went from 80 to 84 (NVRTC 13.5), its budget to 88.
 func radiationBudget(kernel, arch string) int {
 	f32 := strings.HasSuffix(kernel, "_f32") || strings.HasSuffix(kernel, "_f32_split")
 	switch {
@@ -60,7 +64,7 @@ func radiationBudget(kernel, arch string) int {
 	case arch == "sm_80" && strings.HasPrefix(kernel, "fg_rad_rk4_cold_f64"):
 		return 232
 	case strings.HasPrefix(kernel, "fg_rad_field_") && f32:
-		return 80
+		return 88
 	case strings.HasPrefix(kernel, "fg_rad_field_"):
 		return 128
 	case f32 && arch == "sm_90":

@@ -217,52 +217,62 @@ func (o *observer[F]) lightCone(x, dx *[4]F, tp F) (f, fp F) {
 	return f, fp
 }
 
-// newtonStep is the Newton correction f/fp of lightCone with one reciprocal:
-// f (R + |x_obs|) = (t(tau) - t') (R + |x_obs|) + (|r|^2 - 2 x_obs.r)/c and
-// fp R c = (dt/dtau) R c - r.(dr/dtau), so f/fp = f(R+|x_obs|) R c / ((R +
-// |x_obs|) fp R c).
-func (o *observer[F]) newtonStep(x, dx *[4]F, tp F) F {
+// newtonStep is the Newton correction g/g' of the light cone squared, with
+// X0 = c (t_obs - t(tau)) = D + |x_obs|, D = c (t' - t(tau)):
+//
+//	g = X0^2 - R^2 = D (D + 2 |x_obs|) - (|r|^2 - 2 x_obs.r),   g' = -2 h,
+//	h = c (dt/dtau) X0 - R_s.(dr/dtau)
+//
+// (R^2 - |x_obs|^2 = |r|^2 - 2 x_obs.r without cancellation, as in
+// lightCone). g = 0 with X0 > 0 is lightCone's f = 0, and Newton on g is as
+// quadratic, with no square root: one reciprocal (session 10:
+// docs/performance/radiation.md). g is not monotonic (it vanishes again at the
+// advanced root X0 = -R), so a step counts only from where g falls, h > 0 (h
+// is rho = X.U of the splined position, R c ut kappa > 0 on the light cone);
+// ok is false otherwise, NaN included, and the caller solves from scratch.
+func (o *observer[F]) newtonStep(x, dx *[4]F, tp F) (step F, ok bool) {
 	rx, ry, rz := o.x-x[1], o.y-x[2], o.z-x[3]
-	R := sqrt(rx*rx + ry*ry + rz*rz)
-	num := x[1]*x[1] + x[2]*x[2] + x[3]*x[3] - 2*(o.x*x[1]+o.y*x[2]+o.z*x[3])
-	Rc := R * o.c
-	Rr := R + o.r0
-	fn := (x[0]-tp)*Rr + num*o.ic
-	fpn := dx[0]*Rc - (rx*dx[1] + ry*dx[2] + rz*dx[3])
-	return fn * Rc * (1 / (Rr * fpn))
+	num := x[1]*(x[1]-2*o.x) + x[2]*(x[2]-2*o.y) + x[3]*(x[3]-2*o.z)
+	D := o.c * (tp - x[0])
+	X0 := D + o.r0
+	h := o.c*dx[0]*X0 - (rx*dx[1] + ry*dx[2] + rz*dx[3])
+	return (num - D*(X0+o.r0)) * (1 / (h + h)), h > 0
 }
 
 // lw adds q's Liénard–Wiechert fields at the observer to acc (Ex, Ey, Ez, Bx,
 // By, Bz, phi, Ax, Ay, Az), Gaussian units, in the covariant form: with the
-// null separation X = (R, R_s) (R_s = x_obs - r, R = |R_s|), the 4-velocity
-// U = (c ut, u_s), its derivative A = (c a_t, a_s) and rho = X.U = c ut R -
-// R_s.u_s = R c ut kappa (kappa = 1 - n.beta), the potential q U/rho gives
+// separation X = x_obs - x(tau) = (X0, R_s) (X0 = c (t_obs - t) = c (t' - t)
+// + |x_obs|, R_s = x_obs - r; null at the retarded time: X0 = |R_s| = R), the
+// 4-velocity U = (c ut, u_s), its derivative A = (c a_t, a_s) and rho = X.U =
+// c ut X0 - R_s.u_s = R c ut kappa (kappa = 1 - n.beta), the potential q U/rho
+// gives
 //
 //	F^{mu nu} = (q/rho^2) (X^mu W^nu - X^nu W^mu),  W = A - U (X.A - c^2)/rho,
-//	E = (q/rho^2) (R_s W^0 - R W_s),  B = (q/rho^2) W_s x R_s (= n x E),
+//	E = (q/rho^2) (R_s W^0 - X0 W_s),  B = (q/rho^2) W_s x R_s (= n x E),
 //	phi = q c ut/rho,  A = q u_s/rho
 //
 // — the textbook q (n - beta)/(gamma^2 kappa^3 R^2) + q n x ((n - beta) x
 // beta')/(c kappa^3 R) without forming n, beta or beta' (session 9: 56
-// operations instead of 82; docs/performance/radiation.md). One square root
-// and one reciprocal; dtau/dt' = 1/(ut kappa) = R c/rho is returned for the
-// next sample's prediction. The GPU kernel (kernels/src/radiation.cu,
-// fg_rad_lw_dir and fg_rad_lw_fields) has the same formulas, with
-// hardware-estimate reciprocals within ~1.5 ulp.
-func (o *observer[F]) lw(st *[nState]F, ac *[nAccel]F, q F, acc *[NComp]F) (ifp F) {
+// operations instead of 82), and with X0 from the time, not a square root
+// (session 10: X0 - R is the light cone's residual, c f, which the solve has
+// made a rounding). One reciprocal; dtau/dt' = 1/(ut kappa) = X0 c/rho is
+// returned for the next sample's prediction. The GPU kernel
+// (kernels/src/radiation.cu, fg_rad_lw_dir and fg_rad_lw_fields) has the same
+// formulas, with a hardware-estimate reciprocal within ~1.5 ulp.
+func (o *observer[F]) lw(st *[nState]F, ac *[nAccel]F, q, tp F, acc *[NComp]F) (ifp F) {
 	rx, ry, rz := o.x-st[1], o.y-st[2], o.z-st[3]
-	R := sqrt(rx*rx + ry*ry + rz*rz)
+	X0 := o.c*(tp-st[0]) + o.r0
 	cut := o.c * st[4]
-	irho := 1 / (cut*R - (rx*st[5] + ry*st[6] + rz*st[7]))
+	irho := 1 / (cut*X0 - (rx*st[5] + ry*st[6] + rz*st[7]))
 	cat := o.c * ac[0]
-	K := (cat*R - (rx*ac[1] + ry*ac[2] + rz*ac[3]) - o.c*o.c) * irho // (X.A - c^2)/rho
+	K := (cat*X0 - (rx*ac[1] + ry*ac[2] + rz*ac[3]) - o.c*o.c) * irho // (X.A - c^2)/rho
 	qi := q * irho
 	qi2 := qi * irho
 	w0 := qi2 * (cat - K*cut)
 	wx, wy, wz := qi2*(ac[1]-K*st[5]), qi2*(ac[2]-K*st[6]), qi2*(ac[3]-K*st[7])
-	acc[0] += rx*w0 - R*wx
-	acc[1] += ry*w0 - R*wy
-	acc[2] += rz*w0 - R*wz
+	acc[0] += rx*w0 - X0*wx
+	acc[1] += ry*w0 - X0*wy
+	acc[2] += rz*w0 - X0*wz
 	acc[3] += wy*rz - wz*ry
 	acc[4] += wz*rx - wx*rz
 	acc[5] += wx*ry - wy*rx
@@ -270,7 +280,7 @@ func (o *observer[F]) lw(st *[nState]F, ac *[nAccel]F, q F, acc *[NComp]F) (ifp 
 	acc[7] += qi * st[5]
 	acc[8] += qi * st[6]
 	acc[9] += qi * st[7]
-	return R * o.c * irho
+	return X0 * o.c * irho
 }
 
 // coldSolve finds the retarded proper time of sample time tp from scratch:
@@ -406,8 +416,9 @@ func run[F float](k *knots[F], ob observer[F], tps []F, charge []F, opt *Options
 					have = tau >= lo && tau <= hi
 					for it := 0; have && it < opt.NIters; it++ {
 						w.position(tau, &x, &dx)
-						tau -= ob.newtonStep(&x, &dx, tp)
-						have = tau >= lo && tau <= hi
+						step, ok := ob.newtonStep(&x, &dx, tp)
+						tau -= step
+						have = ok && tau >= lo && tau <= hi
 					}
 				case RK4:
 					h := dt / F(opt.NSubsteps)
@@ -441,7 +452,7 @@ func run[F float](k *knots[F], ob observer[F], tps []F, charge []F, opt *Options
 			}
 			acc = [NComp]F{}
 			w.stateAccel(tau, &st, &ac)
-			ifp = ob.lw(&st, &ac, q, &acc)
+			ifp = ob.lw(&st, &ac, q, tp, &acc)
 			for c := range out {
 				out[c][j] += float64(acc[c])
 			}

@@ -248,7 +248,11 @@ func TestNewtonQuadratic(t *testing.T) {
 		for it := 0; it < 6; it++ {
 			errsK = append(errsK, math.Abs(tau-root))
 			w.position(tau, &x, &dx)
-			tau -= ob.newtonStep(&x, &dx, tp) // the kernels' own correction
+			step, ok := ob.newtonStep(&x, &dx, tp) // the kernels' own correction
+			if !ok {
+				t.Fatalf("start %+.2f: iterate %d at tau %.6g is not on the retarded side", d0, it, tau)
+			}
+			tau -= step
 		}
 		t.Logf("start %+.2f: errors %.2e", d0, errsK)
 		var cs []float64

@@ -9,8 +9,9 @@
 // by a cold binary search, a warm-started gallop + bisect, or kept in
 // registers while tau stays inside it (coef_reuse); the three share
 // fg_rad_cubic, so their cubes are bit-identical. A Newton correction takes
-// one reciprocal and one square root (fg_rad_newton_step), the field one
-// reciprocal and one square root (fg_rad_lw_dir), all from the
+// one reciprocal (fg_rad_newton_step: Newton on the squared light cone), the
+// field one reciprocal (fg_rad_lw_dir: X0 from the time), RK4's and the cold
+// solve's light cone a square root and two (fg_rad_light_cone), all from the
 // hardware estimates (fastmath.cuh: fg_rcp_normal, fg_rsqrt_normal).
 //
 // Default entry points fg_rad_<method>_<search>_<f64|f32> (method newton |
@@ -71,6 +72,12 @@
 #define FG_RAD_NCOMP 10
 #define FG_RAD_REC 64
 #define FG_RAD_REC_ACCEL 48
+// The tiled kernels' shared slot per (sample, observer): NCOMP sums and the
+// shifted time. Eleven doubles, odd, so a warp's 8-byte accesses at a
+// stride of 22 words hit all 32 banks once per half-warp; and contiguous, so
+// the ten components are immediate offsets of one address (the layout
+// [NCOMP][tile][B] took two integer instructions per component to address).
+#define FG_RAD_SLOT 11
 
 template <typename F> struct fg_rad_args {
   const F* t;
@@ -114,14 +121,12 @@ template <typename F> struct fg_rad_interval {
 };
 
 // Every reciprocal and square root here has a positive normal argument (rho =
-// R c ut kappa >= R c/2 for a massive particle; R^2, R + |x_obs| and df/dtau
-// unless the observer sits on the worldline, where the field is infinite and NaN comes
+// R c ut kappa >= R c/2 for a massive particle; R^2, R + |x_obs|, df/dtau and
+// the Newton step's h, or the step is refused, unless the observer sits on the worldline, where the field is infinite and NaN comes
 // out instead of inf), so they take fastmath.cuh's hardware estimates instead
 // of the library's slow-path calls (21 in the Newton reuse kernel, which cost
 // it registers too). The CPU kernel rounds correctly; the two agree within the
 // tests' float64 bound.
-template <typename F> static __device__ __forceinline__ F fg_rad_sqrt(F x) { return x * fg_rsqrt_normal(x); }
-
 // q1 = dt1^2, e2 = dt2^3, formed once per evaluation.
 template <typename F>
 static __device__ __forceinline__ F fg_rad_cubic(F y0, F y1, F a1, F a0, F dt1, F q1, F e2) {
@@ -327,60 +332,66 @@ static __device__ __forceinline__ void fg_rad_light_cone(const fg_rad_observer<F
   *fp = dx[0] - (rx * dx[1] + ry * dx[2] + rz * dx[3]) * iR * o.ic;
 }
 
-// The Newton correction f/fp with one reciprocal: f (R + |x_obs|) =
-// (t(tau) - t') (R + |x_obs|) + (|r|^2 - 2 x_obs.r)/c, fp R c = (dt/dtau) R c - r.(dr/dtau).
+// The Newton correction g/g' of the squared light cone, no square root and
+// one reciprocal (core/radiation's newtonStep): X0 = c (t_obs - t) = D +
+// |x_obs|, D = c (t' - t), g = X0^2 - R^2 = D (D + 2|x_obs|) - (|r|^2 -
+// 2 x_obs.r), g' = -2 h, h = c (dt/dtau) X0 - R_s.(dr/dtau); *ok is false
+// unless h > 0 (g falls towards the retarded root, not the advanced one).
 template <typename F>
-static __device__ __forceinline__ F fg_rad_newton_step(const fg_rad_observer<F>& o, const F* x, const F* dx, F tp) {
+static __device__ __forceinline__ F fg_rad_newton_step(const fg_rad_observer<F>& o, const F* x, const F* dx, F tp, bool* ok) {
   F rx = o.x - x[1], ry = o.y - x[2], rz = o.z - x[3];
-  F R = fg_rad_sqrt(rx * rx + ry * ry + rz * rz);
-  F num = x[1] * x[1] + x[2] * x[2] + x[3] * x[3] - 2 * (o.x * x[1] + o.y * x[2] + o.z * x[3]);
-  F Rc = R * o.c;
-  F Rr = R + o.r0;
-  F fn = (x[0] - tp) * Rr + num * o.ic;
-  F fpn = dx[0] * Rc - (rx * dx[1] + ry * dx[2] + rz * dx[3]);
-  return fn * Rc * fg_rcp_normal(Rr * fpn);
+  // x - 2 x_obs as one FMA each (NVRTC formed 2 x_obs by an addition first);
+  // 2 x_obs is exact, so the bits are the CPU's x - 2*o.x.
+  F num = x[1] * fma((F)-2, o.x, x[1]) + x[2] * fma((F)-2, o.y, x[2]) + x[3] * fma((F)-2, o.z, x[3]);
+  F D = o.c * (tp - x[0]);
+  F X0 = D + o.r0;
+  F h = o.c * dx[0] * X0 - (rx * dx[1] + ry * dx[2] + rz * dx[3]);
+  *ok = h > 0;
+  return (num - D * (X0 + o.r0)) * fg_rcp_normal(h + h);
 }
 
-// The part of the field that depends on the state only: the separation R_s =
-// x_obs - r, R = |R_s|, c ut and 1/rho, rho = X.U = c ut R - R_s.u_s (= R c ut
-// kappa), and the predictor dtau/dt' = 1/(ut kappa) = R c/rho.
-// fg_rad_add_fields and the split solve's fg_rad_predictor both start with it,
-// so the predictor is the same code, and gives the same bits, in both.
-template <typename F> struct fg_rad_kin { F rx, ry, rz, R, cut, irho, iD; };
+// The part of the field that depends on the state only: the separation X =
+// (X0, R_s), R_s = x_obs - r, X0 = c (t' - t) + |x_obs| (= |R_s| at the
+// retarded time: no square root), c ut and 1/rho, rho = X.U = c ut X0 -
+// R_s.u_s (= R c ut kappa), and the predictor dtau/dt' = 1/(ut kappa) =
+// X0 c/rho. fg_rad_add_fields and the split solve's fg_rad_predictor both
+// start with it, so the predictor is the same code, and gives the same bits,
+// in both.
+template <typename F> struct fg_rad_kin { F rx, ry, rz, X0, cut, irho, iD; };
 
 template <typename F>
-static __device__ __forceinline__ void fg_rad_lw_dir(const fg_rad_observer<F>& o, const F* st, fg_rad_kin<F>& k) {
+static __device__ __forceinline__ void fg_rad_lw_dir(const fg_rad_observer<F>& o, const F* st, F tp, fg_rad_kin<F>& k) {
   k.rx = o.x - st[1]; k.ry = o.y - st[2]; k.rz = o.z - st[3];
-  k.R = fg_rad_sqrt(k.rx * k.rx + k.ry * k.ry + k.rz * k.rz);
+  k.X0 = o.c * (tp - st[0]) + o.r0;
   k.cut = o.c * st[4];
-  k.irho = fg_rcp_normal(k.cut * k.R - (k.rx * st[5] + k.ry * st[6] + k.rz * st[7]));
-  k.iD = k.R * o.c * k.irho;
+  k.irho = fg_rcp_normal(k.cut * k.X0 - (k.rx * st[5] + k.ry * st[6] + k.rz * st[7]));
+  k.iD = k.X0 * o.c * k.irho;
 }
 
 // The predictor alone (the split solve): the state at tau in, dtau/dt' out.
-template <typename F> static __device__ __forceinline__ F fg_rad_predictor(const fg_rad_observer<F>& o, const F* st) {
+template <typename F> static __device__ __forceinline__ F fg_rad_predictor(const fg_rad_observer<F>& o, const F* st, F tp) {
   fg_rad_kin<F> k;
-  fg_rad_lw_dir(o, st, k);
+  fg_rad_lw_dir(o, st, tp, k);
   return k.iD;
 }
 
 // q's Liénard–Wiechert fields (core/radiation's lw, same formulas: the
 // covariant form) from the state's part k (fg_rad_lw_dir):
 // F^{mu nu} = (q/rho^2) (X^mu W^nu - X^nu W^mu), W = A - U (X.A - c^2)/rho,
-// E = (q/rho^2) (R_s W^0 - R W_s), B = (q/rho^2) W_s x R_s, phi = q c ut/rho,
+// E = (q/rho^2) (R_s W^0 - X0 W_s), B = (q/rho^2) W_s x R_s, phi = q c ut/rho,
 // A = q u_s/rho, into fld (assigned, not added: a zero-initialised
 // accumulator cost one addition per component and changed no sum's bits,
 // since the sums start at +0 and so are never -0).
 template <typename F>
 static __device__ __forceinline__ void fg_rad_lw_fields(const fg_rad_observer<F>& o, const F* st, const F* ac, F q,
                                                         const fg_rad_kin<F>& k, F* fld) {
-  const F rx = k.rx, ry = k.ry, rz = k.rz, R = k.R, cut = k.cut, irho = k.irho;
+  const F rx = k.rx, ry = k.ry, rz = k.rz, X0 = k.X0, cut = k.cut, irho = k.irho;
   const F cat = o.c * ac[0];
-  const F K = (cat * R - (rx * ac[1] + ry * ac[2] + rz * ac[3]) - o.c * o.c) * irho;
+  const F K = (cat * X0 - (rx * ac[1] + ry * ac[2] + rz * ac[3]) - o.c * o.c) * irho;
   const F qi = q * irho, qi2 = qi * irho;
   const F w0 = qi2 * (cat - K * cut);
   const F wx = qi2 * (ac[1] - K * st[5]), wy = qi2 * (ac[2] - K * st[6]), wz = qi2 * (ac[3] - K * st[7]);
-  fld[0] = rx * w0 - R * wx; fld[1] = ry * w0 - R * wy; fld[2] = rz * w0 - R * wz;
+  fld[0] = rx * w0 - X0 * wx; fld[1] = ry * w0 - X0 * wy; fld[2] = rz * w0 - X0 * wz;
   fld[3] = wy * rz - wz * ry;
   fld[4] = wz * rx - wx * rz;
   fld[5] = wx * ry - wy * rx;
@@ -466,9 +477,10 @@ static __device__ __forceinline__ bool fg_rad_advance(fg_rad_walker<F, SEARCH, L
       tau += dt * ifp;
       have = tau >= lo && tau <= hi;
       for (int it = 0; have && it < A.n_iters; it++) {
+        bool ok;
         w.position(tau, x, dx);
-        tau -= fg_rad_newton_step(ob, x, dx, tp);
-        have = tau >= lo && tau <= hi;
+        tau -= fg_rad_newton_step(ob, x, dx, tp, &ok);
+        have = ok && tau >= lo && tau <= hi;
       }
     } else {
       F h = dt / (F)A.n_substeps;
@@ -496,10 +508,10 @@ static __device__ __forceinline__ bool fg_rad_advance(fg_rad_walker<F, SEARCH, L
 // a sample whose particle has no root. The stride keeps the caller's integer
 // type, so each caller's index arithmetic is what it was.
 template <typename F, typename I>
-static __device__ __forceinline__ F fg_rad_add_fields(const fg_rad_observer<F>& ob, const F* st, const F* ac, F q,
+static __device__ __forceinline__ F fg_rad_add_fields(const fg_rad_observer<F>& ob, const F* st, const F* ac, F q, F tp,
                                                       double* sum, I stride) {
   fg_rad_kin<F> k;
-  fg_rad_lw_dir(ob, st, k);
+  fg_rad_lw_dir(ob, st, tp, k);
   F fld[FG_RAD_NCOMP];
   fg_rad_lw_fields(ob, st, ac, q, k, fld);
 #pragma unroll
@@ -536,14 +548,16 @@ static __device__ void fg_rad_observer_walk(const fg_rad_args<F>& A, int o) {
         continue;
       }
       w.state_accel(tau, st, ac);
-      ifp = fg_rad_add_fields(ob, st, ac, q, A.out + j, os);
+      ifp = fg_rad_add_fields(ob, st, ac, q, tp, A.out + j, os);
       if (A.tret) A.tret[p * os + j] = (double)st[0];
     }
   }
 }
 
 // The default kernels: see the header. Dynamic shared memory per block of B
-// threads (B observers): double sums[NCOMP][tile][B], F tp[tile][B], int
+// threads (B observers): one slot of FG_RAD_SLOT doubles per (sample k,
+// observer), slot k * B + tid, holding the NCOMP sums and, in the eleventh,
+// the shifted time tp (as F), then int
 // observer[B] (gpuradiation.SharedBytes). Each thread reads and writes only
 // its own column of sums and tp, so the block synchronises only around the
 // write-out.
@@ -552,9 +566,7 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
   extern __shared__ double fg_rad_smem[];
   const int B = blockDim.x, tid = threadIdx.x, T = A.tile;
   double* sums = fg_rad_smem;
-  F* stp = reinterpret_cast<F*>(sums + FG_RAD_NCOMP * T * B);
-  int* sobs = reinterpret_cast<int*>(stp + T * B);
-  const int TB = T * B;  // one component's sums
+  int* sobs = reinterpret_cast<int*>(sums + FG_RAD_SLOT * T * B);
   const size_t os = (size_t)A.O * A.S;
   const size_t G = (size_t)gridDim.x * B, g = (size_t)blockIdx.x * B + tid;
   F st[FG_RAD_NSTATE], ac[FG_RAD_NACCEL];
@@ -571,8 +583,9 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
     for (int s0 = sb; s0 < se; s0 += T) {
       const int ns = min(T, se - s0);
       for (int k = 0; k < ns; k++) {
-        for (int c = 0; c < FG_RAD_NCOMP; c++) sums[c * TB + k * B + tid] = 0;
-        stp[k * B + tid] = live ? tps[s0 + k] : 0;
+        double* sk = sums + (k * B + tid) * FG_RAD_SLOT;
+        for (int c = 0; c < FG_RAD_NCOMP; c++) sk[c] = 0;
+        *reinterpret_cast<F*>(sk + FG_RAD_NCOMP) = live ? tps[s0 + k] : 0;
       }
       for (int p = 0; live && p < A.P; p++) {
         const int a = A.off[p], b = A.off[p + 1];
@@ -592,19 +605,19 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
         }
         F tprev = s0 > sb ? tps[s0 - 1] : 0;  // the previous tile's last shifted time (read again: a register less)
         for (int k = 0; k < ns; k++) {
-          const F tp = stp[k * B + tid];
+          double* sk = sums + (k * B + tid) * FG_RAD_SLOT;
+          const F tp = *reinterpret_cast<const F*>(sk + FG_RAD_NCOMP);
           const int i0 = w.idx;
           w.hint = step;
           have = fg_rad_advance<F, METHOD, SEARCH, FG_RAD_INTERVAL_MAJOR>(w, ob, tp, tprev, lo, hi, have, ifp, &tau);
           tprev = tp;
-          double* sk = sums + k * B + tid;
           if (!have) {
-            fg_rad_no_root(sk, TB);
+            fg_rad_no_root(sk, 1);
             if (A.tret) A.tret[p * os + (size_t)o * A.S + s0 + k] = FG_RAD_NAN;
             continue;
           }
           w.state_accel(tau, st, ac);
-          ifp = fg_rad_add_fields(ob, st, ac, q, sk, TB);
+          ifp = fg_rad_add_fields(ob, st, ac, q, tp, sk, 1);
           if (A.tret) A.tret[p * os + (size_t)o * A.S + s0 + k] = (double)st[0];
           step = w.idx - i0;
         }
@@ -617,7 +630,7 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
         for (int e = tid; e < B * ns; e += B) {
           const int ol = e / ns, k = e - ol * ns;
           const int oo = sobs[ol];
-          if (oo >= 0) A.out[c * os + (size_t)oo * A.S + s0 + k] = sums[c * TB + k * B + ol];
+          if (oo >= 0) A.out[c * os + (size_t)oo * A.S + s0 + k] = sums[(k * B + ol) * FG_RAD_SLOT + c];
         }
       }
       __syncthreads();
@@ -669,7 +682,7 @@ static __device__ void fg_rad_split_solve(const fg_rad_args<F>& A) {
     int idx = -1;
     if (have) {
       w.state(tau, st);  // the tiled kernel's state_accel: the same locate, the same state
-      ifp = fg_rad_predictor(ob, st);
+      ifp = fg_rad_predictor(ob, st, tp);
       step = w.idx - i0;
       idx = w.idx;
     }
@@ -725,7 +738,7 @@ static __device__ void fg_rad_split_field(const fg_rad_args<F>& A) {
       const fg_rad_powers<F> w = fg_rad_powers_at(iv, tau);
       fg_rad_state(iv, u, w, st);
       fg_rad_eval4(ia, w, ac);
-      fg_rad_add_fields(ob, st, ac, q, sum, 1);
+      fg_rad_add_fields(ob, st, ac, q, A.tp[(size_t)o * A.S + s], sum, 1);
       if (A.tret) A.tret[p * os + (size_t)o * A.S + s] = (double)st[0];
     }
   }

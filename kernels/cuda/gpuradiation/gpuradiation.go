@@ -246,11 +246,17 @@ func DirectionOrder(x, y, z []float64) []int32 {
 
 // SharedBytes is the tiled kernels' dynamic shared memory for a block of
 // block threads (observers) and tiles of tile samples (radiation.cu's
-// fg_rad_tiled): per observer, sums (NComp doubles per sample), the shifted
-// times (one F each) and its index.
+// fg_rad_tiled): per observer and sample a slot of Slot doubles (the NComp
+// sums and the shifted time), and per observer its index. fbytes (the
+// precision's size) no longer enters: the time sits in the slot's
+// eleventh double, which float64 needed anyway (80 + 8 bytes before).
 func SharedBytes(block, tile, fbytes int) int {
-	return block*tile*(radiation.NComp*8+fbytes) + 4*block
+	return block*tile*Slot*8 + 4*block
 }
+
+// Slot is FG_RAD_SLOT: doubles per (sample, observer) of the tiled kernels'
+// shared memory.
+const Slot = radiation.NComp + 1
 
 // ScratchLimit bounds the tiled kernels' walker scratch (bytes): the grid is
 // lowered below the device's resident blocks when particles are so many
