@@ -52,4 +52,14 @@ static __device__ __forceinline__ double fg_rcp_normal(double x) {
     const double e = fma(-x, y, 1.0);
     return fma(y, fma(e, e, e), y);
 }
+// a / b for a positive normal b: the estimate y of 1/b and the same
+// correction applied to the quotient, q = q0 + q0 (e + e^2) with q0 = a y,
+// e = 1 - b y, so that q0 and e are formed side by side (one dependent
+// operation less than a * fg_rcp_normal(b); within about 1.5 ulp likewise).
+static __device__ __forceinline__ float fg_quot_normal(float a, float b) { return a * fg_rcp_normal(b); }
+static __device__ __forceinline__ double fg_quot_normal(double a, double b) {
+    const double y = fg_rcp_estimate(b);
+    const double q0 = a * y, e = fma(-b, y, 1.0);
+    return fma(q0, fma(e, e, e), q0);
+}
 #endif

@@ -347,7 +347,7 @@ static __device__ __forceinline__ F fg_rad_newton_step(const fg_rad_observer<F>&
   F X0 = D + o.r0;
   F h = o.c * dx[0] * X0 - (rx * dx[1] + ry * dx[2] + rz * dx[3]);
   *ok = h > 0;
-  return (num - D * (X0 + o.r0)) * fg_rcp_normal(h + h);
+  return fg_quot_normal((F)0.5 * (num - D * (X0 + o.r0)), h);
 }
 
 // The part of the field that depends on the state only: the separation X =
