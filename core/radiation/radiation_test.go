@@ -273,6 +273,44 @@ func TestNewtonQuadratic(t *testing.T) {
 	}
 }
 
+// Newton on the squared light cone g = X0^2 - R^2 would also converge to
+// g's other root, the advanced one (X0 = -R, t = t_obs + R/c): newtonStep
+// refuses every step taken from where g rises (h <= 0), which includes that
+// root's neighbourhood, and accepts them around the retarded root.
+func TestNewtonStepRefusesAdvancedBranch(t *testing.T) {
+	src, _ := circular(t, 0.9, 4)
+	k := toKnots[float64](src)
+	ob := newObserver[float64](6, -2, 1, math.Sqrt(6*6+2*2+1*1), 1)
+	w := walker[float64]{k: k, a: 0, b: src.State.N, search: Warm, idx: 0}
+	tp := -6.0 // t_obs = tp + |x_obs|/c = 0.4: retarded lab time ~ -6, advanced ~ 6.8, both on the worldline (-14 .. 14)
+	root, ok := w.coldSolve(&ob, tp)
+	if !ok {
+		t.Fatal("no root")
+	}
+	var x, dx [4]float64
+	refused, accepted := 0, 0
+	for tau := k.t[0]; tau <= k.t[src.State.N-1]; tau += 0.01 {
+		w.position(tau, &x, &dx)
+		_, ok := ob.newtonStep(&x, &dx, tp)
+		X0 := ob.c*(tp-x[0]) + ob.r0
+		R := math.Sqrt((ob.x-x[1])*(ob.x-x[1]) + (ob.y-x[2])*(ob.y-x[2]) + (ob.z-x[3])*(ob.z-x[3]))
+		switch {
+		case X0 <= -R*0.9 && ok: // around and beyond the advanced root
+			t.Fatalf("tau %.4g (X0 %.4g, R %.4g): a step from the advanced branch was accepted", tau, X0, R)
+		case X0 <= -R*0.9:
+			refused++
+		case math.Abs(tau-root) < 0.5 && !ok:
+			t.Fatalf("tau %.4g, %.3g from the retarded root: step refused", tau, tau-root)
+		case math.Abs(tau-root) < 0.5:
+			accepted++
+		}
+	}
+	if refused == 0 || accepted == 0 {
+		t.Fatalf("the scan saw %d advanced-branch and %d near-root points", refused, accepted)
+	}
+	t.Logf("%d steps refused on the advanced branch, %d accepted near the retarded root", refused, accepted)
+}
+
 // RK4's error falls as the fourth power of the substep.
 func TestRK4FourthOrder(t *testing.T) {
 	src, T := circular(t, 0.7, 6)

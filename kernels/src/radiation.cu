@@ -122,8 +122,8 @@ template <typename F> struct fg_rad_interval {
 
 // Every reciprocal and square root here has a positive normal argument (rho =
 // R c ut kappa >= R c/2 for a massive particle; R^2, R + |x_obs|, df/dtau and
-// the Newton step's h, or the step is refused, unless the observer sits on the worldline, where the field is infinite and NaN comes
-// out instead of inf), so they take fastmath.cuh's hardware estimates instead
+// the Newton step's h, or the step is refused; unless the observer sits on
+// the worldline, where the field is infinite and NaN comes out instead of inf), so they take fastmath.cuh's hardware estimates instead
 // of the library's slow-path calls (21 in the Newton reuse kernel, which cost
 // it registers too). The CPU kernel rounds correctly; the two agree within the
 // tests' float64 bound.
@@ -559,7 +559,7 @@ static __device__ void fg_rad_observer_walk(const fg_rad_args<F>& A, int o) {
 // observer), slot k * B + tid, holding the NCOMP sums and, in the eleventh,
 // the shifted time tp (as F), then int
 // observer[B] (gpuradiation.SharedBytes). Each thread reads and writes only
-// its own column of sums and tp, so the block synchronises only around the
+// its own slots, so the block synchronises only around the
 // write-out.
 template <typename F, int METHOD, int SEARCH>
 static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
