@@ -425,7 +425,7 @@ func TestGPUTilePolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shared := func(tile int) int { return gpuradiation.SharedBytes(gpuradiation.DefaultBlock, tile, 8) }
+	shared := func(tile int) int { return gpuradiation.SharedBytes(gpuradiation.DefaultBlock, tile) }
 	perSM := fn.DescribeAt(gpuradiation.DefaultBlock, shared(gpuradiation.DefaultTile)).BlocksPerSM
 	if fn.DescribeAt(gpuradiation.DefaultBlock, shared(gpuradiation.SmallTile)).BlocksPerSM <= perSM {
 		t.Skipf("tiles of %d keep no more blocks resident than tiles of %d on this GPU", gpuradiation.SmallTile, gpuradiation.DefaultTile)
@@ -617,11 +617,8 @@ func BenchmarkGPURadiation(b *testing.B) {
 			continue
 		}
 		if kind != gpuradiation.Obs { // occupancy at the launch's shape
-			block, tile, fb := cmp.Or(v.block, gpuradiation.DefaultBlock), tiles[v.name], 8
-			if v.opt.Precision == radiation.Float32 {
-				fb = 4
-			}
-			in = fn.DescribeAt(block, gpuradiation.SharedBytes(block, tile, fb))
+			block, tile := cmp.Or(v.block, gpuradiation.DefaultBlock), tiles[v.name]
+			in = fn.DescribeAt(block, gpuradiation.SharedBytes(block, tile))
 		}
 		b.Logf("%-44s %-28s %3d registers, spill %d/%d B, local %d B, %s, %d blocks/SM, occupancy %.2f: %.3g samples/s",
 			v.name, in.Name, in.Registers, in.SpillStores, in.SpillLoads, in.LocalBytes, d.LastLaunch, in.BlocksPerSM, in.Occupancy, rates[v.name])

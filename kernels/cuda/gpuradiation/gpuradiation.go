@@ -97,8 +97,8 @@ const (
 // observers and `blocks` work items (observer blocks x segments): DefaultTile
 // while the items all fit at once, else the tile (DefaultTile or SmallTile)
 // that keeps more blocks resident.
-func tileFor(fn *cuda.Function, sms, block, blocks, fbytes int) int {
-	resident := func(tile int) int { return fn.DescribeAt(block, SharedBytes(block, tile, fbytes)).BlocksPerSM * sms }
+func tileFor(fn *cuda.Function, sms, block, blocks int) int {
+	resident := func(tile int) int { return fn.DescribeAt(block, SharedBytes(block, tile)).BlocksPerSM * sms }
 	if def := resident(DefaultTile); blocks <= def || resident(SmallTile) <= def {
 		return DefaultTile
 	}
@@ -247,10 +247,9 @@ func DirectionOrder(x, y, z []float64) []int32 {
 // SharedBytes is the tiled kernels' dynamic shared memory for a block of
 // block threads (observers) and tiles of tile samples (radiation.cu's
 // fg_rad_tiled): per observer and sample a slot of Slot doubles (the NComp
-// sums and the shifted time), and per observer its index. fbytes (the
-// precision's size) no longer enters: the time sits in the slot's
-// eleventh double, which float64 needed anyway (80 + 8 bytes before).
-func SharedBytes(block, tile, fbytes int) int {
+// sums and the shifted time, in either precision), and per observer its
+// index.
+func SharedBytes(block, tile int) int {
 	return block*tile*Slot*8 + 4*block
 }
 
@@ -353,9 +352,9 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		}
 		items := (job.O + block - 1) / block * ((job.S + seg - 1) / seg)
 		if tile <= 0 {
-			tile = tileFor(fn, d.b.SMs(), block, items, fbytes)
+			tile = tileFor(fn, d.b.SMs(), block, items)
 		}
-		shared = SharedBytes(block, tile, fbytes)
+		shared = SharedBytes(block, tile)
 		if shared > 48<<10 {
 			return errs.New(errs.Parameter, "block %d x tile %d needs %d bytes of shared memory, over 48 KiB", block, tile, shared)
 		}
