@@ -281,11 +281,18 @@ template <typename F, int SEARCH, int LAYOUT> struct fg_rad_walker {
   fg_rad_interval<F> iv;
   __device__ fg_rad_walker(const fg_rad_args<F>& A_, int a_, int b_) : A(A_), a(a_), b(b_), idx(a_), hint(0), valid(false) {}
 
+  // The cached interval holds tau (coef_reuse only).
+  __device__ __forceinline__ bool holds(F tau) const { return SEARCH == FG_RAD_REUSE && valid && iv.t0 <= tau && tau < iv.t1; }
   __device__ __forceinline__ void locate(F tau) {
     if (SEARCH == FG_RAD_COLD) {
       idx = fg_rad_search(A.t, a, b, tau);
-    } else if (SEARCH == FG_RAD_REUSE && valid && (idx == a || iv.t0 <= tau) && (idx == b - 2 || !(iv.t1 <= tau))) {
-      return;  // the guess test of fg_rad_search_from on the cached t[idx], t[idx+1]
+    } else if (holds(tau)) {
+      // The cached interval holds tau. Without fg_rad_search_from's end
+      // cases (idx == a or b - 2 extrapolating): every caller but RK4's
+      // inner stages passes a tau on the knots, where the two tests differ
+      // only at tau == t[b-1], which the search then finds to be the same
+      // interval (a refetch of the same record, the same bits).
+      return;
     } else {
       idx = fg_rad_search_from(A.t, a, b, idx + hint, tau);
       hint = 0;
@@ -604,8 +611,13 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
           step = A.w_step[wi];
         }
         F tprev = s0 > sb ? tps[s0 - 1] : 0;  // the previous tile's last shifted time (read again: a register less)
-        for (int k = 0; k < ns; k++) {
-          double* sk = sums + (k * B + tid) * FG_RAD_SLOT;
+        // The sample loop walks the thread's slots and its row of retarded
+        // times by pointer and counts down (under the register cap NVRTC
+        // rebuilt an index or an end bound from the tile's bounds at every
+        // sample: 14-24 integer instructions).
+        double* tr = A.tret ? A.tret + p * os + (size_t)o * A.S + s0 : nullptr;
+        double* sk = sums + tid * FG_RAD_SLOT;
+        for (int left = ns; left > 0; left--, sk += B * FG_RAD_SLOT) {
           const F tp = *reinterpret_cast<const F*>(sk + FG_RAD_NCOMP);
           const int i0 = w.idx;
           w.hint = step;
@@ -613,25 +625,29 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
           tprev = tp;
           if (!have) {
             fg_rad_no_root(sk, 1);
-            if (A.tret) A.tret[p * os + (size_t)o * A.S + s0 + k] = FG_RAD_NAN;
+            if (tr) *tr++ = FG_RAD_NAN;
             continue;
           }
           w.state_accel(tau, st, ac);
           ifp = fg_rad_add_fields(ob, st, ac, q, tp, sk, 1);
-          if (A.tret) A.tret[p * os + (size_t)o * A.S + s0 + k] = (double)st[0];
+          if (tr) *tr++ = (double)st[0];
           step = w.idx - i0;
         }
         A.w_tau[wi] = tau; A.w_ifp[wi] = ifp; A.w_idx[wi] = have ? w.idx : -1; A.w_step[wi] = step;
       }
       __syncthreads();
       // Write the tile: consecutive threads, consecutive samples of one
-      // observer (ns values contiguous per observer row).
-      for (int c = 0; c < FG_RAD_NCOMP; c++) {
-        for (int e = tid; e < B * ns; e += B) {
-          const int ol = e / ns, k = e - ol * ns;
-          const int oo = sobs[ol];
-          if (oo >= 0) A.out[c * os + (size_t)oo * A.S + s0 + k] = sums[(k * B + ol) * FG_RAD_SLOT + c];
-        }
+      // observer (ns values contiguous per observer row), an element's ten
+      // components from its indices formed once (per component, the division
+      // and the 64-bit index arithmetic cost 25 instructions per sample).
+      for (int e = tid; e < B * ns; e += B) {
+        const int ol = e / ns, k = e - ol * ns;
+        const int oo = sobs[ol];
+        if (oo < 0) continue;
+        double* dst = A.out + (size_t)oo * A.S + s0 + k;
+        const double* src = sums + (k * B + ol) * FG_RAD_SLOT;
+#pragma unroll
+        for (int c = 0; c < FG_RAD_NCOMP; c++) dst[c * os] = src[c];
       }
       __syncthreads();
     }
