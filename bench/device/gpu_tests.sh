@@ -10,7 +10,7 @@ mkdir -p $FIELDGO_CACHE; OUT=${OUT:-/tmp/fg-gputests-out}; mkdir -p $OUT
 T0=$(date +%s); el() { echo "[$(( $(date +%s) - T0 )) s]"; }
 date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 pf() { echo "  $(grep -c '^--- PASS' "$1") passed, $(grep -c '^--- SKIP' "$1") skipped"; grep -E "^(--- FAIL|    --- FAIL|FAIL|panic)|^PASS$" "$1" | head -20; }
-echo "== radiation kernels through NVRTC (alone in their process: NVRTC 13.0 once gave an empty log after GPU tests)"
+echo "== radiation kernels through NVRTC (their registers and spills from ptxas's report)"
 (cd bench/radiation && timeout 90 $B/radbench.test -test.v -test.run 'TestRadiationKernelCompiles' > $OUT/rad_nvrtc.log 2>&1; echo "rc=$? $(el)")
 pf $OUT/rad_nvrtc.log
 for a in sm_80 sm_90; do

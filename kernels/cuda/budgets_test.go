@@ -125,3 +125,30 @@ ptxas info    : Used 30 registers, used 1 barriers, 6144 bytes smem
 		t.Errorf("a device function was reported as a kernel")
 	}
 }
+
+// TestCompileUnderExtraDefine: the uncached recompile of CompileCUBIN (a
+// define no earlier compile had) still reports the kernel's resources, and
+// the define reaches the source. Needs NVRTC, not a GPU.
+func TestCompileUnderExtraDefine(t *testing.T) {
+	if _, _, _, err := NVRTCVersion(); err != nil {
+		t.Skipf("NVRTC not available: %v", err)
+	}
+	src := `#ifndef FG_NVRTC_UNCACHED
+#error the extra define did not arrive
+#endif
+extern "C" __global__ void fg_k_probe(double* x) { x[threadIdx.x] *= 2.0; }
+`
+	cubin, log, err := compileCUBIN(src, "sm_90", []string{"-DFG_NVRTC_UNCACHED=12345"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cubin) == 0 {
+		t.Fatal("empty CUBIN")
+	}
+	if r, ok := ParsePtxasLog(log)["fg_k_probe"]; !ok || r.Registers == 0 {
+		t.Fatalf("no ptxas report for fg_k_probe in:\n%s", log)
+	}
+	if _, _, err := compileCUBIN(src, "sm_90", nil); err == nil {
+		t.Fatal("the probe compiled without the define")
+	}
+}

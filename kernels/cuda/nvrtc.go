@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/fieldgo/fieldgo/errs"
@@ -145,18 +146,23 @@ func NVRTCVersion() (path string, major, minor int, err error) {
 // returns the CUBIN and the compiler log, which holds ptxas's resource report.
 // It needs NVRTC but no GPU. A compile failure is errs.Compile with the log.
 func CompileCUBIN(source, arch string) (cubin []byte, log string, err error) {
-	cubin, log, err = compileCUBIN(source, arch)
+	cubin, log, err = compileCUBIN(source, arch, nil)
 	if err == nil && len(ParsePtxasLog(log)) == 0 {
-		// NVRTC 13.0 on the H200 machine has returned an empty info log for
-		// a good compile (sessions 4-6, the budget and radiation tests, once
-		// as a process's first compile); the report is part of the result
-		// (describe() reads it): compile once more.
-		cubin, log, err = compileCUBIN(source, arch)
+		// NVRTC 12.9 and later look a program up in the CUDA driver's
+		// compute cache first and, on a hit, skip the compilation, so the
+		// log has no ptxas report (the "empty log" of sessions 4-10 on the
+		// H200 machine, after any earlier compile of the same source there;
+		// CUDA_CACHE_DISABLE=1 made it go away). The report is part of the
+		// result (describe() and the budget checks read it): compile once
+		// more under a define no earlier compile had, which the cache cannot
+		// hold, instead of turning the driver's cache off for every library
+		// in the process.
+		cubin, log, err = compileCUBIN(source, arch, []string{"-DFG_NVRTC_UNCACHED=" + strconv.FormatInt(time.Now().UnixNano(), 10)})
 	}
 	return cubin, log, err
 }
 
-func compileCUBIN(source, arch string) (cubin []byte, log string, err error) {
+func compileCUBIN(source, arch string, extra []string) (cubin []byte, log string, err error) {
 	if err := loadNVRTC(); err != nil {
 		return nil, "", err
 	}
@@ -185,7 +191,7 @@ func compileCUBIN(source, arch string) (cubin []byte, log string, err error) {
 		return nil, "", errs.New(errs.Backend, "nvrtcCreateProgram: %s", C.GoString(C.fg_nvrtcErrorString(rc)))
 	}
 	defer C.fg_nvrtcDestroyProgram(&prog)
-	opts := NVRTCOptions(arch)
+	opts := append(NVRTCOptions(arch), extra...)
 	copts := C.malloc(C.size_t(len(opts)) * C.size_t(unsafe.Sizeof(uintptr(0))))
 	defer C.free(copts)
 	co := unsafe.Slice((**C.char)(copts), len(opts))
