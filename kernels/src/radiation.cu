@@ -281,12 +281,10 @@ template <typename F, int SEARCH, int LAYOUT> struct fg_rad_walker {
   fg_rad_interval<F> iv;
   __device__ fg_rad_walker(const fg_rad_args<F>& A_, int a_, int b_) : A(A_), a(a_), b(b_), idx(a_), hint(0), valid(false) {}
 
-  // The cached interval holds tau (coef_reuse only).
-  __device__ __forceinline__ bool holds(F tau) const { return SEARCH == FG_RAD_REUSE && valid && iv.t0 <= tau && tau < iv.t1; }
   __device__ __forceinline__ void locate(F tau) {
     if (SEARCH == FG_RAD_COLD) {
       idx = fg_rad_search(A.t, a, b, tau);
-    } else if (holds(tau)) {
+    } else if (SEARCH == FG_RAD_REUSE && valid && iv.t0 <= tau && tau < iv.t1) {
       // The cached interval holds tau. Without fg_rad_search_from's end
       // cases (idx == a or b - 2 extrapolating): every caller but RK4's
       // inner stages passes a tau on the knots, where the two tests differ
