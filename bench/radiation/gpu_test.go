@@ -222,7 +222,8 @@ func sameBits(t *testing.T, d *gpuradiation.Device, sc *scene, opt radiation.Opt
 // methods (they share one polynomial evaluation; only the interval search
 // differs), and a second run repeats the first. So do the launch shapes
 // (other blocks and tiles, a tile that does not divide S, observers
-// unsorted, a grid that loops over observer slots) and, in float64 Newton, the comparison kernels (one thread per
+// unsorted, a grid that loops over observer slots, a cube without the
+// retarded times) and, in float64 Newton, the comparison kernels (one thread per
 // observer, interval records and column-major): the tiles add the particles
 // in the same order. So do the split kernels (roots per (observer,
 // particle), then fields per (observer, sample)), in every method, search
@@ -242,10 +243,12 @@ func TestGPUSearchesBitIdentical(t *testing.T) {
 		variant     string
 		newtonF64   bool // the comparison kernels exist for Newton float64 only
 		scratch     int  // split: Device.SplitScratch (bytes)
+		noTret      bool // without the retarded times: the tiled kernels without _tret, the same fields
 	}
 	runs := []run{{search: "warm"}, {search: "reuse"}, {search: "reuse"},
 		{search: "reuse", block: 32, tile: 3}, {search: "warm", block: 128, tile: 2, unsorted: true}, {search: "cold", tile: 8},
 		{search: "reuse", grid: 3}, {search: "warm", grid: 2, tile: 7},
+		{search: "reuse", noTret: true}, {search: "cold", tile: 3, noTret: true}, {search: "warm", grid: 2, noTret: true},
 		{search: "cold", variant: gpuradiation.Obs, newtonF64: true}, {search: "reuse", variant: gpuradiation.Obs, newtonF64: true},
 		{search: "cold", variant: gpuradiation.ColumnMajor, newtonF64: true}, {search: "warm", variant: gpuradiation.ColumnMajor, newtonF64: true},
 		{search: "reuse", variant: gpuradiation.ColumnMajor, newtonF64: true},
@@ -284,8 +287,13 @@ func TestGPUSearchesBitIdentical(t *testing.T) {
 						continue
 					}
 					d.BlockSize, d.Tile, d.MaxGrid, d.Unsorted, d.Variant, d.SplitScratch = r.block, r.tile, r.grid, r.unsorted, cmp.Or(r.variant, gpuradiation.Tiled), r.scratch
-					c := fieldsOn(t, sc, opts(r.search))
+					o := opts(r.search)
+					o.Retarded = !r.noTret
+					c := fieldsOn(t, sc, o)
 					launch := d.LastLaunch
+					if r.noTret && len(c.Data) != radiation.NComp {
+						t.Fatalf("%+v: %d columns without the retarded times, want %d", r, len(c.Data), radiation.NComp)
+					}
 					d.BlockSize, d.Tile, d.MaxGrid, d.Unsorted, d.Variant, d.SplitScratch = 0, 0, 0, false, "", 0
 					if r.variant == gpuradiation.Split {
 						split++

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fieldgo/fieldgo/kernels"
+	"github.com/stretchr/testify/require"
 )
 
 // builtin is a point source the budgets and GPU tests compile.
@@ -126,29 +127,35 @@ ptxas info    : Used 30 registers, used 1 barriers, 6144 bytes smem
 	}
 }
 
-// TestCompileUnderExtraDefine: the uncached recompile of CompileCUBIN (a
-// define no earlier compile had) still reports the kernel's resources, and
-// the define reaches the source. Needs NVRTC, not a GPU.
-func TestCompileUnderExtraDefine(t *testing.T) {
+// TestUncachedRecompile: the source CompileCUBIN recompiles when the
+// driver's cache held the first compile (an empty kernel of a new name
+// added) still compiles and reports the user's kernels and the new one, two
+// of them never named alike; withoutDriverCache restores the environment.
+// Needs NVRTC, not a GPU.
+func TestUncachedRecompile(t *testing.T) {
 	if _, _, _, err := NVRTCVersion(); err != nil {
 		t.Skipf("NVRTC not available: %v", err)
 	}
-	src := `#ifndef FG_NVRTC_UNCACHED
-#error the extra define did not arrive
-#endif
-extern "C" __global__ void fg_k_probe(double* x) { x[threadIdx.x] *= 2.0; }
-`
-	cubin, log, err := compileCUBIN(src, "sm_90", []string{"-DFG_NVRTC_UNCACHED=12345"})
-	if err != nil {
-		t.Fatal(err)
+	src := `extern "C" __global__ void fg_k_probe(double* x) { x[threadIdx.x] *= 2.0; }`
+	u1, u2 := uncachedSource(src), uncachedSource(src)
+	if u1 == u2 {
+		t.Fatal("two uncached sources are the same")
 	}
-	if len(cubin) == 0 {
-		t.Fatal("empty CUBIN")
-	}
-	if r, ok := ParsePtxasLog(log)["fg_k_probe"]; !ok || r.Registers == 0 {
+	cubin, log, err := compileCUBIN(u1, "sm_90", nil)
+	require.NoError(t, err)
+	require.NotEmpty(t, cubin)
+	res := ParsePtxasLog(log)
+	if r, ok := res["fg_k_probe"]; !ok || r.Registers == 0 {
 		t.Fatalf("no ptxas report for fg_k_probe in:\n%s", log)
 	}
-	if _, _, err := compileCUBIN(src, "sm_90", nil); err == nil {
-		t.Fatal("the probe compiled without the define")
+	n := 0
+	for k := range res {
+		if strings.HasPrefix(k, UncachedEntry) {
+			n++
+		}
 	}
+	require.Equal(t, 1, n, "entries named %s* in %v", UncachedEntry, res)
+	t.Setenv("CUDA_CACHE_DISABLE", "7")
+	withoutDriverCache(func() { require.Equal(t, "1", os.Getenv("CUDA_CACHE_DISABLE")) })
+	require.Equal(t, "7", os.Getenv("CUDA_CACHE_DISABLE"))
 }

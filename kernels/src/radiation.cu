@@ -27,7 +27,8 @@
 // written, not accumulated into). A walker's state between tiles (tau, the
 // predictor dtau/dt', its interval or -1 when it has no root, the last
 // sample's interval step used as the next search's guess) lives in a small
-// global scratch, P x (gridDim.x * B), coalesced. Blocks loop over work
+// global scratch of fg_rad_walk records, P x (gridDim.x * B), coalesced;
+// each particle's knot range and charge in one fg_rad_particle record. Blocks loop over work
 // items (grid-stride), so the scratch is sized by the grid, not by O. An item
 // is B observer slots x one segment of `seg` samples (core/radiation's
 // Options.Segment: every walk, in every entry point and on the CPU, starts
@@ -70,14 +71,23 @@
 #define FG_RAD_NSTATE 8
 #define FG_RAD_NACCEL 4
 #define FG_RAD_NCOMP 10
+#define FG_RAD_NFIELD 6  // E, B: the components before the potentials
 #define FG_RAD_REC 64
 #define FG_RAD_REC_ACCEL 48
-// The tiled kernels' shared slot per (sample, observer): NCOMP sums and the
-// shifted time. Eleven doubles, odd, so a warp's 8-byte accesses at a
-// stride of 22 words hit all 32 banks once per half-warp; and contiguous, so
-// the ten components are immediate offsets of one address (the layout
-// [NCOMP][tile][B] took two integer instructions per component to address).
-#define FG_RAD_SLOT 11
+// The tiled kernels' shared slot per (sample, observer): the NCOMP sums as
+// five double2, so that a particle's additions take five 16-byte loads and
+// stores instead of ten 8-byte ones; 80 bytes, 20 words (4 x odd), so a
+// quarter-warp's 16-byte accesses hit all 32 banks once. The shifted time of
+// each (sample, observer) sits in its own array after the slots.
+#define FG_RAD_SLOT2 5
+
+// The tiled kernels' particle p: its knots a .. b-1 (off[p], off[p+1]), their
+// times lo = t[a], hi = t[b-1], and its charge, in one 32-byte record (two
+// 16-byte loads, no load waiting on another; gpuradiation.particleRecords).
+template <typename F> struct __align__(16) fg_rad_particle { F lo, hi, q; int a, b; };
+// A walker between two tiles: tau, the predictor dtau/dt', its interval (-1:
+// no root) and the last sample's interval step (the next search's guess).
+template <typename F> struct __align__(16) fg_rad_walk { F tau, ifp; int idx, step; };
 
 template <typename F> struct fg_rad_args {
   const F* t;
@@ -87,13 +97,14 @@ template <typename F> struct fg_rad_args {
   const F* charge;
   const F* ox; const F* oy; const F* oz; const F* r0; int O;
   const F* tp; int S;
-  F c; int n_iters; int n_substeps;
+  F c; F ic; int n_iters; int n_substeps;  // ic = 1/c, rounded on the host (a constant operand, not a register)
   double* out;   // FG_RAD_NCOMP * O * S
   double* tret;  // P * O * S, or NULL
   const F* rec;  // N * FG_RAD_REC interval records (interval-major layout)
   const int* perm;  // O: the observer of each slot (tiled kernels), or NULL: identity
-  F* w_tau; F* w_ifp; int* w_idx; int* w_step;  // walker scratch, P x gridDim.x * blockDim.x (tiled);
-                                                 // split: w_tau, w_idx are the roots, P x S x oc
+  F* w_tau; int* w_idx;          // split: the roots, P x S x oc
+  fg_rad_walk<F>* w_walk;        // tiled: the walkers between tiles, P x gridDim.x * blockDim.x
+  const fg_rad_particle<F>* part;  // tiled: per particle, its knots' range and charge
   int tile; int seg;   // tiled: samples per tile; all: samples per segment (1 .. S; S: one walk)
   int o0; int oc;      // split: this launch's observer slots o0 .. o0+oc-1
 };
@@ -298,6 +309,15 @@ template <typename F, int SEARCH, int LAYOUT> struct fg_rad_walker {
     fg_rad_fetch<F, LAYOUT>(A, iv, idx);
     valid = SEARCH == FG_RAD_REUSE;
   }
+  // The advance's range test and locate in one: false when tau is off the
+  // knots [lo, hi] = [t[a], t[b-1]], else located. A tau inside the cached
+  // interval is on the knots, so with coef_reuse the usual case is one test.
+  __device__ __forceinline__ bool locate_on(F tau, F lo, F hi) {
+    if (SEARCH == FG_RAD_REUSE && valid && iv.t0 <= tau && tau < iv.t1) return true;
+    if (!(tau >= lo && tau <= hi)) return false;
+    locate(tau);
+    return true;
+  }
   __device__ __forceinline__ void position(F tau, F* x, F* dx) { locate(tau); fg_rad_position(iv, tau, x, dx); }
   // The state at tau (the field's; the split solve's predictor).
   __device__ __forceinline__ void state(F tau, F* st) {
@@ -319,9 +339,9 @@ template <typename F, int SEARCH, int LAYOUT> struct fg_rad_walker {
 
 template <typename F> struct fg_rad_observer { F x, y, z, r0, c, ic; };
 
-// Observer o of the arguments (1/c formed per thread, as the CPU forms it).
+// Observer o of the arguments (1/c as the CPU forms it: one division, on the host).
 template <typename F> static __device__ __forceinline__ fg_rad_observer<F> fg_rad_observer_at(const fg_rad_args<F>& A, int o) {
-  return {A.ox[o], A.oy[o], A.oz[o], A.r0[o], A.c, 1 / A.c};
+  return {A.ox[o], A.oy[o], A.oz[o], A.r0[o], A.c, A.ic};
 }
 
 // f = t(tau) + (R - |x_obs|)/c - t', fp = df/dtau = dt/dtau - n.(dr/dtau)/c,
@@ -384,12 +404,13 @@ template <typename F> static __device__ __forceinline__ F fg_rad_predictor(const
 // covariant form) from the state's part k (fg_rad_lw_dir):
 // F^{mu nu} = (q/rho^2) (X^mu W^nu - X^nu W^mu), W = A - U (X.A - c^2)/rho,
 // E = (q/rho^2) (R_s W^0 - X0 W_s), B = (q/rho^2) W_s x R_s, phi = q c ut/rho,
-// A = q u_s/rho, into fld (assigned, not added: a zero-initialised
+// A = q u_s/rho: E and B into fld (assigned, not added: a zero-initialised
 // accumulator cost one addition per component and changed no sum's bits,
-// since the sums start at +0 and so are never -0).
+// since the sums start at +0 and so are never -0), q/rho into *qi_out (the
+// potentials are its products with c ut and u_s, added by the caller).
 template <typename F>
 static __device__ __forceinline__ void fg_rad_lw_fields(const fg_rad_observer<F>& o, const F* st, const F* ac, F q,
-                                                        const fg_rad_kin<F>& k, F* fld) {
+                                                        const fg_rad_kin<F>& k, F* fld, F* qi_out) {
   const F rx = k.rx, ry = k.ry, rz = k.rz, X0 = k.X0, cut = k.cut, irho = k.irho;
   const F cat = o.c * ac[0];
   const F K = (cat * X0 - (rx * ac[1] + ry * ac[2] + rz * ac[3]) - o.c * o.c) * irho;
@@ -400,7 +421,7 @@ static __device__ __forceinline__ void fg_rad_lw_fields(const fg_rad_observer<F>
   fld[3] = wy * rz - wz * ry;
   fld[4] = wz * rx - wx * rz;
   fld[5] = wx * ry - wy * rx;
-  fld[6] = qi * cut; fld[7] = qi * st[5]; fld[8] = qi * st[6]; fld[9] = qi * st[7];
+  *qi_out = qi;
 }
 
 template <typename F> static __device__ __forceinline__ F fg_rad_abs(F x) { return x < 0 ? -x : x; }
@@ -480,12 +501,20 @@ static __device__ __forceinline__ bool fg_rad_advance(fg_rad_walker<F, SEARCH, L
     F dt = tp - tprev;
     if (METHOD == FG_RAD_NEWTON) {
       tau += dt * ifp;
-      have = tau >= lo && tau <= hi;
-      for (int it = 0; have && it < A.n_iters; it++) {
+      have = w.locate_on(tau, lo, hi);
+      auto correct = [&]() {
         bool ok;
-        w.position(tau, x, dx);
+        fg_rad_position(w.iv, tau, x, dx);
         tau -= fg_rad_newton_step(ob, x, dx, tp, &ok);
-        have = ok && tau >= lo && tau <= hi;
+        have = ok && w.locate_on(tau, lo, hi);
+      };
+      if (A.n_iters == 2) {
+        // The default, unrolled: no loop counter or bound per correction
+        // (and no copies of the walker's registers at its exits).
+        if (have) correct();
+        if (have) correct();
+      } else {
+        for (int it = 0; have && it < A.n_iters; it++) correct();
       }
     } else {
       F h = dt / (F)A.n_substeps;
@@ -511,16 +540,39 @@ static __device__ __forceinline__ bool fg_rad_advance(fg_rad_walker<F, SEARCH, L
 // tau, added into sum[c * stride] (every structure adds them so, particles in
 // order); returns the next sample's predictor dtau/dt'. fg_rad_no_root marks
 // a sample whose particle has no root. The stride keeps the caller's integer
-// type, so each caller's index arithmetic is what it was.
+// type, so each caller's index arithmetic is what it was. The potentials
+// q u/rho are added as one rounding in float64 (fg_rad_acc_pot's fma: NVRTC
+// contracted them so anyway, and every structure must add the same bits).
+static __device__ __forceinline__ double fg_rad_acc_pot(double sum, double qi, double u) { return fma(qi, u, sum); }
+static __device__ __forceinline__ double fg_rad_acc_pot(double sum, float qi, float u) { return sum + (double)(qi * u); }
 template <typename F, typename I>
 static __device__ __forceinline__ F fg_rad_add_fields(const fg_rad_observer<F>& ob, const F* st, const F* ac, F q, F tp,
                                                       double* sum, I stride) {
   fg_rad_kin<F> k;
   fg_rad_lw_dir(ob, st, tp, k);
-  F fld[FG_RAD_NCOMP];
-  fg_rad_lw_fields(ob, st, ac, q, k, fld);
+  F fld[FG_RAD_NFIELD], qi;
+  fg_rad_lw_fields(ob, st, ac, q, k, fld, &qi);
 #pragma unroll
-  for (int c = 0; c < FG_RAD_NCOMP; c++) sum[c * stride] += (double)fld[c];
+  for (int c = 0; c < FG_RAD_NFIELD; c++) sum[c * stride] += (double)fld[c];
+  sum[6 * stride] = fg_rad_acc_pot(sum[6 * stride], qi, k.cut);
+#pragma unroll
+  for (int c = 0; c < 3; c++) sum[(7 + c) * stride] = fg_rad_acc_pot(sum[(7 + c) * stride], qi, st[5 + c]);
+  return k.iD;
+}
+// The same additions into one contiguous, 16-byte aligned slot of the tiled
+// kernels' shared sums, two components per shared load and store.
+template <typename F>
+static __device__ __forceinline__ F fg_rad_add_fields_slot(const fg_rad_observer<F>& ob, const F* st, const F* ac, F q, F tp,
+                                                           double2* slot) {
+  fg_rad_kin<F> k;
+  fg_rad_lw_dir(ob, st, tp, k);
+  F fld[FG_RAD_NFIELD], qi;
+  fg_rad_lw_fields(ob, st, ac, q, k, fld, &qi);
+  double2 v;
+  v = slot[3]; v.x = fg_rad_acc_pot(v.x, qi, k.cut); v.y = fg_rad_acc_pot(v.y, qi, st[5]); slot[3] = v;
+  v = slot[4]; v.x = fg_rad_acc_pot(v.x, qi, st[6]); v.y = fg_rad_acc_pot(v.y, qi, st[7]); slot[4] = v;
+#pragma unroll
+  for (int c = 0; c < 3; c++) { v = slot[c]; v.x += (double)fld[2 * c]; v.y += (double)fld[2 * c + 1]; slot[c] = v; }
   return k.iD;
 }
 template <typename I> static __device__ __forceinline__ void fg_rad_no_root(double* sum, I stride) {
@@ -560,18 +612,19 @@ static __device__ void fg_rad_observer_walk(const fg_rad_args<F>& A, int o) {
 }
 
 // The default kernels: see the header. Dynamic shared memory per block of B
-// threads (B observers): one slot of FG_RAD_SLOT doubles per (sample k,
-// observer), slot k * B + tid, holding the NCOMP sums and, in the eleventh,
-// the shifted time tp (as F), then int
-// observer[B] (gpuradiation.SharedBytes). Each thread reads and writes only
+// threads (B observers): one slot of the NCOMP sums per (sample k, observer),
+// slot k * B + tid (FG_RAD_SLOT2 double2), then the shifted times tp, F
+// [T][B], then int observer[B] (gpuradiation.SharedBytes: the 8 bytes of a tp
+// are counted in either precision). Each thread reads and writes only
 // its own slots, so the block synchronises only around the
 // write-out.
-template <typename F, int METHOD, int SEARCH>
+template <typename F, int METHOD, int SEARCH, bool TRET>
 static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
-  extern __shared__ double fg_rad_smem[];
+  extern __shared__ double2 fg_rad_tile_smem[];
   const int B = blockDim.x, tid = threadIdx.x, T = A.tile;
-  double* sums = fg_rad_smem;
-  int* sobs = reinterpret_cast<int*>(sums + FG_RAD_SLOT * T * B);
+  double2* sums = fg_rad_tile_smem;
+  F* stp = reinterpret_cast<F*>(sums + FG_RAD_SLOT2 * T * B);
+  int* sobs = reinterpret_cast<int*>(stp + T * B);
   const size_t os = (size_t)A.O * A.S;
   const size_t G = (size_t)gridDim.x * B, g = (size_t)blockIdx.x * B + tid;
   F st[FG_RAD_NSTATE], ac[FG_RAD_NACCEL];
@@ -582,56 +635,58 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
     const bool live = slot < A.O;
     const int o = live ? (A.perm ? A.perm[slot] : slot) : -1;
     sobs[tid] = o;
-    fg_rad_observer<F> ob = {0, 0, 0, 0, A.c, 1 / A.c};
+    fg_rad_observer<F> ob = {0, 0, 0, 0, A.c, A.ic};
     if (live) { ob.x = A.ox[o]; ob.y = A.oy[o]; ob.z = A.oz[o]; ob.r0 = A.r0[o]; }
     const F* tps = A.tp + (size_t)(live ? o : 0) * A.S;
     for (int s0 = sb; s0 < se; s0 += T) {
       const int ns = min(T, se - s0);
       for (int k = 0; k < ns; k++) {
-        double* sk = sums + (k * B + tid) * FG_RAD_SLOT;
-        for (int c = 0; c < FG_RAD_NCOMP; c++) sk[c] = 0;
-        *reinterpret_cast<F*>(sk + FG_RAD_NCOMP) = live ? tps[s0 + k] : 0;
+        double2* sk = sums + (k * B + tid) * FG_RAD_SLOT2;
+        for (int c = 0; c < FG_RAD_SLOT2; c++) sk[c] = make_double2(0, 0);
+        stp[k * B + tid] = live ? tps[s0 + k] : 0;
       }
       for (int p = 0; live && p < A.P; p++) {
-        const int a = A.off[p], b = A.off[p + 1];
-        fg_rad_walker<F, SEARCH, FG_RAD_INTERVAL_MAJOR> w(A, a, b);
-        const F lo = A.t[a], hi = A.t[b - 1];
-        const F q = A.charge[p];
-        const size_t wi = (size_t)p * G + g;
+        const fg_rad_particle<F> pr = A.part[p];
+        fg_rad_walker<F, SEARCH, FG_RAD_INTERVAL_MAJOR> w(A, pr.a, pr.b);
+        fg_rad_walk<F>* ws = A.w_walk + (size_t)p * G + g;
         F tau = 0, ifp = 1;
         bool have = false;
         int step = 0;
         if (s0 > sb) {
-          tau = A.w_tau[wi]; ifp = A.w_ifp[wi];
-          int id = A.w_idx[wi];
-          have = id >= 0;
-          if (have) w.idx = id;
-          step = A.w_step[wi];
+          const fg_rad_walk<F> wk = *ws;
+          tau = wk.tau; ifp = wk.ifp; step = wk.step;
+          have = wk.idx >= 0;
+          // Where the walk stopped: its interval's record, fetched here
+          // straight from its index (coef_reuse; the search from it found
+          // the same interval a round trip later); the first locate keeps it
+          // if tau is still inside. Cold and warm searches start from it.
+          if (have) w.idx = wk.idx;
         }
         F tprev = s0 > sb ? tps[s0 - 1] : 0;  // the previous tile's last shifted time (read again: a register less)
         // The sample loop walks the thread's slots and its row of retarded
         // times by pointer and counts down (under the register cap NVRTC
         // rebuilt an index or an end bound from the tile's bounds at every
         // sample: 14-24 integer instructions).
-        double* tr = A.tret ? A.tret + p * os + (size_t)o * A.S + s0 : nullptr;
-        double* sk = sums + tid * FG_RAD_SLOT;
-        for (int left = ns; left > 0; left--, sk += B * FG_RAD_SLOT) {
-          const F tp = *reinterpret_cast<const F*>(sk + FG_RAD_NCOMP);
+        double* tr = TRET ? A.tret + p * os + (size_t)o * A.S + s0 : nullptr;
+        double2* sk = sums + tid * FG_RAD_SLOT2;
+        const F* tpk = stp + tid;
+        for (int left = ns; left > 0; left--, sk += B * FG_RAD_SLOT2, tpk += B) {
+          const F tp = *tpk;
           const int i0 = w.idx;
           w.hint = step;
-          have = fg_rad_advance<F, METHOD, SEARCH, FG_RAD_INTERVAL_MAJOR>(w, ob, tp, tprev, lo, hi, have, ifp, &tau);
+          have = fg_rad_advance<F, METHOD, SEARCH, FG_RAD_INTERVAL_MAJOR>(w, ob, tp, tprev, pr.lo, pr.hi, have, ifp, &tau);
           tprev = tp;
           if (!have) {
-            fg_rad_no_root(sk, 1);
-            if (tr) *tr++ = FG_RAD_NAN;
+            fg_rad_no_root(reinterpret_cast<double*>(sk), 1);
+            if (TRET) *tr++ = FG_RAD_NAN;
             continue;
           }
           w.state_accel(tau, st, ac);
-          ifp = fg_rad_add_fields(ob, st, ac, q, tp, sk, 1);
-          if (tr) *tr++ = (double)st[0];
+          ifp = fg_rad_add_fields_slot(ob, st, ac, pr.q, tp, sk);
+          if (TRET) *tr++ = (double)st[0];
           step = w.idx - i0;
         }
-        A.w_tau[wi] = tau; A.w_ifp[wi] = ifp; A.w_idx[wi] = have ? w.idx : -1; A.w_step[wi] = step;
+        *ws = fg_rad_walk<F>{tau, ifp, have ? w.idx : -1, step};
       }
       __syncthreads();
       // Write the tile: consecutive threads, consecutive samples of one
@@ -643,7 +698,7 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
         const int oo = sobs[ol];
         if (oo < 0) continue;
         double* dst = A.out + (size_t)oo * A.S + s0 + k;
-        const double* src = sums + (k * B + ol) * FG_RAD_SLOT;
+        const double* src = reinterpret_cast<const double*>(sums + (k * B + ol) * FG_RAD_SLOT2);
 #pragma unroll
         for (int c = 0; c < FG_RAD_NCOMP; c++) dst[c * os] = src[c];
       }
@@ -803,7 +858,10 @@ static __device__ void fg_rad_split_field(const fg_rad_args<F>& A) {
   X(rk4, reuse, f32, float, FG_RAD_RK4, FG_RAD_REUSE)
 #define FG_RAD_DEFINE(M, S, P, F, METHOD, SEARCH)                                                     \
   extern "C" __global__ void FG_RAD_MAXNREG_##P fg_rad_##M##_##S##_##P(const fg_rad_args<F> A) {                         \
-    fg_rad_tiled<F, METHOD, SEARCH>(A);                                                               \
+    fg_rad_tiled<F, METHOD, SEARCH, false>(A);                                                        \
+  }                                                                                                   \
+  extern "C" __global__ void FG_RAD_MAXNREG_##P fg_rad_##M##_##S##_##P##_tret(const fg_rad_args<F> A) {                  \
+    fg_rad_tiled<F, METHOD, SEARCH, true>(A);                                                         \
   }                                                                                                   \
   extern "C" __global__ void fg_rad_##M##_##S##_##P##_split(const fg_rad_args<F> A) {                 \
     fg_rad_split_solve<F, METHOD, SEARCH>(A);                                                         \

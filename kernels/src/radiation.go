@@ -15,7 +15,8 @@ var radiationCU string
 
 // RadiationKernels are the extern "C" entry points of RadiationCUDA:
 // fg_rad_<newton|rk4>_<cold|warm|reuse>_<f64|f32> (the tiled kernels, on
-// interval-major spline records), the two phases fg_rad_<method>_<search>_<prec>_split
+// interval-major spline records; with the suffix _tret they also write the
+// retarded times), the two phases fg_rad_<method>_<search>_<prec>_split
 // (roots per observer and particle) and fg_rad_field_<prec>_split (fields per
 // observer and sample), and for the benchmark's comparisons
 // fg_rad_newton_<cold|warm|reuse>_f64_cm (the column-major layout) and
@@ -26,7 +27,8 @@ var RadiationKernels = func() []string {
 	for _, p := range []string{"f64", "f32"} {
 		for _, m := range []string{"newton", "rk4"} {
 			for _, s := range []string{"cold", "warm", "reuse"} {
-				out = append(out, "fg_rad_"+m+"_"+s+"_"+p, "fg_rad_"+m+"_"+s+"_"+p+"_split")
+				k := "fg_rad_" + m + "_" + s + "_" + p
+				out = append(out, k, k+"_tret", k+"_split")
 			}
 		}
 		out = append(out, "fg_rad_field_"+p+"_split")

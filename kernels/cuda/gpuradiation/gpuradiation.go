@@ -6,6 +6,7 @@
 package gpuradiation
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -70,7 +71,39 @@ const (
 	// Tiled selects the tiled kernels explicitly (the default since session
 	// 8 in both precisions).
 	Tiled = "tiled"
+	// Tret is the suffix of the tiled kernels that also write the retarded
+	// times (those without it carry no per-sample test for them).
+	Tret = "_tret"
 )
+
+// WalkBytes is fg_rad_walk<F>: a tiled walker's state between tiles (tau and
+// the predictor, its interval and step), 16-byte aligned, in either precision
+// at most 32 bytes.
+const WalkBytes = 32
+
+// particleRecords are the tiled kernels' fg_rad_particle<F> records: per
+// particle its first knot's and last knot's times, its charge, and its knots'
+// range off[p] .. off[p+1], 32 bytes each (the struct's layout in either
+// precision: three F, two int32, zero padding).
+func particleRecords[F float32 | float64](t, charge []F, off []int32) []byte {
+	var z F
+	fb := int(unsafe.Sizeof(z))
+	out := make([]byte, 32*len(charge))
+	for p := range charge {
+		r := out[32*p:]
+		a, b := off[p], off[p+1]
+		for i, v := range []F{t[a], t[b-1], charge[p]} {
+			if fb == 8 {
+				binary.LittleEndian.PutUint64(r[8*i:], math.Float64bits(float64(v)))
+			} else {
+				binary.LittleEndian.PutUint32(r[4*i:], math.Float32bits(float32(v)))
+			}
+		}
+		binary.LittleEndian.PutUint32(r[3*fb:], uint32(a))
+		binary.LittleEndian.PutUint32(r[3*fb+4:], uint32(b))
+	}
+	return out
+}
 
 // DefaultBlock and DefaultTile are the tiled kernels' launch shape: 32
 // observers per block (one warp: blocks spread evenly over the SMs when
@@ -134,10 +167,10 @@ type args[F float32 | float64] struct {
 	O, _                                       int32
 	TP                                         uint64
 	S                                          int32
-	C                                          F
+	C, IC                                      F
 	NIters, NSubsteps                          int32
 	Out, Tret, Rec, Perm                       uint64
-	WTau, WIfp, WIdx, WStep                    uint64
+	WTau, WIdx, WWalk, Part                    uint64
 	Tile, Seg                                  int32
 	O0, OC                                     int32
 }
@@ -145,7 +178,7 @@ type args[F float32 | float64] struct {
 // launchBuffers are the device addresses and tile a launch's args take
 // besides the uploaded arrays and the job's numbers.
 type launchBuffers struct {
-	off, out, tret, perm, wTau, wIfp, wIdx, wStep uint64
+	off, out, tret, perm, wTau, wIdx, wWalk, part uint64
 	tile, seg                                     int
 }
 
@@ -154,8 +187,8 @@ func argsBytes[F float32 | float64](ar arrays, job *radiation.DeviceJob, lb laun
 	opt := job.Options
 	return bytesOf(&args[F]{T: ar.T, Y0: ar.Y0, Y1: ar.Y1, A1: ar.A1, A0: ar.A0, AY0: ar.AY0, AY1: ar.AY1, AA1: ar.AA1, AA0: ar.AA0, Off: lb.off,
 		P: int32(job.P), N: int32(job.N), Charge: ar.Charge, OX: ar.OX, OY: ar.OY, OZ: ar.OZ, R0: ar.R0, O: int32(job.O),
-		TP: ar.TP, S: int32(job.S), C: F(job.C), NIters: int32(opt.NIters), NSubsteps: int32(opt.NSubsteps),
-		Out: lb.out, Tret: lb.tret, Rec: ar.Rec, Perm: lb.perm, WTau: lb.wTau, WIfp: lb.wIfp, WIdx: lb.wIdx, WStep: lb.wStep,
+		TP: ar.TP, S: int32(job.S), C: F(job.C), IC: 1 / F(job.C), NIters: int32(opt.NIters), NSubsteps: int32(opt.NSubsteps),
+		Out: lb.out, Tret: lb.tret, Rec: ar.Rec, Perm: lb.perm, WTau: lb.wTau, WIdx: lb.wIdx, WWalk: lb.wWalk, Part: lb.part,
 		Tile: int32(lb.tile), Seg: int32(lb.seg), O0: int32(o0), OC: int32(oc)})
 }
 
@@ -298,6 +331,9 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	name := job.Options.Kernel() + variant
 	split := variant == Split
 	tiled := variant == ""
+	if tiled && job.Tret != nil {
+		name += Tret
+	}
 	fn, err := d.m.Function(name)
 	if err != nil {
 		return err
@@ -327,7 +363,7 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		return errs.New(errs.Parameter, "segment %d: a DeviceJob's is 1 .. S = %d (Fields resolves it)", seg, job.S)
 	}
 	var grid uint32
-	var perm, wTau, wIfp, wIdx, wStep uint64
+	var perm, wTau, wIdx, wWalk, part uint64
 	var sp splitPlan
 	if split {
 		if sp, err = d.planSplit(fn, job, fbytes); err != nil {
@@ -363,13 +399,20 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		if d.MaxGrid > 0 {
 			g = min(g, d.MaxGrid)
 		}
-		g = max(1, min(g, ScratchLimit/max(1, job.P*block*(2*fbytes+8))))
+		g = max(1, min(g, ScratchLimit/max(1, job.P*block*WalkBytes)))
 		grid = uint32(g)
 		if !d.Unsorted {
 			perm = put(a, DirectionOrder(job.OX, job.OY, job.OZ))
 		}
-		w := job.P * g * block
-		wTau, wIfp, wIdx, wStep = scratch(a, w*fbytes), scratch(a, w*fbytes), scratch(a, 4*w), scratch(a, 4*w)
+		wWalk = scratch(a, job.P*g*block*WalkBytes)
+		if job.F32 != nil {
+			part = put(a, particleRecords(job.F32.T, job.F32.Charge, job.Off))
+		} else {
+			part = put(a, particleRecords(job.F64.T, job.F64.Charge, job.Off))
+		}
+		if a.err != nil {
+			return a.err
+		}
 		if a.err != nil {
 			return a.err
 		}
@@ -400,7 +443,7 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	if tret != nil {
 		tp = tret.Ptr()
 	}
-	lb := launchBuffers{off: off, out: out.Ptr(), tret: tp, perm: perm, wTau: wTau, wIfp: wIfp, wIdx: wIdx, wStep: wStep, tile: tile, seg: seg}
+	lb := launchBuffers{off: off, out: out.Ptr(), tret: tp, perm: perm, wTau: wTau, wIdx: wIdx, wWalk: wWalk, part: part, tile: tile, seg: seg}
 	argsAt := func(o0, oc int) []byte {
 		if job.F32 != nil {
 			return argsBytes[float32](ar, job, lb, o0, oc)

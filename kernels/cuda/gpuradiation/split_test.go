@@ -36,7 +36,7 @@ func TestArgsLayout(t *testing.T) {
 	var f args[float32]
 	got := [8]uintptr{unsafe.Sizeof(d), unsafe.Offsetof(d.C), unsafe.Offsetof(d.NIters), unsafe.Offsetof(d.O0),
 		unsafe.Sizeof(f), unsafe.Offsetof(f.C), unsafe.Offsetof(f.NIters), unsafe.Offsetof(f.O0)}
-	if want := [8]uintptr{248, 152, 160, 240, 240, 148, 152, 232}; got != want {
+	if want := [8]uintptr{256, 152, 168, 248, 248, 148, 156, 240}; got != want {
 		t.Errorf("args layout %v, want %v", got, want)
 	}
 }
