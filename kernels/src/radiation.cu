@@ -499,7 +499,12 @@ static __device__ __forceinline__ bool fg_rad_advance(fg_rad_walker<F, SEARCH, L
   F x[4], dx[4];
   if (have) {
     F dt = tp - tprev;
-    if (METHOD == FG_RAD_NEWTON) {
+    if (METHOD == FG_RAD_NEWTON && SEARCH == FG_RAD_REUSE) {
+      // coef_reuse: the range test inside the locate (one test while tau
+      // stays in the cached interval), n = 2 (the default) unrolled: no loop
+      // counter or bound per correction, no copies of the walker's registers
+      // at the loop's exits. The cold and warm kernels keep the loop below:
+      // unrolled, their searches inlined three times cost them x0.8-0.88.
       tau += dt * ifp;
       have = w.locate_on(tau, lo, hi);
       auto correct = [&]() {
@@ -509,12 +514,19 @@ static __device__ __forceinline__ bool fg_rad_advance(fg_rad_walker<F, SEARCH, L
         have = ok && w.locate_on(tau, lo, hi);
       };
       if (A.n_iters == 2) {
-        // The default, unrolled: no loop counter or bound per correction
-        // (and no copies of the walker's registers at its exits).
         if (have) correct();
         if (have) correct();
       } else {
         for (int it = 0; have && it < A.n_iters; it++) correct();
+      }
+    } else if (METHOD == FG_RAD_NEWTON) {
+      tau += dt * ifp;
+      have = tau >= lo && tau <= hi;
+      for (int it = 0; have && it < A.n_iters; it++) {
+        bool ok;
+        w.position(tau, x, dx);
+        tau -= fg_rad_newton_step(ob, x, dx, tp, &ok);
+        have = ok && tau >= lo && tau <= hi;
       }
     } else {
       F h = dt / (F)A.n_substeps;
