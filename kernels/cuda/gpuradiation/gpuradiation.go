@@ -286,8 +286,8 @@ func SharedBytes(block, tile int) int {
 	return block*tile*Slot*8 + 4*block
 }
 
-// Slot is FG_RAD_SLOT: doubles per (sample, observer) of the tiled kernels'
-// shared memory.
+// Slot is the doubles per (sample, observer) of the tiled kernels' shared
+// memory: the sums (FG_RAD_SLOT2 double2) and the shifted time.
 const Slot = radiation.NComp + 1
 
 // ScratchLimit bounds the tiled kernels' walker scratch (bytes): the grid is
