@@ -141,7 +141,7 @@ func TestUncachedRecompile(t *testing.T) {
 	if u1 == u2 {
 		t.Fatal("two uncached sources are the same")
 	}
-	cubin, log, err := compileCUBIN(u1, "sm_90", nil)
+	cubin, log, err := compileCUBIN(u1, "sm_90")
 	require.NoError(t, err)
 	require.NotEmpty(t, cubin)
 	res := ParsePtxasLog(log)

@@ -147,7 +147,7 @@ func NVRTCVersion() (path string, major, minor int, err error) {
 // returns the CUBIN and the compiler log, which holds ptxas's resource report.
 // It needs NVRTC but no GPU. A compile failure is errs.Compile with the log.
 func CompileCUBIN(source, arch string) (cubin []byte, log string, err error) {
-	cubin, log, err = compileCUBIN(source, arch, nil)
+	cubin, log, err = compileCUBIN(source, arch)
 	if err == nil && len(ParsePtxasLog(log)) == 0 {
 		// NVRTC 12.9 and later look a program up in the CUDA driver's
 		// compute cache first and, on a hit, skip ptxas, so the log has no
@@ -158,9 +158,9 @@ func CompileCUBIN(source, arch string) (cubin []byte, log string, err error) {
 		// the H200); a new entry point changes the PTX, so compile once more
 		// with one, and failing that with the driver's cache off for this
 		// one compile, rather than for every library in the process.
-		cubin, log, err = compileCUBIN(uncachedSource(source), arch, nil)
+		cubin, log, err = compileCUBIN(uncachedSource(source), arch)
 		if err == nil && len(ParsePtxasLog(log)) <= 1 {
-			withoutDriverCache(func() { cubin, log, err = compileCUBIN(source, arch, nil) })
+			withoutDriverCache(func() { cubin, log, err = compileCUBIN(source, arch) })
 		}
 	}
 	return cubin, log, err
@@ -194,7 +194,7 @@ func withoutDriverCache(f func()) {
 
 var nvrtcEnv sync.Mutex
 
-func compileCUBIN(source, arch string, extra []string) (cubin []byte, log string, err error) {
+func compileCUBIN(source, arch string) (cubin []byte, log string, err error) {
 	if err := loadNVRTC(); err != nil {
 		return nil, "", err
 	}
@@ -223,7 +223,7 @@ func compileCUBIN(source, arch string, extra []string) (cubin []byte, log string
 		return nil, "", errs.New(errs.Backend, "nvrtcCreateProgram: %s", C.GoString(C.fg_nvrtcErrorString(rc)))
 	}
 	defer C.fg_nvrtcDestroyProgram(&prog)
-	opts := append(NVRTCOptions(arch), extra...)
+	opts := NVRTCOptions(arch)
 	copts := C.malloc(C.size_t(len(opts)) * C.size_t(unsafe.Sizeof(uintptr(0))))
 	defer C.free(copts)
 	co := unsafe.Slice((**C.char)(copts), len(opts))

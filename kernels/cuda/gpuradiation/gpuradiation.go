@@ -413,9 +413,6 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		if a.err != nil {
 			return a.err
 		}
-		if a.err != nil {
-			return a.err
-		}
 	} else {
 		block = d.BlockSize
 		if block <= 0 {
