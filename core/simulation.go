@@ -312,27 +312,26 @@ func (s *Simulation) FieldBuffer() (kernels.Buffer, error) {
 
 // Field is the simulation's field, shared (not copied): it stays valid until
 // Close and changes as the flow runs. Export it with Record for zero-copy views.
-func (s *Simulation) Field() (*Field, error) {
-	if err := s.lock(); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-	if err := s.phiB.Download(); err != nil {
-		return nil, err
-	}
-	return s.phi, nil
-}
+func (s *Simulation) Field() (*Field, error) { return s.shared(false) }
 
 // Velocity is the flow's velocity, shared like Field.
-func (s *Simulation) Velocity() (*Field, error) {
+func (s *Simulation) Velocity() (*Field, error) { return s.shared(true) }
+
+// shared brings the field (or the velocity) up to date from its device
+// buffer and returns it; the fields are read under the lock.
+func (s *Simulation) shared(velocity bool) (*Field, error) {
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	if err := s.velB.Download(); err != nil {
+	b, f := s.phiB, s.phi
+	if velocity {
+		b, f = s.velB, s.vel
+	}
+	if err := b.Download(); err != nil {
 		return nil, err
 	}
-	return s.vel, nil
+	return f, nil
 }
 
 // SetField copies f (same size and component count) into the field. A

@@ -10,6 +10,8 @@
 // fuse, graph and reduce on the device without changing core.
 package kernels
 
+import "github.com/fieldgo/fieldgo/errs"
+
 // Unit is a translation unit to compile: the theory's point source and the
 // sizes it declares.
 type Unit struct {
@@ -39,6 +41,18 @@ type Grid struct {
 
 // Sites is Nx*Ny.
 func (g Grid) Sites() int { return g.Nx * g.Ny }
+
+// CheckLaunch is what every backend checks before a launch on grid g with
+// params for unit u: the stencils' smallest grid and the parameter count.
+func (u Unit) CheckLaunch(g Grid, params []float64) error {
+	if g.Nx < 5 || g.Ny < 5 {
+		return errs.New(errs.Lattice, "the stencils need at least 5 x 5 sites, got %d x %d", g.Nx, g.Ny)
+	}
+	if len(params) != u.NParams {
+		return errs.New(errs.Parameter, "%d parameters given, the theory has %d", len(params), u.NParams)
+	}
+	return nil
+}
 
 // Form selects how the gradient is discretised.
 type Form int

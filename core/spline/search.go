@@ -15,7 +15,11 @@ type Float interface{ ~float32 | ~float64 }
 
 // Search is the cold binary search for the interval of tau in t[a:b].
 func Search[F Float](t []F, a, b int, tau F) int {
-	lo, hi := a, b-1 // answer in [lo, hi-1]
+	return bisect(t, a, b-1, tau)
+}
+
+// bisect narrows a bracket whose answer is in [lo, hi-1] to that answer.
+func bisect[F Float](t []F, lo, hi int, tau F) int {
 	for hi-lo > 1 {
 		mid := int(uint(lo+hi) >> 1)
 		if t[mid] <= tau {
@@ -82,13 +86,5 @@ func SearchFrom[F Float](t []F, a, b, guess int, tau F) int {
 			step <<= 1
 		}
 	}
-	for hi-lo > 1 {
-		mid := int(uint(lo+hi) >> 1)
-		if t[mid] <= tau {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo
+	return bisect(t, lo, hi, tau)
 }

@@ -274,11 +274,8 @@ func (p *program) args(g kernels.Grid, params []float64) (*C.fg_args, error) {
 	if p.closed {
 		return nil, errs.New(errs.Released, "the program has been closed")
 	}
-	if g.Nx < 5 || g.Ny < 5 {
-		return nil, errs.New(errs.Lattice, "the stencils need at least 5 x 5 sites, got %d x %d", g.Nx, g.Ny)
-	}
-	if len(params) != p.unit.NParams {
-		return nil, errs.New(errs.Parameter, "%d parameters given, the theory has %d", len(params), p.unit.NParams)
+	if err := p.unit.CheckLaunch(g, params); err != nil {
+		return nil, err
 	}
 	a := &C.fg_args{}
 	a.nx, a.ny = C.long(g.Nx), C.long(g.Ny)
