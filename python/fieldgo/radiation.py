@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from . import _interruptible
 from ._go import go, import_batch, import_table
-from .errors import ParameterError, ShapeError, BackendError
+from .errors import BackendError, LayoutError, ParameterError, ShapeError
 
 __all__ = ["fields", "trajectory_table", "from_lab_time", "validate", "Cube", "spectrum",
            "harmonic_powers", "harmonic_map", "COMPONENTS"]
@@ -69,11 +69,47 @@ def _export(batch: pa.RecordBatch) -> int:
     return pair
 
 
+def _numbers(v, name: str) -> np.ndarray:
+    """v as a contiguous float64 array; strings, booleans, complex numbers and
+    objects that are not numbers are a LayoutError naming it."""
+    a = np.asarray(v)
+    if a.dtype.kind == "O":  # e.g. a pandas column of a nullable dtype
+        try:
+            a = np.asarray(v, dtype=np.float64)
+        except (TypeError, ValueError):
+            pass
+    if a.dtype.kind not in "fiu":
+        raise LayoutError(f"{name} have dtype {a.dtype}: use real numbers (float64, float32 or integers)")
+    return np.ascontiguousarray(a, dtype=np.float64)
+
+
+def _scalar(v, name: str) -> float:
+    a = _numbers(v, name)
+    if a.size != 1:
+        raise ShapeError(f"{name} must be one number, got shape {a.shape}")
+    return float(a.ravel()[0])
+
+
+def _ids(particle, n: int) -> np.ndarray:
+    """Particle ids: integers, or floats with integral values; None: all 0."""
+    if particle is None:
+        return np.zeros(n, dtype=np.int64)
+    a = np.asarray(particle).ravel()
+    if a.dtype.kind == "f" and np.all(np.isfinite(a)) and np.all(a == np.round(a)):
+        a = a.astype(np.int64)
+    if a.dtype.kind not in "iu":
+        what = " with non-integral or non-finite values" if a.dtype.kind == "f" else ""
+        raise LayoutError(f"particle ids have dtype {a.dtype}{what}: use integers")
+    if a.size != n:
+        raise ShapeError(f"particle has {a.size} rows, the other columns {n}")
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
 def _metadata(units, c, charge, mass) -> dict:
-    def enc(v):
-        a = np.atleast_1d(np.asarray(v, dtype=float))
+    def enc(v, name):
+        a = np.atleast_1d(_numbers(v, name))
         return repr(float(a[0])) if a.size == 1 else json.dumps([float(x) for x in a])
-    return {"units": str(units), "c": repr(float(c)), "charge": enc(charge), "mass": enc(mass)}
+    return {"units": str(units), "c": repr(_scalar(c, "c")), "charge": enc(charge, "charges"), "mass": enc(mass, "masses")}
 
 
 def trajectory_table(tau, t, x, y, z, ut, ux, uy, uz, *, particle=None, charge=1.0, mass=1.0,
@@ -83,13 +119,11 @@ def trajectory_table(tau, t, x, y, z, ut, ux, uy, uz, *, particle=None, charge=1
     row; ``charge`` and ``mass`` are one number or one per particle. Validated in Go
     (sorted, finite, >= 4 samples per particle, u.u = c^2 within ``tolerance``):
     problems raise :class:`fieldgo.TrajectoryError`."""
-    cols = [np.ascontiguousarray(a, dtype=np.float64).ravel() for a in (tau, t, x, y, z, ut, ux, uy, uz)]
+    cols = [_numbers(a, name).ravel() for a, name in zip((tau, t, x, y, z, ut, ux, uy, uz), ("tau", *STATE))]
     n = cols[0].size
     if any(a.size != n for a in cols):
         raise ShapeError(f"trajectory columns have different lengths: {[a.size for a in cols]}")
-    pid = np.zeros(n, dtype=np.int64) if particle is None else np.ascontiguousarray(particle, dtype=np.int64).ravel()
-    if pid.size != n:
-        raise ShapeError(f"particle has {pid.size} rows, the other columns {n}")
+    pid = _ids(particle, n)
     names = ["particle", "tau", *STATE]
     tab = pa.table([pa.array(pid)] + [pa.array(a) for a in cols], names=names,
                    metadata=_metadata(units, c, charge, mass))
@@ -103,17 +137,19 @@ def from_lab_time(t, x, y, z, vx, vy, vz, *, particle=None, charge=1.0, mass=1.0
     """Convert samples in lab time with 3-velocities into a trajectory table:
     u = gamma (1, v) and tau = integral of dt/gamma from each particle's first sample,
     integrated in Go to fourth order in the sample spacing. Speeds must stay below c."""
-    cols = [np.ascontiguousarray(a, dtype=np.float64).ravel() for a in (t, x, y, z, vx, vy, vz)]
+    names = ("t", "x", "y", "z", "vx", "vy", "vz")
+    cols = [_numbers(a, name).ravel() for a, name in zip((t, x, y, z, vx, vy, vz), names)]
     n = cols[0].size
     if any(a.size != n for a in cols):
         raise ShapeError(f"lab-time columns have different lengths: {[a.size for a in cols]}")
-    pid = np.zeros(n, dtype=np.int64) if particle is None else np.ascontiguousarray(particle, dtype=np.int64).ravel()
+    pid = _ids(particle, n)
     batch = pa.record_batch([pa.array(pid)] + [pa.array(a) for a in cols],
-                            names=["particle", "t", "x", "y", "z", "vx", "vy", "vz"])
-    enc = lambda v: json.dumps(np.asarray(v, dtype=float).tolist())  # noqa: E731
+                            names=["particle", *names])
+    enc = lambda v, name: json.dumps(_numbers(v, name).tolist())  # noqa: E731
+    c = _scalar(c, "c")
     pair = _export(batch)
     try:
-        out = go.TrajectoryFromLabTime(pair, str(units), float(c), enc(charge), enc(mass))
+        out = go.TrajectoryFromLabTime(pair, str(units), c, enc(charge, "charges"), enc(mass, "masses"))
     finally:
         go.FreeArrowPair(pair)
     return import_table(out)
@@ -197,7 +233,7 @@ def _observers(observers) -> pa.RecordBatch:
     if isinstance(observers, (pa.Table, pa.RecordBatch)) or hasattr(observers, "__arrow_c_stream__"):
         b = _batch(observers)
         return pa.record_batch([b.column(n).cast(pa.float64()) for n in ("x", "y", "z")], names=["x", "y", "z"])
-    a = np.asarray(observers, dtype=np.float64)
+    a = _numbers(observers, "observers")
     if a.ndim == 1 and a.size == 3:
         a = a[None, :]
     if a.ndim != 2 or a.shape[1] != 3:
@@ -241,7 +277,7 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
         raise ParameterError(f"tolerance={tolerance!r}: want a finite number >= 0 (0: the default 1e-6)")
     obs = _observers(observers)
     o = obs.num_rows
-    ts = np.ascontiguousarray(times, dtype=np.float64)
+    ts = _numbers(times, "times")
     if ts.ndim == 1:
         s = ts.size
     elif ts.ndim == 2 and ts.shape[0] == o:
@@ -258,10 +294,10 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
     if charge is not None or c is not None:
         md = dict(traj.schema.metadata or {})
         if charge is not None:
-            a = np.atleast_1d(np.asarray(charge, dtype=float))
+            a = np.atleast_1d(_numbers(charge, "charges"))
             md[b"charge"] = (repr(float(a[0])) if a.size == 1 else json.dumps(a.tolist())).encode()
         if c is not None:
-            md[b"c"] = repr(float(c)).encode()
+            md[b"c"] = repr(_scalar(c, "c")).encode()
         traj = traj.replace_schema_metadata(md)
     pairs = [_export(traj), _export(obs), _export(tbatch)]
     job = go.RadiationNewJob()

@@ -172,6 +172,31 @@ def test_errors():
             rad.fields(tab, [[1, 2, 3]], [0.0], tolerance=tol)
     with pytest.raises(fg.ParameterError, match="threads"):
         rad.fields(tab, [[1, 2, 3]], [0.0], threads=-1)
+    # Inputs that are not real numbers are named, not passed on to numpy's errors.
+    with pytest.raises(fg.LayoutError, match="observers have dtype <U"):
+        rad.fields(tab, [["a", "b", "c"]], [0.0])
+    with pytest.raises(fg.LayoutError, match="times have dtype complex"):
+        rad.fields(tab, [[1, 2, 3]], [1j])
+    with pytest.raises(fg.ParameterError, match="observer 0: coordinate 2 is NaN"):  # None reads as NaN
+        rad.fields(tab, [[1, 2, None]], [0.0])
+    with pytest.raises(fg.LayoutError, match="observers have dtype object"):
+        rad.fields(tab, [[1, 2, {}]], [0.0])
+    with pytest.raises(fg.LayoutError, match="charges have dtype"):
+        rad.fields(tab, [[1, 2, 3]], [0.0], charge="1")
+    with pytest.raises(fg.ShapeError, match="c must be one number"):
+        rad.fields(tab, [[1, 2, 3]], [0.0], c=[1.0, 2.0])
+    cols = [tab.column(n).to_numpy() for n in ("tau", *rad.STATE)]
+    with pytest.raises(fg.LayoutError, match="ux have dtype bool"):
+        rad.trajectory_table(*cols[:6], cols[6] > 0, *cols[7:])
+    with pytest.raises(fg.LayoutError, match="non-integral"):
+        rad.trajectory_table(*cols, particle=np.full(cols[0].size, 0.5))
+    with pytest.raises(fg.LayoutError, match="masses have dtype"):
+        rad.from_lab_time([0, 1, 2, 3], [0] * 4, [0] * 4, [0] * 4, [0] * 4, [0] * 4, [0] * 4, mass="heavy")
+    # Float ids with integral values, and numbers in an object array, are accepted.
+    same = rad.trajectory_table(*cols, particle=np.zeros(cols[0].size), charge=1.7, validate_=False)
+    assert same.column("particle").type == pa.int64()
+    np.testing.assert_array_equal(rad.fields(same, np.array([[1, 2, 3]], dtype=object), [0.0]).numpy(),
+                                  rad.fields(tab, [[1, 2, 3]], [0.0]).numpy())
 
 
 def test_segments_are_independent_walks():
