@@ -109,7 +109,8 @@ def _metadata(units, c, charge, mass) -> dict:
     def enc(v, name):
         a = np.atleast_1d(_numbers(v, name))
         return repr(float(a[0])) if a.size == 1 else json.dumps([float(x) for x in a])
-    return {"units": str(units), "c": repr(_scalar(c, "c")), "charge": enc(charge, "charges"), "mass": enc(mass, "masses")}
+    return {"units": str(units), "c": repr(_scalar(c, "c")),
+            "charge": enc(charge, "charges"), "mass": enc(mass, "masses")}
 
 
 def trajectory_table(tau, t, x, y, z, ut, ux, uy, uz, *, particle=None, charge=1.0, mass=1.0,
