@@ -198,9 +198,15 @@ class Cube:
         col = self._batch.column(k)
         return col.buffers()[1].address + 8 * col.offset
 
+    def _index(self, name) -> int:
+        if name not in self.columns:
+            hint = (": call fields(..., retarded=True) for the retarded times" if str(name).startswith("t_ret_") else "")
+            raise ParameterError(f"the cube has no component {name!r} (it has {', '.join(self.columns)}){hint}")
+        return self.columns.index(name)
+
     def numpy(self, components=COMPONENTS) -> np.ndarray:
         """(observers, samples, len(components)) view without a copy."""
-        idx = [self.columns.index(c) for c in components]
+        idx = [self._index(c) for c in components]
         n = self.observers * self.samples
         step = idx[1] - idx[0] if len(idx) > 1 else 1
         if any(b - a != step for a, b in zip(idx, idx[1:])) or step <= 0:
@@ -211,7 +217,7 @@ class Cube:
         return np.asarray(view)
 
     def __getitem__(self, name: str) -> np.ndarray:
-        k = self.columns.index(name)
+        k = self._index(name)
         return np.asarray(_View(self._batch, self._addr(k), (self.observers, self.samples), (self.samples * 8, 8)))
 
     @property
@@ -315,17 +321,30 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
 
 # --- spectra and harmonic maps (numpy FFT) ---
 
+def _spacing(cube: Cube) -> float:
+    """The sample spacing shared by every observer's times (uniform, at least two)."""
+    t = cube.times.reshape(-1, cube.samples)
+    if cube.samples < 2:
+        raise ShapeError(f"a spectrum needs at least 2 samples, the cube has {cube.samples}")
+    d = np.diff(t, axis=-1)
+    dt = float(t[0, -1] - t[0, 0]) / (cube.samples - 1)
+    # Times far from 0 (an observer at 1e7) carry their rounding into the spacings.
+    slack = 16 * np.finfo(np.float64).eps * float(np.abs(t).max())
+    if not (np.isfinite(dt) and dt > 0 and np.allclose(d, dt, rtol=1e-9, atol=slack)):
+        raise ShapeError("spectra need uniformly spaced, increasing times with the same spacing for every observer")
+    return dt
+
 def spectrum(cube: Cube, component: str = "Ex", *, window=None):
     """One-sided power spectrum of a component along each observer's samples
     (uniform times). Returns (frequencies, power) with power shaped
     (observers, samples//2 + 1), normalised so that sum(power) = mean(x^2) (Parseval)."""
     x = np.asarray(cube[component])
-    t = cube.times if cube.times.ndim == 1 else cube.times[0]
-    dt = float(t[1] - t[0])
-    if not np.allclose(np.diff(t), dt, rtol=1e-9, atol=0):
-        raise ShapeError("spectrum needs uniformly spaced times")
+    dt = _spacing(cube)
     if window is not None:
-        x = x * np.asarray(window)
+        w = np.asarray(window, dtype=float)
+        if w.shape != (cube.samples,):
+            raise ShapeError(f"window has shape {w.shape}, want ({cube.samples},): one weight per sample")
+        x = x * w
     n = x.shape[-1]
     X = np.fft.rfft(x, axis=-1) / n
     p = np.abs(X) ** 2
@@ -337,14 +356,18 @@ def harmonic_powers(cube: Cube, period: float, harmonics=range(1, 11), component
     """Time-averaged power of each harmonic of the received ``period``,
     sum over ``components`` of 2|X_n|^2, shaped (observers, len(harmonics)). The
     samples must span a whole number of periods, uniformly."""
-    t = cube.times if cube.times.ndim == 1 else cube.times[0]
-    n = t.size
-    span = float(t[1] - t[0]) * n
+    if not (isinstance(period, (int, float, np.integer, np.floating)) and np.isfinite(period) and period > 0):
+        raise ParameterError(f"period={period!r}: want a finite number > 0")
+    harmonics = list(harmonics)
+    if not all(isinstance(h, (int, np.integer)) and h >= 1 for h in harmonics):
+        raise ParameterError(f"harmonics={harmonics!r}: want integers >= 1")
+    n = cube.samples
+    span = _spacing(cube) * n
     m = span / period
     if abs(m - round(m)) > 1e-6 * max(1.0, m):
         raise ShapeError(f"the samples span {m:.6g} periods: use a whole number for clean harmonics")
     m = int(round(m))
-    out = np.zeros((cube.observers, len(list(harmonics))))
+    out = np.zeros((cube.observers, len(harmonics)))
     for comp in components:
         X = np.fft.rfft(np.asarray(cube[comp]), axis=-1) / n
         for j, h in enumerate(harmonics):
@@ -362,4 +385,8 @@ def harmonic_map(cube: Cube, period: float, harmonic: int, shape=None, component
     p = harmonic_powers(cube, period, [harmonic], components)[:, 0]
     if distance is not None:
         p = p * c * np.asarray(distance, dtype=float) ** 2 / (4 * np.pi)
-    return p.reshape(shape) if shape is not None else p
+    if shape is None:
+        return p
+    if int(np.prod(shape)) != p.size:
+        raise ShapeError(f"shape {tuple(int(k) for k in np.atleast_1d(shape))} does not hold the cube's {p.size} observers")
+    return p.reshape(shape)

@@ -36,6 +36,16 @@ def circle_table(n=32, bad=None):
     return fg.radiation.trajectory_table(**cols, validate_=False)
 
 
+def _small_cube():
+    return fg.radiation.fields(circle_table(), [[3.0, 1.0, 2.0]], np.linspace(8, 12, 8))
+
+
+def _fractional_ids():
+    c = circle_table()
+    cols = {n: c.column(n).to_numpy() for n in c.column_names if n != "particle"}
+    return fg.radiation.trajectory_table(**cols, particle=np.full(c.num_rows, 0.5))
+
+
 def _unsorted(c):
     c["tau"][[3, 4]] = c["tau"][[4, 3]]
 
@@ -156,6 +166,14 @@ CATALOGUE = [
     ("trajectory: too few knots", lambda t: fg.radiation.validate(circle_table(n=3)), fg.TrajectoryError, "4"),
     ("trajectory: 4-velocity not normalised", lambda t: fg.radiation.validate(circle_table(bad=_unnormalised)),
      fg.TrajectoryError, "normalis|u\\.u|c\\^2"),
+    ("radiation: observers that are not numbers", lambda t: fg.radiation.fields(circle_table(), [["a", "b", "c"]], [1.0]),
+     fg.LayoutError, "observers"),
+    ("radiation: non-integral particle ids", lambda t: _fractional_ids(), fg.LayoutError, "particle ids"),
+    ("radiation: unknown cube component", lambda t: fg.radiation.spectrum(_small_cube(), "Qx"), fg.ParameterError, "Qx"),
+    ("radiation: retarded times not asked for", lambda t: _small_cube().retarded_time(0), fg.ParameterError,
+     "retarded=True"),
+    ("radiation: non-positive period", lambda t: fg.radiation.harmonic_powers(_small_cube(), 0.0), fg.ParameterError,
+     "period"),
     # --- N-body ---
     ("nbody: positions of the wrong shape", lambda t: fg.nbody.accelerations(np.zeros((5, 2)), np.ones(5)),
      fg.ShapeError, "3"),

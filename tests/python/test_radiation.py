@@ -192,6 +192,29 @@ def test_errors():
         rad.trajectory_table(*cols, particle=np.full(cols[0].size, 0.5))
     with pytest.raises(fg.LayoutError, match="masses have dtype"):
         rad.from_lab_time([0, 1, 2, 3], [0] * 4, [0] * 4, [0] * 4, [0] * 4, [0] * 4, [0] * 4, mass="heavy")
+    # The spectra's inputs.
+    times = np.linspace(0, 10, 16)
+    cube = rad.fields(tab, [[1, 2, 3], [3, 2, 1]], times)
+    with pytest.raises(fg.ParameterError, match="no component 'Qx'"):
+        rad.spectrum(cube, "Qx")
+    with pytest.raises(fg.ParameterError, match="retarded=True"):
+        cube.retarded_time(0)
+    with pytest.raises(fg.ShapeError, match="window has shape"):
+        rad.spectrum(cube, "Ex", window=np.ones(3))
+    for period in (0.0, -1.0, np.nan, "1"):
+        with pytest.raises(fg.ParameterError, match="period"):
+            rad.harmonic_powers(cube, period)
+    span = 16 * (times[1] - times[0])
+    with pytest.raises(fg.ParameterError, match="harmonics"):
+        rad.harmonic_powers(cube, span, [0])
+    with pytest.raises(fg.ShapeError, match="does not hold the cube's 2 observers"):
+        rad.harmonic_map(cube, span, 1, shape=(3, 3))
+    assert rad.harmonic_map(cube, span, 1, shape=(2, 1)).shape == (2, 1)
+    uneven = rad.fields(tab, [[1, 2, 3], [3, 2, 1]], np.stack([times, 2 * times]))
+    with pytest.raises(fg.ShapeError, match="same spacing for every observer"):
+        rad.spectrum(uneven, "Ex")
+    with pytest.raises(fg.ShapeError, match="at least 2 samples"):
+        rad.spectrum(rad.fields(tab, [[1, 2, 3]], [0.0]), "Ex")
     # Float ids with integral values, and numbers in an object array, are accepted.
     same = rad.trajectory_table(*cols, particle=np.zeros(cols[0].size), charge=1.7, validate_=False)
     assert same.column("particle").type == pa.int64()
