@@ -105,12 +105,15 @@ def _ids(particle, n: int) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.int64)
 
 
+def _per_particle(v, name: str) -> str:
+    """A metadata value that is one number or one per particle, as Go reads it."""
+    a = np.atleast_1d(_numbers(v, name))
+    return repr(float(a[0])) if a.size == 1 else json.dumps(a.tolist())
+
+
 def _metadata(units, c, charge, mass) -> dict:
-    def enc(v, name):
-        a = np.atleast_1d(_numbers(v, name))
-        return repr(float(a[0])) if a.size == 1 else json.dumps([float(x) for x in a])
     return {"units": str(units), "c": repr(_scalar(c, "c")),
-            "charge": enc(charge, "charges"), "mass": enc(mass, "masses")}
+            "charge": _per_particle(charge, "charges"), "mass": _per_particle(mass, "masses")}
 
 
 def trajectory_table(tau, t, x, y, z, ut, ux, uy, uz, *, particle=None, charge=1.0, mass=1.0,
@@ -301,8 +304,7 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
     if charge is not None or c is not None:
         md = dict(traj.schema.metadata or {})
         if charge is not None:
-            a = np.atleast_1d(_numbers(charge, "charges"))
-            md[b"charge"] = (repr(float(a[0])) if a.size == 1 else json.dumps(a.tolist())).encode()
+            md[b"charge"] = _per_particle(charge, "charges").encode()
         if c is not None:
             md[b"c"] = repr(_scalar(c, "c")).encode()
         traj = traj.replace_schema_metadata(md)
