@@ -28,8 +28,9 @@
 // predictor dtau/dt', its interval or -1 when it has no root, the last
 // sample's interval step used as the next search's guess) lives in a small
 // global scratch of fg_rad_walk records, P x (gridDim.x * B), coalesced;
-// each particle's knot range and charge in one fg_rad_particle record. Blocks loop over work
-// items (grid-stride), so the scratch is sized by the grid, not by O. An item
+// each particle's knot range and charge in one fg_rad_particle record. Blocks claim work
+// items from a queue (the grid's first, then the next unclaimed one), so the
+// scratch is sized by the grid, not by O. An item
 // is B observer slots x one segment of `seg` samples (core/radiation's
 // Options.Segment: every walk, in every entry point and on the CPU, starts
 // from scratch, the cold solve, at a segment's first sample); the tiled
@@ -107,6 +108,7 @@ template <typename F> struct fg_rad_args {
   const fg_rad_particle<F>* part;  // tiled: per particle, its knots' range and charge
   int tile; int seg;   // tiled: samples per tile; all: samples per segment (1 .. S; S: one walk)
   int o0; int oc;      // split: this launch's observer slots o0 .. o0+oc-1
+  int* queue;          // tiled: the count of work items claimed past the grid's first (zeroed by the host)
 };
 
 enum { FG_RAD_COLD = 0, FG_RAD_WARM = 1, FG_RAD_REUSE = 2 };
@@ -629,7 +631,10 @@ static __device__ void fg_rad_observer_walk(const fg_rad_args<F>& A, int o) {
 // [T][B], then int observer[B] (gpuradiation.SharedBytes: the 8 bytes of a tp
 // are counted in either precision). Each thread reads and writes only
 // its own slots, so the block synchronises only around the
-// write-out.
+// write-out. A block takes work item blockIdx.x first, then claims the next
+// unclaimed one from A.queue (dynamic: a block whose items were light takes
+// more, where the grid-stride order gave every block the same count and the
+// kernel ended with the blocks that had drawn the heavy ones).
 template <typename F, int METHOD, int SEARCH, bool TRET>
 static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
   extern __shared__ double2 fg_rad_tile_smem[];
@@ -641,7 +646,8 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
   const size_t G = (size_t)gridDim.x * B, g = (size_t)blockIdx.x * B + tid;
   F st[FG_RAD_NSTATE], ac[FG_RAD_NACCEL];
   const int nseg = (A.S + A.seg - 1) / A.seg;  // A.seg in 1 .. S (the host's)
-  for (int item = blockIdx.x; item < (A.O + B - 1) / B * nseg; item += gridDim.x) {
+  __shared__ int fg_rad_next_item;
+  for (int item = blockIdx.x; item < (A.O + B - 1) / B * nseg;) {
     const int base = item / nseg * B, sb = item % nseg * A.seg, se = min(A.S, sb + A.seg);
     const int slot = base + tid;
     const bool live = slot < A.O;
@@ -715,6 +721,10 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
       }
       __syncthreads();
     }
+    if (tid == 0) fg_rad_next_item = (int)gridDim.x + atomicAdd(A.queue, 1);
+    __syncthreads();
+    item = fg_rad_next_item;
+    __syncthreads();  // every thread has read it before the next item's claim
   }
 }
 

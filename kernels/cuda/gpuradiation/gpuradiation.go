@@ -36,7 +36,7 @@ type Device struct {
 	// dynamic shared memory a block gets without opting in.
 	Tile int
 	// MaxGrid caps the tiled kernels' grid (0: the blocks that fit on the
-	// device at once); blocks loop over the work items beyond it.
+	// device at once); blocks claim the work items beyond it as they finish.
 	MaxGrid int
 	// Unsorted keeps the observers in their given order instead of the
 	// direction order (the benchmark's comparison; the bits are the same).
@@ -173,12 +173,14 @@ type args[F float32 | float64] struct {
 	WTau, WIdx, WWalk, Part                    uint64
 	Tile, Seg                                  int32
 	O0, OC                                     int32
+	Queue                                      uint64
 }
 
 // launchBuffers are the device addresses and tile a launch's args take
 // besides the uploaded arrays and the job's numbers.
 type launchBuffers struct {
 	off, out, tret, perm, wTau, wIdx, wWalk, part uint64
+	queue                                         uint64
 	tile, seg                                     int
 }
 
@@ -189,7 +191,7 @@ func argsBytes[F float32 | float64](ar arrays, job *radiation.DeviceJob, lb laun
 		P: int32(job.P), N: int32(job.N), Charge: ar.Charge, OX: ar.OX, OY: ar.OY, OZ: ar.OZ, R0: ar.R0, O: int32(job.O),
 		TP: ar.TP, S: int32(job.S), C: F(job.C), IC: 1 / F(job.C), NIters: int32(opt.NIters), NSubsteps: int32(opt.NSubsteps),
 		Out: lb.out, Tret: lb.tret, Rec: ar.Rec, Perm: lb.perm, WTau: lb.wTau, WIdx: lb.wIdx, WWalk: lb.wWalk, Part: lb.part,
-		Tile: int32(lb.tile), Seg: int32(lb.seg), O0: int32(o0), OC: int32(oc)})
+		Tile: int32(lb.tile), Seg: int32(lb.seg), O0: int32(o0), OC: int32(oc), Queue: lb.queue})
 }
 
 func bytesOf[T any](v *T) []byte {
@@ -363,7 +365,7 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		return errs.New(errs.Parameter, "segment %d: a DeviceJob's is 1 .. S = %d (Fields resolves it)", seg, job.S)
 	}
 	var grid uint32
-	var perm, wTau, wIdx, wWalk, part uint64
+	var perm, wTau, wIdx, wWalk, part, queue uint64
 	var sp splitPlan
 	if split {
 		if sp, err = d.planSplit(fn, job, fbytes); err != nil {
@@ -405,6 +407,7 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 			perm = put(a, DirectionOrder(job.OX, job.OY, job.OZ))
 		}
 		wWalk = scratch(a, job.P*g*block*WalkBytes)
+		queue = put(a, []int32{0})
 		if job.F32 != nil {
 			part = put(a, particleRecords(job.F32.T, job.F32.Charge, job.Off))
 		} else {
@@ -440,7 +443,7 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	if tret != nil {
 		tp = tret.Ptr()
 	}
-	lb := launchBuffers{off: off, out: out.Ptr(), tret: tp, perm: perm, wTau: wTau, wIdx: wIdx, wWalk: wWalk, part: part, tile: tile, seg: seg}
+	lb := launchBuffers{off: off, out: out.Ptr(), tret: tp, perm: perm, wTau: wTau, wIdx: wIdx, wWalk: wWalk, part: part, queue: queue, tile: tile, seg: seg}
 	argsAt := func(o0, oc int) []byte {
 		if job.F32 != nil {
 			return argsBytes[float32](ar, job, lb, o0, oc)

@@ -30,13 +30,13 @@ func TestSplitChunk(t *testing.T) {
 
 // TestArgsLayout: args[F] keeps fg_rad_args<F>'s layout (the offsets the
 // hand-written float64 and float32 mirrors had: C after 4 bytes of padding
-// in float64, right after S in float32).
+// in float64, right after S in float32; the queue's pointer after o0, oc).
 func TestArgsLayout(t *testing.T) {
 	var d args[float64]
 	var f args[float32]
-	got := [8]uintptr{unsafe.Sizeof(d), unsafe.Offsetof(d.C), unsafe.Offsetof(d.NIters), unsafe.Offsetof(d.O0),
-		unsafe.Sizeof(f), unsafe.Offsetof(f.C), unsafe.Offsetof(f.NIters), unsafe.Offsetof(f.O0)}
-	if want := [8]uintptr{256, 152, 168, 248, 248, 148, 156, 240}; got != want {
+	got := [10]uintptr{unsafe.Sizeof(d), unsafe.Offsetof(d.C), unsafe.Offsetof(d.NIters), unsafe.Offsetof(d.O0), unsafe.Offsetof(d.Queue),
+		unsafe.Sizeof(f), unsafe.Offsetof(f.C), unsafe.Offsetof(f.NIters), unsafe.Offsetof(f.O0), unsafe.Offsetof(f.Queue)}
+	if want := [10]uintptr{264, 152, 168, 248, 256, 256, 148, 156, 240, 248}; got != want {
 		t.Errorf("args layout %v, want %v", got, want)
 	}
 }
