@@ -4,8 +4,10 @@
 #   bash bench/device/rad_quick.sh .gpu/A .gpu/B [.gpu/C ...]
 # Samples/s at 16 and 1024 knots per period on the benchmark's scene (32768 observers x
 # 256 samples x 16 particles), two runs of each bundle in turn, then the float64 default
-# on 524288 observers once each. Logs in $OUT/rad_quick.
+# on 524288 observers once each. Logs in $OUT/rad_quick. PAT overrides the benchmarks run on
+# the benchmark's scene, e.g. PAT='GPURadiation/newton2_(f64|f32)_warm_reuse(_hilbert)?$'.
 [ $# -ge 2 ] || { echo "usage: rad_quick.sh BUNDLE BUNDLE [BUNDLE ...]" >&2; exit 2; }
+PAT=${PAT:-'GPURadiation/newton2_(f64|f32)_warm_reuse$'}
 dirs=(); for a in "$@"; do dirs+=("$(cd "$a" && pwd)"); done
 OUT=${OUT:-/tmp/fg-radquick-out}; L=$OUT/rad_quick; mkdir -p $L
 for d in "${dirs[@]}"; do (cd $d && gunzip -kf radbench.test.gz); done
@@ -17,7 +19,7 @@ run() { # name dir log kpp O pattern
   FIELDGO_TEST_CUDA_CACHE=/tmp/fg-radquick-$1 FIELDGO_RAD_KPP=$4 FIELDGO_RAD_O=$5 timeout 120 $2/radbench.test -test.run '^$' \
     -test.v -test.benchtime 1x -test.bench "$6" > $3 2>&1; }
 for kpp in 16 1024; do for r in 1 2; do for d in "${dirs[@]}"; do
-  v=$(basename $d); run $v $d $L/${kpp}_$v$r.log $kpp 32768 'GPURadiation/newton2_(f64|f32)_warm_reuse$'
+  v=$(basename $d); run $v $d $L/${kpp}_$v$r.log $kpp 32768 "$PAT"
   echo "knots/period $kpp $v$r: $(rate $L/${kpp}_$v$r.log)"
 done; done; done
 for d in "${dirs[@]}"; do

@@ -9,7 +9,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"slices"
 	"sync"
 	"unsafe"
 
@@ -41,6 +40,9 @@ type Device struct {
 	// Unsorted keeps the observers in their given order instead of the
 	// direction order (the benchmark's comparison; the bits are the same).
 	Unsorted bool
+	// Hilbert orders the observers by HilbertOrder instead of
+	// DirectionOrder (the benchmark's comparison; the bits are the same).
+	Hilbert bool
 	// Variant selects the kernels: "" (the default: tiled), Tiled, Obs (one
 	// thread per observer, the structure before the tiles), ColumnMajor
 	// (the same reading column-major spline arrays) or Split (two phases:
@@ -245,40 +247,6 @@ type arrays struct {
 	T, Y0, Y1, A1, A0, AY0, AY1, AA1, AA0, Charge, OX, OY, OZ, R0, TP, Rec uint64
 }
 
-// DirectionOrder is the tiled kernels' observer schedule: the observers
-// sorted by the Morton code of their direction from the origin (10 bits per
-// coordinate of x/|x|), index breaking ties, so that a warp's observers look
-// at the particles from similar directions: their retarded times, and the
-// spline intervals they read, are then close, and the records a warp fetches
-// are mostly shared. The order does not change any observer's numbers.
-func DirectionOrder(x, y, z []float64) []int32 {
-	keys := make([]uint64, len(x))
-	q := func(v float64) uint64 { return uint64(math.Min(1023, math.Max(0, math.Floor((v+1)*512)))) }
-	spread := func(v uint64) uint64 { // 10 bits -> every third of 30
-		v &= 0x3ff
-		v = (v | v<<16) & 0x030000ff
-		v = (v | v<<8) & 0x0300f00f
-		v = (v | v<<4) & 0x030c30c3
-		v = (v | v<<2) & 0x09249249
-		return v
-	}
-	for i := range x {
-		r := math.Sqrt(x[i]*x[i] + y[i]*y[i] + z[i]*z[i])
-		var ux, uy, uz float64
-		if r > 0 {
-			ux, uy, uz = x[i]/r, y[i]/r, z[i]/r
-		}
-		m := spread(q(ux)) | spread(q(uy))<<1 | spread(q(uz))<<2
-		keys[i] = m<<32 | uint64(i)
-	}
-	slices.Sort(keys)
-	perm := make([]int32, len(x))
-	for i, k := range keys {
-		perm[i] = int32(uint32(k))
-	}
-	return perm
-}
-
 // SharedBytes is the tiled kernels' dynamic shared memory for a block of
 // block threads (observers) and tiles of tile samples (radiation.cu's
 // fg_rad_tiled): per observer and sample a slot of Slot doubles (the NComp
@@ -373,7 +341,7 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		}
 		block, tile, shared = sp.solveBlock, sp.tile, sp.shared
 		if !d.Unsorted {
-			perm = put(a, DirectionOrder(job.OX, job.OY, job.OZ))
+			perm = put(a, d.order(job))
 		}
 		w := sp.oc * job.S * job.P
 		wTau, wIdx = scratch(a, w*fbytes), scratch(a, 4*w)
@@ -404,7 +372,7 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		g = max(1, min(g, ScratchLimit/max(1, job.P*block*WalkBytes)))
 		grid = uint32(g)
 		if !d.Unsorted {
-			perm = put(a, DirectionOrder(job.OX, job.OY, job.OZ))
+			perm = put(a, d.order(job))
 		}
 		wWalk = scratch(a, job.P*g*block*WalkBytes)
 		queue = put(a, []int32{0})

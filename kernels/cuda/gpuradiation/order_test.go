@@ -1,6 +1,9 @@
 package gpuradiation
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // TestDirectionOrder: the observer schedule is a permutation, and observers
 // in the same direction (at any distance) are adjacent in it.
@@ -33,4 +36,63 @@ func TestDirectionOrder(t *testing.T) {
 	if changes > 2 {
 		t.Fatalf("the two directions interleave (%d changes): not grouped", changes)
 	}
+}
+
+// fibonacci is the benchmark's observers: n points on a sphere of radius 50.
+func fibonacci(n int) (x, y, z []float64) {
+	for o := 0; o < n; o++ {
+		zz := 1 - 2*(float64(o)+0.5)/float64(n)
+		r := math.Sqrt(1 - zz*zz)
+		phi := float64(o) * math.Pi * (3 - math.Sqrt(5))
+		x, y, z = append(x, 50*r*math.Cos(phi)), append(y, 50*r*math.Sin(phi)), append(z, 50*zz)
+	}
+	return
+}
+
+// warpSpread is the largest angle between an observer's direction and its
+// warp's (32 consecutive observers of perm) mean direction.
+func warpSpread(x, y, z []float64, perm []int32) float64 {
+	worst := 0.0
+	for w := 0; w+32 <= len(perm); w += 32 {
+		var c [3]float64
+		dirs := make([][3]float64, 32)
+		for k, o := range perm[w : w+32] {
+			r := math.Sqrt(x[o]*x[o] + y[o]*y[o] + z[o]*z[o])
+			dirs[k] = [3]float64{x[o] / r, y[o] / r, z[o] / r}
+			for d := range c {
+				c[d] += dirs[k][d]
+			}
+		}
+		cn := math.Sqrt(c[0]*c[0] + c[1]*c[1] + c[2]*c[2])
+		for _, u := range dirs {
+			cos := (u[0]*c[0] + u[1]*c[1] + u[2]*c[2]) / cn
+			worst = math.Max(worst, math.Acos(math.Min(1, cos)))
+		}
+	}
+	return worst
+}
+
+// TestHilbertOrder: a permutation (the origin and duplicated directions
+// included) whose warps are compact on the benchmark's sphere of 32768
+// observers: every 32 consecutive observers within 0.2 rad of their mean
+// direction (a cap holding 32 of them has a radius of 0.0625 rad), where the
+// Morton curve of DirectionOrder has warps that span hemispheres.
+func TestHilbertOrder(t *testing.T) {
+	x, y, z := fibonacci(32768)
+	x, y, z = append(x, 0, 3, 6), append(y, 0, -4, -8), append(z, 0, 0, 0)
+	perm := HilbertOrder(x, y, z)
+	seen := make([]bool, len(x))
+	for _, o := range perm {
+		if o < 0 || int(o) >= len(x) || seen[o] {
+			t.Fatalf("not a permutation")
+		}
+		seen[o] = true
+	}
+	x, y, z = x[:32768], y[:32768], z[:32768]
+	perm = HilbertOrder(x, y, z)
+	h, m := warpSpread(x, y, z, perm), warpSpread(x, y, z, DirectionOrder(x, y, z))
+	if h > 0.2 {
+		t.Fatalf("a warp of the Hilbert order spans %.3f rad, want at most 0.2", h)
+	}
+	t.Logf("widest warp: Hilbert order %.3f rad, direction (Morton) order %.3f rad", h, m)
 }
