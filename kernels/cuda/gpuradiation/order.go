@@ -42,12 +42,7 @@ func DirectionOrder(x, y, z []float64) []int32 {
 		m := spread(q(ux)) | spread(q(uy))<<1 | spread(q(uz))<<2
 		keys[i] = m<<32 | uint64(i)
 	}
-	slices.Sort(keys)
-	perm := make([]int32, len(x))
-	for i, k := range keys {
-		perm[i] = int32(uint32(k))
-	}
-	return perm
+	return byKey(keys)
 }
 
 // HilbertOrder is an observer schedule with more compact warps: the
@@ -75,12 +70,7 @@ func HilbertOrder(x, y, z []float64) []int32 {
 		}
 		keys[i] = uint64(hilbertIndex(n, cell(u), cell(v)))<<32 | uint64(i)
 	}
-	slices.Sort(keys)
-	perm := make([]int32, len(x))
-	for i, k := range keys {
-		perm[i] = int32(uint32(k))
-	}
-	return perm
+	return byKey(keys)
 }
 
 // hilbertIndex is the distance along the Hilbert curve of the n x n grid (n
@@ -104,4 +94,16 @@ func hilbertIndex(n, x, y uint32) uint32 {
 		}
 	}
 	return d
+}
+
+// byKey is the observers sorted by their keys: each key holds the observer's
+// sort value in its high 32 bits and its index in the low 32 (so the index
+// breaks ties).
+func byKey(keys []uint64) []int32 {
+	slices.Sort(keys)
+	perm := make([]int32, len(keys))
+	for i, k := range keys {
+		perm[i] = int32(uint32(k))
+	}
+	return perm
 }
