@@ -5,9 +5,11 @@
 # Samples/s at 16 and 1024 knots per period on the benchmark's scene (32768 observers x
 # 256 samples x 16 particles), two runs of each bundle in turn, then the float64 default
 # on 524288 observers once each. Logs in $OUT/rad_quick. PAT overrides the benchmarks run on
-# the benchmark's scene, e.g. PAT='GPURadiation/newton2_(f64|f32)_warm_reuse(_hilbert)?$'.
+# the benchmark's scene, e.g. PAT='GPURadiation/newton2_(f64|f32)_warm_reuse(_hilbert)?$',
+# and BIGPAT those on 524288 observers (default: the float64 default alone).
 [ $# -ge 2 ] || { echo "usage: rad_quick.sh BUNDLE BUNDLE [BUNDLE ...]" >&2; exit 2; }
 PAT=${PAT:-'GPURadiation/newton2_(f64|f32)_warm_reuse$'}
+BIGPAT=${BIGPAT:-'GPURadiation/newton2_f64_warm_reuse$'}
 dirs=(); for a in "$@"; do dirs+=("$(cd "$a" && pwd)"); done
 OUT=${OUT:-/tmp/fg-radquick-out}; L=$OUT/rad_quick; mkdir -p $L
 for d in "${dirs[@]}"; do (cd $d && gunzip -kf radbench.test.gz); done
@@ -23,7 +25,7 @@ for kpp in 16 1024; do for r in 1 2; do for d in "${dirs[@]}"; do
   echo "knots/period $kpp $v$r: $(rate $L/${kpp}_$v$r.log)"
 done; done; done
 for d in "${dirs[@]}"; do
-  v=$(basename $d); run $v $d $L/big_$v.log 16 524288 'GPURadiation/newton2_f64_warm_reuse$'
+  v=$(basename $d); run $v $d $L/big_$v.log 16 524288 "$BIGPAT"
   echo "524288 observers, knots/period 16 $v: $(rate $L/big_$v.log)"
 done
 date -u

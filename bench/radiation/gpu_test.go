@@ -222,7 +222,7 @@ func sameBits(t *testing.T, d *gpuradiation.Device, sc *scene, opt radiation.Opt
 // methods (they share one polynomial evaluation; only the interval search
 // differs), and a second run repeats the first. So do the launch shapes
 // (other blocks and tiles, a tile that does not divide S, observers
-// unsorted or in the Hilbert order, a grid that loops over observer slots, a
+// unsorted, a grid that loops over observer slots, a
 // cube without the retarded times) and, in float64 Newton, the comparison kernels (one thread per
 // observer, interval records and column-major): the tiles add the particles
 // in the same order. So do the split kernels (roots per (observer,
@@ -244,11 +244,10 @@ func TestGPUSearchesBitIdentical(t *testing.T) {
 		newtonF64   bool // the comparison kernels exist for Newton float64 only
 		scratch     int  // split: Device.SplitScratch (bytes)
 		noTret      bool // without the retarded times: the tiled kernels without _tret, the same fields
-		hilbert     bool // observers in HilbertOrder
 	}
 	runs := []run{{search: "warm"}, {search: "reuse"}, {search: "reuse"},
 		{search: "reuse", block: 32, tile: 3}, {search: "warm", block: 128, tile: 2, unsorted: true}, {search: "cold", tile: 8},
-		{search: "reuse", grid: 3}, {search: "warm", grid: 2, tile: 7}, {search: "reuse", hilbert: true}, {search: "cold", grid: 5, hilbert: true},
+		{search: "reuse", grid: 3}, {search: "warm", grid: 2, tile: 7}, {search: "cold", grid: 5},
 		{search: "reuse", noTret: true}, {search: "cold", tile: 3, noTret: true}, {search: "warm", grid: 2, noTret: true},
 		{search: "cold", variant: gpuradiation.Obs, newtonF64: true}, {search: "reuse", variant: gpuradiation.Obs, newtonF64: true},
 		{search: "cold", variant: gpuradiation.ColumnMajor, newtonF64: true}, {search: "warm", variant: gpuradiation.ColumnMajor, newtonF64: true},
@@ -288,7 +287,6 @@ func TestGPUSearchesBitIdentical(t *testing.T) {
 						continue
 					}
 					d.BlockSize, d.Tile, d.MaxGrid, d.Unsorted, d.Variant, d.SplitScratch = r.block, r.tile, r.grid, r.unsorted, cmp.Or(r.variant, gpuradiation.Tiled), r.scratch
-					d.Hilbert = r.hilbert
 					o := opts(r.search)
 					o.Retarded = !r.noTret
 					c := fieldsOn(t, sc, o)
@@ -296,7 +294,7 @@ func TestGPUSearchesBitIdentical(t *testing.T) {
 					if r.noTret && len(c.Data) != radiation.NComp {
 						t.Fatalf("%+v: %d columns without the retarded times, want %d", r, len(c.Data), radiation.NComp)
 					}
-					d.BlockSize, d.Tile, d.MaxGrid, d.Unsorted, d.Variant, d.SplitScratch, d.Hilbert = 0, 0, 0, false, "", 0, false
+					d.BlockSize, d.Tile, d.MaxGrid, d.Unsorted, d.Variant, d.SplitScratch = 0, 0, 0, false, "", 0
 					if r.variant == gpuradiation.Split {
 						split++
 					}
@@ -558,7 +556,6 @@ func BenchmarkGPURadiation(b *testing.B) {
 		kind        string // Device.Variant: "" (the default), Tiled, Obs, Split
 		block, tile int
 		unsorted    bool
-		hilbert     bool // Device.Hilbert
 	}
 	variants := []variant{
 		{name: "newton2_f64_naive_cold_obs", opt: naive, kind: gpuradiation.Obs},
@@ -567,8 +564,10 @@ func BenchmarkGPURadiation(b *testing.B) {
 		{name: "newton2_f64_warm", opt: mk(func(o *radiation.Options) { o.CoefReuse = false })},
 		{name: "newton2_f64_warm_reuse", opt: def},
 		{name: "newton2_f64_warm_reuse_unsorted", opt: def, unsorted: true},
-		{name: "newton2_f64_warm_reuse_hilbert", opt: def, hilbert: true},
-		{name: "newton2_f32_warm_reuse_hilbert", opt: mk(func(o *radiation.Options) { o.Precision = radiation.Float32 }), hilbert: true},
+		// Segments shorter than AutoSegment's: more, shorter work items (the
+		// cube's restarts move, so its bits differ from the default's).
+		{name: "newton2_f64_warm_reuse_seg64", opt: mk(func(o *radiation.Options) { o.Segment = 64 })},
+		{name: "newton2_f64_warm_reuse_seg32", opt: mk(func(o *radiation.Options) { o.Segment = 32 })},
 		{name: "newton2_f64_warm_reuse_whole", opt: mk(func(o *radiation.Options) { o.Segment = sc.S })}, // one walk per observer
 		{name: "newton2_f32_naive_cold", opt: mk(func(o *radiation.Options) {
 			o.Search, o.CoefReuse, o.Precision = radiation.Cold, false, radiation.Float32
@@ -600,8 +599,8 @@ func BenchmarkGPURadiation(b *testing.B) {
 		}
 		in := fn.Describe()
 		b.Run(v.name, func(b *testing.B) {
-			d.Variant, d.BlockSize, d.Tile, d.Unsorted, d.Hilbert = v.kind, v.block, v.tile, v.unsorted, v.hilbert
-			defer func() { d.Variant, d.BlockSize, d.Tile, d.Unsorted, d.Hilbert = "", 0, 0, false, false }()
+			d.Variant, d.BlockSize, d.Tile, d.Unsorted = v.kind, v.block, v.tile, v.unsorted
+			defer func() { d.Variant, d.BlockSize, d.Tile, d.Unsorted = "", 0, 0, false }()
 			kernel := 0.0
 			for i := 0; i < b.N; i++ {
 				c := fieldsOn(b, sc, v.opt)
@@ -645,9 +644,9 @@ func BenchmarkGPURadiation(b *testing.B) {
 		r, goal, map[bool]string{true: "met", false: "missed"}[r >= goal], rates["newton2_f64_naive_cold"], r/rates["newton2_f64_naive_cold"])
 	b.Logf("tiles over one thread per observer (same math): naive x%.2f, warm+reuse x%.2f; default over the one-thread-per-observer naive kernel x%.2f",
 		rates["newton2_f64_naive_cold"]/rates["newton2_f64_naive_cold_obs"], r/rates["newton2_f64_warm_reuse_obs"], r/rates["newton2_f64_naive_cold_obs"])
-	b.Logf("direction order over given order: x%.2f", r/rates["newton2_f64_warm_reuse_unsorted"])
-	b.Logf("Hilbert order over direction (Morton) order: float64 x%.2f, float32 x%.2f", rates["newton2_f64_warm_reuse_hilbert"]/r,
-		rates["newton2_f32_warm_reuse_hilbert"]/rates["newton2_f32_warm_reuse"])
+	b.Logf("Hilbert order over given order: x%.2f", r/rates["newton2_f64_warm_reuse_unsorted"])
+	b.Logf("AutoSegment (%d samples) over segments of 64: x%.2f, of 32: x%.2f", radiation.AutoSegment(sc.O, sc.S),
+		r/rates["newton2_f64_warm_reuse_seg64"], r/rates["newton2_f64_warm_reuse_seg32"])
 	b.Logf("segments (AutoSegment: %d samples) over one walk per observer: x%.2f", radiation.AutoSegment(sc.O, sc.S), r/rates["newton2_f64_warm_reuse_whole"])
 	b.Logf("split (two phases) over tiled (the default): Newton f64 warm+reuse %.3g samples/s x%.2f, naive x%.2f, f32 warm+reuse x%.2f",
 		rates["newton2_f64_warm_reuse_split"], rates["newton2_f64_warm_reuse_split"]/r,

@@ -37,12 +37,9 @@ type Device struct {
 	// MaxGrid caps the tiled kernels' grid (0: the blocks that fit on the
 	// device at once); blocks claim the work items beyond it as they finish.
 	MaxGrid int
-	// Unsorted keeps the observers in their given order instead of the
-	// direction order (the benchmark's comparison; the bits are the same).
+	// Unsorted keeps the observers in their given order instead of
+	// HilbertOrder (the benchmark's comparison; the bits are the same).
 	Unsorted bool
-	// Hilbert orders the observers by HilbertOrder instead of
-	// DirectionOrder (the benchmark's comparison; the bits are the same).
-	Hilbert bool
 	// Variant selects the kernels: "" (the default: tiled), Tiled, Obs (one
 	// thread per observer, the structure before the tiles), ColumnMajor
 	// (the same reading column-major spline arrays) or Split (two phases:
@@ -341,7 +338,7 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		}
 		block, tile, shared = sp.solveBlock, sp.tile, sp.shared
 		if !d.Unsorted {
-			perm = put(a, d.order(job))
+			perm = put(a, HilbertOrder(job.OX, job.OY, job.OZ))
 		}
 		w := sp.oc * job.S * job.P
 		wTau, wIdx = scratch(a, w*fbytes), scratch(a, 4*w)
@@ -372,7 +369,7 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		g = max(1, min(g, ScratchLimit/max(1, job.P*block*WalkBytes)))
 		grid = uint32(g)
 		if !d.Unsorted {
-			perm = put(a, d.order(job))
+			perm = put(a, HilbertOrder(job.OX, job.OY, job.OZ))
 		}
 		wWalk = scratch(a, job.P*g*block*WalkBytes)
 		queue = put(a, []int32{0})

@@ -3,58 +3,22 @@ package gpuradiation
 import (
 	"math"
 	"slices"
-
-	"github.com/fieldgo/fieldgo/core/radiation"
 )
 
-// order is the observer schedule a run takes: Device.Hilbert's or the
-// direction order.
-func (d *Device) order(job *radiation.DeviceJob) []int32 {
-	if d.Hilbert {
-		return HilbertOrder(job.OX, job.OY, job.OZ)
-	}
-	return DirectionOrder(job.OX, job.OY, job.OZ)
-}
-
-// DirectionOrder is the tiled kernels' observer schedule: the observers
-// sorted by the Morton code of their direction from the origin (10 bits per
-// coordinate of x/|x|), index breaking ties, so that a warp's observers look
-// at the particles from similar directions: their retarded times, and the
-// spline intervals they read, are then close, and the records a warp fetches
-// are mostly shared. The order does not change any observer's numbers.
-func DirectionOrder(x, y, z []float64) []int32 {
-	keys := make([]uint64, len(x))
-	q := func(v float64) uint64 { return uint64(math.Min(1023, math.Max(0, math.Floor((v+1)*512)))) }
-	spread := func(v uint64) uint64 { // 10 bits -> every third of 30
-		v &= 0x3ff
-		v = (v | v<<16) & 0x030000ff
-		v = (v | v<<8) & 0x0300f00f
-		v = (v | v<<4) & 0x030c30c3
-		v = (v | v<<2) & 0x09249249
-		return v
-	}
-	for i := range x {
-		r := math.Sqrt(x[i]*x[i] + y[i]*y[i] + z[i]*z[i])
-		var ux, uy, uz float64
-		if r > 0 {
-			ux, uy, uz = x[i]/r, y[i]/r, z[i]/r
-		}
-		m := spread(q(ux)) | spread(q(uy))<<1 | spread(q(uz))<<2
-		keys[i] = m<<32 | uint64(i)
-	}
-	return byKey(keys)
-}
-
-// HilbertOrder is an observer schedule with more compact warps: the
-// observers sorted by the Hilbert index (16 bits per axis) of their
-// direction's octahedral map (the unit sphere folded onto a square: the
-// upper half as |x|+|y| <= 1, the lower half's triangles folded out to the
-// corners, so that the map is continuous and a curve through the square
-// passes through neighbouring directions), index breaking ties. Measured
-// on the benchmark's 32768 observers (a Fibonacci sphere): each 32
-// consecutive observers lie within 0.168 rad of their centre (0.129 at the
-// 90th percentile), where DirectionOrder's Morton curve jumps (1.48 rad at
-// worst, 0.27 at the 90th percentile).
+// HilbertOrder is the tiled kernels' observer schedule: the observers
+// sorted by the Hilbert index (16 bits per axis) of their direction's
+// octahedral map (the unit sphere folded onto a square: the upper half as
+// |x|+|y| <= 1, the lower half's triangles folded out to the corners, so
+// that the map is continuous and a curve through the square passes through
+// neighbouring directions), index breaking ties. A warp's observers then
+// look at the particles from similar directions: their retarded times, and
+// the spline intervals they read, are close, and the records a warp fetches
+// are mostly shared. The order does not change any observer's numbers. On
+// the benchmark's 32768 observers (a Fibonacci sphere) each 32 consecutive
+// observers lie within 0.168 rad of their centre; a Morton curve of the
+// direction (the order before session 15) jumps, its warps spanning up to
+// 1.48 rad, and ran the benchmark x0.96 at 16 knots per period, x0.92 at
+// 1024 (docs/performance/radiation.md, session 15).
 func HilbertOrder(x, y, z []float64) []int32 {
 	const bits = 16
 	const n = 1 << bits
