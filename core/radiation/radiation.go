@@ -278,20 +278,100 @@ func Fields(src Source, obs Observers, times []float64, nsamples int, opt Option
 	cube.Options = opt // with the segment taken
 	var err error
 	switch {
-	case opt.Device != nil && opt.Precision == Float32:
-		err = fieldsOnDevice(toKnots[float32](src), src, obs, times, cube, &opt)
-	case opt.Device != nil:
-		err = fieldsOnDevice(toKnots[float64](src), src, obs, times, cube, &opt)
 	case opt.Precision == Float32:
-		err = fields(toKnots[float32](src), src, obs, times, cube, &opt)
+		u := float32Units(src)
+		k := toKnots[float32](src, u)
+		ssrc, sobs, stimes := u.scale(src, obs, times)
+		if opt.Device != nil {
+			err = fieldsOnDevice(k, ssrc, sobs, stimes, cube, &opt)
+		} else {
+			err = fields(k, ssrc, sobs, stimes, cube, &opt)
+		}
+		if err == nil {
+			u.unscale(cube)
+		}
+	case opt.Device != nil:
+		err = fieldsOnDevice(toKnots[float64](src, identity), src, obs, times, cube, &opt)
 	default:
-		err = fields(toKnots[float64](src), src, obs, times, cube, &opt)
+		err = fields(toKnots[float64](src, identity), src, obs, times, cube, &opt)
 	}
 	if err != nil {
 		cube.Release()
 		return nil, err
 	}
 	return cube, nil
+}
+
+// units are the float32 mode's: a time unit T and a length unit L, both powers
+// of two, T near the knots' mean interval and L near c T, so that the
+// kernels' numbers are of order one whatever units the trajectories came in.
+// In centimetres and seconds a spline's y0 = z/(6h) of the 4-velocity is
+// ~1e40 and of the acceleration ~1e50, past float32's 3.4e38 (every value
+// came out NaN). Powers of two scale every float64 input exactly, and
+// float32's roundings do not depend on them: the cube is the one float32
+// computed in the given units wherever those did not overflow.
+type units struct{ T, L float64 }
+
+var identity = units{1, 1}
+
+func float32Units(src Source) units {
+	s := src.State
+	span, n := 0.0, 0
+	for p := 0; p+1 < len(s.Off); p++ {
+		span += s.T[s.Off[p+1]-1] - s.T[s.Off[p]]
+		n += s.Off[p+1] - s.Off[p] - 1
+	}
+	pow2 := func(x float64) float64 {
+		if !(x > 0) || math.IsInf(x, 0) {
+			return 1
+		}
+		return math.Ldexp(1, int(math.Round(math.Log2(x))))
+	}
+	T := pow2(span / float64(max(1, n)))
+	return units{T: T, L: pow2(src.C * T)}
+}
+
+// state and accel are the multipliers of the state spline's components (t,
+// x, y, z, ut, ux, uy, uz: u = d(t, x)/dtau) and the acceleration's (du/dtau)
+// into the units; tau's is 1/T.
+func (u units) state() [nState]float64 {
+	v := u.T / u.L
+	return [nState]float64{1 / u.T, 1 / u.L, 1 / u.L, 1 / u.L, 1, v, v, v}
+}
+func (u units) accel() [nAccel]float64 {
+	v := u.T * u.T / u.L
+	return [nAccel]float64{u.T, v, v, v}
+}
+
+// scale is the source's speed of light, the observers and the times in the units.
+func (u units) scale(src Source, obs Observers, times []float64) (Source, Observers, []float64) {
+	mul := func(x []float64, f float64) []float64 {
+		y := make([]float64, len(x))
+		for i, v := range x {
+			y[i] = v * f
+		}
+		return y
+	}
+	src.C *= u.T / u.L
+	return src, Observers{X: mul(obs.X, 1/u.L), Y: mul(obs.Y, 1/u.L), Z: mul(obs.Z, 1/u.L)}, mul(times, 1/u.T)
+}
+
+// unscale brings a cube computed in the units back: E and B (Gaussian: charge
+// over length squared) times 1/L^2, the potentials (charge over length) 1/L,
+// the retarded times T.
+func (u units) unscale(c *Cube) {
+	for k, col := range c.Data {
+		f := u.T
+		switch {
+		case k < 6:
+			f = 1 / (u.L * u.L)
+		case k < NComp:
+			f = 1 / u.L
+		}
+		for i := range col {
+			col[i] *= f
+		}
+	}
 }
 
 func convert[F float](x []float64) []F {
@@ -305,10 +385,20 @@ func convert[F float](x []float64) []F {
 	return y
 }
 
-func toKnots[F float](src Source) *knots[F] {
+// toKnots are the kernels' knots and interval records in precision F, in
+// the units u (identity in float64).
+func toKnots[F float](src Source, u units) *knots[F] {
 	s, a := src.State, src.Accel
-	k := &knots[F]{n: s.N, off: s.Off, t: convert[F](s.T), h: convert[F](s.H)}
-	if _, same := any(s.T).([]F); same {
+	mt := 1 / u.T
+	t := s.T
+	if mt != 1 {
+		t = make([]float64, len(s.T))
+		for i, v := range s.T {
+			t[i] = v * mt
+		}
+	}
+	k := &knots[F]{n: s.N, off: s.Off, t: convert[F](t), h: convert[F](s.H)}
+	if _, same := any(s.T).([]F); same && u == identity {
 		k.y0, k.y1, k.a1, k.a0 = coefficients[F](s, s.Z, s.C1, s.C2, s.H)
 		k.ay0, k.ay1, k.aa1, k.aa0 = coefficients[F](s, a.Z, a.C1, a.C2, s.H)
 		k.rec = k.records()
@@ -326,12 +416,26 @@ func toKnots[F float](src Source) *knots[F] {
 			k.h[i] = k.t[i] - k.t[i-1]
 		}
 	}
-	c1, c2 := narrow(s, s.Z, s.C1, s.C2, k.h)
-	k.y0, k.y1, k.a1, k.a0 = coefficients[F](s, s.Z, c1, c2, k.h)
-	c1, c2 = narrow(s, a.Z, a.C1, a.C2, k.h)
-	k.ay0, k.ay1, k.aa1, k.aa0 = coefficients[F](s, a.Z, c1, c2, k.h)
+	st, ac := u.state(), u.accel()
+	zs := scaledZ(s, s.Z, st[:], mt)
+	c1, c2 := narrow(s, s.Z, s.C1, s.C2, zs, st[:], k.h)
+	k.y0, k.y1, k.a1, k.a0 = coefficients[F](s, zs, c1, c2, k.h)
+	za := scaledZ(s, a.Z, ac[:], mt)
+	c1, c2 = narrow(s, a.Z, a.C1, a.C2, za, ac[:], k.h)
+	k.ay0, k.ay1, k.aa1, k.aa0 = coefficients[F](s, za, c1, c2, k.h)
 	k.rec = k.records()
 	return k
+}
+
+// scaledZ is a spline's second derivatives z (column-major, N per component)
+// in the units: component c's values times sigma[c], tau times mt, so
+// d^2/dtau^2 times sigma[c]/mt^2.
+func scaledZ(s *spline.Spline, z, sigma []float64, mt float64) []float64 {
+	out := make([]float64, len(z))
+	for j, v := range z {
+		out[j] = v * sigma[j/s.N] / (mt * mt)
+	}
+	return out
 }
 
 // coefficients are the kernel's cubic per interval i (knots i, i+1, width
@@ -356,8 +460,9 @@ func coefficients[F float, H float](s *spline.Spline, z, c1, c2 []float64, h []H
 }
 
 // narrow recomputes a spline's coefficients c1, c2 (in float64) for rounded
-// knots with widths h.
-func narrow[F float](s *spline.Spline, z, c1, c2 []float64, h []F) (c1f, c2f []float64) {
+// knots with widths h, in the units: the knot values from z, c1, c2 and the
+// spline's own widths, times sigma (per component), with zs, z in the units.
+func narrow[F float](s *spline.Spline, z, c1, c2, zs, sigma []float64, h []F) (c1f, c2f []float64) {
 	n := s.N
 	c1f, c2f = make([]float64, len(z)), make([]float64, len(z))
 	d := len(z) / n
@@ -375,8 +480,8 @@ func narrow[F float](s *spline.Spline, z, c1, c2 []float64, h []F) (c1f, c2f []f
 			for i := a; i < b-1; i++ {
 				j := c*n + i
 				w := float64(h[i+1])
-				c1f[j] = u(i+1)/w - z[j+1]*w/6
-				c2f[j] = u(i)/w - z[j]*w/6
+				c1f[j] = sigma[c]*u(i+1)/w - zs[j+1]*w/6
+				c2f[j] = sigma[c]*u(i)/w - zs[j]*w/6
 			}
 		}
 	}

@@ -486,6 +486,15 @@ static __device__ bool fg_rad_cold_solve(fg_rad_walker<F, SEARCH, LAYOUT>& w, co
   return true;
 }
 
+// The Newton advance's acceptance test after its corrections (core/radiation's
+// converged, the same operations): the error left, about |d2|^3/d1^2 from the
+// last two steps, below 2^-16 of the last step's interval width, or d2 at the
+// rounding of tau; else the cold solve decides the sample.
+template <typename F> static __device__ __forceinline__ bool fg_rad_converged(F d1, F d2, F h, F tau) {
+  const F a1 = fg_rad_abs(d1), a2 = fg_rad_abs(d2);
+  return a2 <= 16 * fg_rad_eps<F>() * (fg_rad_abs(tau) + h) || a2 * a2 * a2 <= (F)0x1p-16 * h * a1 * a1;
+}
+
 // One sample of one walker: advance tau from the previous sample (have) by
 // Newton or RK4, or solve from scratch; false when the observer does not see
 // the particle at this sample. The advance is kept only while every iterate
@@ -509,10 +518,13 @@ static __device__ __forceinline__ bool fg_rad_advance(fg_rad_walker<F, SEARCH, L
       // unrolled, their searches inlined three times cost them x0.8-0.88.
       tau += dt * ifp;
       have = w.locate_on(tau, lo, hi);
+      F d1 = 0, d2 = 0, h = 0;  // the last two steps; the last one's interval width
       auto correct = [&]() {
         bool ok;
         fg_rad_position(w.iv, tau, x, dx);
-        tau -= fg_rad_newton_step(ob, x, dx, tp, &ok);
+        const F step = fg_rad_newton_step(ob, x, dx, tp, &ok);
+        tau -= step;
+        d1 = d2; d2 = step; h = w.iv.t1 - w.iv.t0;
         have = ok && w.locate_on(tau, lo, hi);
       };
       if (A.n_iters == 2) {
@@ -521,15 +533,20 @@ static __device__ __forceinline__ bool fg_rad_advance(fg_rad_walker<F, SEARCH, L
       } else {
         for (int it = 0; have && it < A.n_iters; it++) correct();
       }
+      if (have && A.n_iters >= 2) have = fg_rad_converged(d1, d2, h, tau);
     } else if (METHOD == FG_RAD_NEWTON) {
       tau += dt * ifp;
       have = tau >= lo && tau <= hi;
+      F d1 = 0, d2 = 0, h = 0;
       for (int it = 0; have && it < A.n_iters; it++) {
         bool ok;
         w.position(tau, x, dx);
-        tau -= fg_rad_newton_step(ob, x, dx, tp, &ok);
+        const F step = fg_rad_newton_step(ob, x, dx, tp, &ok);
+        tau -= step;
+        d1 = d2; d2 = step; h = w.iv.t1 - w.iv.t0;
         have = ok && tau >= lo && tau <= hi;
       }
+      if (have && A.n_iters >= 2) have = fg_rad_converged(d1, d2, h, tau);
     } else {
       F h = dt / (F)A.n_substeps;
       for (int it = 0; have && it < A.n_substeps; it++) {
