@@ -322,12 +322,12 @@ func TestConverged(t *testing.T) {
 		d1, d2, h, tau float64
 		want           bool
 	}{
-		{1e-3, 1e-6, 1, 5, true},             // error left ~1e-9 h
-		{1e-2, 2e-3, 1, 5, false},            // ~8e-5 h: over 2^-16
-		{0.5, 0.25, 1, 5, false},             // linear, not quadratic
-		{0, 0, 1, 5, true},                   // exact
-		{1e-15, 1e-15, 1, 5, true},           // rounding of tau
-		{math.NaN(), 1e-3, 1, 5, false},      // NaN: the cold solve
+		{1e-3, 1e-6, 1, 5, true},        // error left ~1e-9 h
+		{1e-2, 2e-3, 1, 5, false},       // ~8e-5 h: over 2^-16
+		{0.5, 0.25, 1, 5, false},        // linear, not quadratic
+		{0, 0, 1, 5, true},              // exact
+		{1e-15, 1e-15, 1, 5, true},      // rounding of tau
+		{math.NaN(), 1e-3, 1, 5, false}, // NaN: the cold solve
 		{1e-3, math.NaN(), 1, 5, false},
 	} {
 		if got := converged(c.d1, c.d2, c.h, c.tau); got != c.want {
