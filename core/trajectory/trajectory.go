@@ -264,6 +264,9 @@ func (tr *Trajectories) validate(tol float64) error {
 			if i > a && !(tr.Tau[i] > tr.Tau[i-1]) {
 				return errs.New(errs.Trajectory, "particle %d, row %d: tau=%v does not increase (previous %v)", tr.IDs[p], i, tr.Tau[i], tr.Tau[i-1])
 			}
+			if i > a && !(tr.State[0][i] > tr.State[0][i-1]) {
+				return errs.New(errs.Trajectory, "particle %d, row %d: t=%v does not increase along tau (previous %v): lab time runs forward", tr.IDs[p], i, tr.State[0][i], tr.State[0][i-1])
+			}
 			ut, ux, uy, uz := tr.State[4][i], tr.State[5][i], tr.State[6][i], tr.State[7][i]
 			if !(ut > 0) {
 				return errs.New(errs.Trajectory, "particle %d, row %d: ut=%v must be positive (lab time runs forward)", tr.IDs[p], i, ut)

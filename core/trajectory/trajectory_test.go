@@ -113,6 +113,7 @@ func TestValidation(t *testing.T) {
 		{"Inf ut", "ut", 25, math.Inf(1)},
 		{"off shell", "ux", 4, 0.3},
 		{"negative ut", "ut", 2, -1},
+		{"t running back", "t", 5, -1e9}, // ut > 0 everywhere: t must increase with tau
 	}
 	for _, c := range cases {
 		bad := edit(c.col, c.row, c.v)

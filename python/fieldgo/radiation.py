@@ -90,6 +90,16 @@ def _scalar(v, name: str) -> float:
     return float(a.ravel()[0])
 
 
+def _count(v, name: str, lo: int) -> int:
+    """An integer option (a Python or numpy integer, or a float with an integral
+    value) of at least lo."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise ParameterError(f"{name}={v!r}: want an integer >= {lo}")
+    if not np.isfinite(v) or v != int(v) or int(v) < lo:
+        raise ParameterError(f"{name}={v!r}: want an integer >= {lo}")
+    return int(v)
+
+
 def _ids(particle, n: int) -> np.ndarray:
     """Particle ids: integers, or floats with integral values; None: all 0."""
     if particle is None:
@@ -108,6 +118,8 @@ def _ids(particle, n: int) -> np.ndarray:
 def _per_particle(v, name: str) -> str:
     """A metadata value that is one number or one per particle, as Go reads it."""
     a = np.atleast_1d(_numbers(v, name))
+    if not np.all(np.isfinite(a)):
+        raise ParameterError(f"{name} must be finite, got {v!r}")
     return repr(float(a[0])) if a.size == 1 else json.dumps(a.tolist())
 
 
@@ -149,7 +161,12 @@ def from_lab_time(t, x, y, z, vx, vy, vz, *, particle=None, charge=1.0, mass=1.0
     pid = _ids(particle, n)
     batch = pa.record_batch([pa.array(pid)] + [pa.array(a) for a in cols],
                             names=["particle", *names])
-    enc = lambda v, name: json.dumps(_numbers(v, name).tolist())  # noqa: E731
+    def enc(v, name):
+        a = _numbers(v, name)
+        if not np.all(np.isfinite(a)):
+            raise ParameterError(f"{name} must be finite, got {v!r}")
+        return json.dumps(a.tolist())
+
     c = _scalar(c, "c")
     pair = _export(batch)
     try:
@@ -232,7 +249,13 @@ class Cube:
         return self.numpy(("Bx", "By", "Bz"))
 
     def retarded_time(self, particle: int = 0) -> np.ndarray:
-        """The retarded lab time t(tau_ret) of a particle (fields(..., retarded=True))."""
+        """The retarded lab time t(tau_ret) of a particle (fields(..., retarded=True)):
+        ``particle`` counts the table's particles in their order (0 for the first
+        listed), whatever their ids."""
+        have = [c for c in self.columns if c.startswith("t_ret_")]
+        if have and f"t_ret_{particle}" not in self.columns:
+            raise ParameterError(f"particle={particle!r}: the cube has the retarded times of particles 0 .. "
+                                 f"{len(have) - 1}, counted in the table's order (not by id)")
         return self[f"t_ret_{particle}"]
 
     def __repr__(self):
@@ -242,6 +265,10 @@ class Cube:
 def _observers(observers) -> pa.RecordBatch:
     if isinstance(observers, (pa.Table, pa.RecordBatch)) or hasattr(observers, "__arrow_c_stream__"):
         b = _batch(observers)
+        missing = [n for n in ("x", "y", "z") if n not in b.schema.names]
+        if missing:
+            raise ShapeError(f"an observer table needs columns x, y, z; it lacks {', '.join(missing)} "
+                             f"(it has {', '.join(b.schema.names) or 'none'})")
         return pa.record_batch([b.column(n).cast(pa.float64()) for n in ("x", "y", "z")], names=["x", "y", "z"])
     a = _numbers(observers, "observers")
     if a.ndim == 1 and a.size == 3:
@@ -259,9 +286,16 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
 
     ``observers``: (n, 3) positions (or a table with x, y, z); ``times``: (S,) times
     shared by all observers or (n, S), one row per observer. ``method`` "newton"
-    (``n_iters`` corrections per sample from the previous sample's root) or "rk4"
+    (``n_iters`` corrections per sample from the previous sample's root; with 2 or
+    more, a sample whose last two corrections do not show convergence, an error
+    left over 2^-16 of a knot interval, as when the samples miss a
+    Doppler-compressed pulse, is solved from scratch instead) or "rk4"
     (``n_substeps`` RK4 steps of dtau/dt_obs per sample interval). ``precision``
-    "float64" or "float32" (shifted time, error ~1e-4 of the peak at gamma = 5).
+    "float64" or "float32" (shifted time, in power-of-two units of its own, so any
+    units work; error ~1e-4 of the peak at gamma = 5). The splines are natural
+    (zero second derivative at a trajectory's ends): within a few knots of its
+    ends their error falls as h^2, not h^4, so let trajectories run a few knots
+    past the retarded times of interest.
     ``coef_reuse`` keeps the current interval's coefficients while tau stays inside;
     ``search="cold"`` is the naive kernel (binary search every evaluation). Results
     are bit-identical whatever the search or reuse. ``segment``: samples per walk;
@@ -295,10 +329,11 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
     else:
         raise ShapeError(f"times must be (samples,) or (observers={o}, samples), got shape {ts.shape}")
     tbatch = pa.record_batch([pa.array(ts.ravel())], names=["t"])
-    opts = json.dumps({"method": method, "n_iters": int(n_iters), "n_substeps": int(n_substeps),
+    opts = json.dumps({"method": method, "n_iters": _count(n_iters, "n_iters", 1),
+                       "n_substeps": _count(n_substeps, "n_substeps", 1),
                        "search": search, "coef_reuse": bool(coef_reuse), "precision": precision,
-                       "retarded": bool(retarded), "threads": int(threads), "tolerance": float(tolerance),
-                       "segment": int(segment),
+                       "retarded": bool(retarded), "threads": _count(threads, "threads", 0),
+                       "tolerance": float(tolerance), "segment": _count(segment, "segment", 0),
                        "backend": backend})
     traj = _batch(trajectories)
     if charge is not None or c is not None:

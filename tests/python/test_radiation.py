@@ -172,6 +172,16 @@ def test_errors():
             rad.fields(tab, [[1, 2, 3]], [0.0], tolerance=tol)
     with pytest.raises(fg.ParameterError, match="threads"):
         rad.fields(tab, [[1, 2, 3]], [0.0], threads=-1)
+    for n in (2.7, "3", np.nan, True):  # counts are integers, not rounded or parsed
+        with pytest.raises(fg.ParameterError, match="n_iters"):
+            rad.fields(tab, [[1, 2, 3]], [0.0], n_iters=n)
+    assert rad.fields(tab, [[1, 2, 3]], [0.0], n_iters=np.int64(3)).metadata["n_iters"] == "3"
+    with pytest.raises(fg.ShapeError, match="lacks z"):
+        rad.fields(tab, pa.table({"x": [1.0], "y": [2.0]}), [0.0])
+    with pytest.raises(fg.ParameterError, match="charges must be finite"):
+        rad.from_lab_time([0, 1, 2, 3], [0] * 4, [0] * 4, [0] * 4, [0] * 4, [0] * 4, [0] * 4, charge=np.nan)
+    with pytest.raises(fg.TrajectoryError, match="t=.* does not increase along tau"):
+        rad.fields(tab.set_column(2, "t", pa.array(-tab.column("t").to_numpy())), [[1, 2, 3]], [0.0])
     # Inputs that are not real numbers are named, not passed on to numpy's errors.
     with pytest.raises(fg.LayoutError, match="observers have dtype <U"):
         rad.fields(tab, [["a", "b", "c"]], [0.0])
@@ -199,6 +209,8 @@ def test_errors():
         rad.spectrum(cube, "Qx")
     with pytest.raises(fg.ParameterError, match="retarded=True"):
         cube.retarded_time(0)
+    with pytest.raises(fg.ParameterError, match="particles 0 .. 0, counted in the table's order"):
+        rad.fields(tab, [[1, 2, 3]], [0.0], retarded=True).retarded_time(7)
     with pytest.raises(fg.ShapeError, match="window has shape"):
         rad.spectrum(cube, "Ex", window=np.ones(3))
     for period in (0.0, -1.0, np.nan, "1"):
