@@ -19,6 +19,7 @@ const (
 	MetaSearch    = "search"
 	MetaCoefReuse = "coef_reuse"
 	MetaPrecision = "precision"
+	MetaC         = "c"
 )
 
 func (m Method) String() string {
@@ -59,9 +60,10 @@ func (c *Cube) Record() arrow.RecordBatch {
 	}
 	o := c.Options
 	md := arrow.NewMetadata(
-		[]string{MetaObservers, MetaSamples, MetaParticles, MetaMethod, MetaNIters, MetaNSubsteps, MetaSearch, MetaCoefReuse, MetaPrecision},
+		[]string{MetaObservers, MetaSamples, MetaParticles, MetaMethod, MetaNIters, MetaNSubsteps, MetaSearch, MetaCoefReuse, MetaPrecision, MetaC},
 		[]string{strconv.Itoa(c.O), strconv.Itoa(c.S), strconv.Itoa(c.P), o.Method.String(), strconv.Itoa(o.NIters),
-			strconv.Itoa(o.NSubsteps), o.Search.String(), strconv.FormatBool(o.CoefReuse), o.Precision.String()})
+			strconv.Itoa(o.NSubsteps), o.Search.String(), strconv.FormatBool(o.CoefReuse), o.Precision.String(),
+			strconv.FormatFloat(c.C, 'g', -1, 64)})
 	rec := array.NewRecordBatch(arrow.NewSchema(fields, &md), cols, int64(n))
 	for _, a := range cols {
 		a.Release()

@@ -99,6 +99,7 @@ type Cube struct {
 	Columns  []string
 	Data     [][]float64
 	Options  Options
+	C        float64 // the source's speed of light (the cube's units)
 	buf      *memory.Buffer
 	released atomic.Bool
 }
@@ -276,6 +277,7 @@ func Fields(src Source, obs Observers, times []float64, nsamples int, opt Option
 	opt.Segment = max(1, min(opt.Segment, S))
 	cube := newCube(o, S, src.State.P, opt.Retarded, opt.Threads)
 	cube.Options = opt // with the segment taken
+	cube.C = src.C
 	var err error
 	switch {
 	case opt.Precision == Float32:

@@ -415,12 +415,14 @@ def harmonic_powers(cube: Cube, period: float, harmonics=range(1, 11), component
 
 
 def harmonic_map(cube: Cube, period: float, harmonic: int, shape=None, components=("Ex", "Ey", "Ez"),
-                 distance=None, c: float = 1.0):
+                 distance=None, c=None):
     """Power of one harmonic at every observer, reshaped to ``shape`` (for observers
     on a grid of angles or positions). With ``distance`` (array or number) it is
-    scaled to dI/dOmega = c R^2 <E_n^2> / (4 pi) (Gaussian units)."""
+    scaled to dI/dOmega = c R^2 <E_n^2> / (4 pi) (Gaussian units; ``c`` defaults to
+    the speed of light the cube was computed with)."""
     p = harmonic_powers(cube, period, [harmonic], components)[:, 0]
     if distance is not None:
+        c = float(cube.metadata.get("c", 1.0)) if c is None else _scalar(c, "c")
         p = p * c * np.asarray(distance, dtype=float) ** 2 / (4 * np.pi)
     if shape is None:
         return p

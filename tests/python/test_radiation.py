@@ -222,6 +222,13 @@ def test_errors():
     with pytest.raises(fg.ShapeError, match="does not hold the cube's 2 observers"):
         rad.harmonic_map(cube, span, 1, shape=(3, 3))
     assert rad.harmonic_map(cube, span, 1, shape=(2, 1)).shape == (2, 1)
+    # dI/dOmega = c R^2 <E_n^2>/(4 pi) with the cube's own c unless told otherwise.
+    fast = rad.fields(uniform_table(c=3.0), [[1, 2, 3], [3, 2, 1]], times)
+    assert fast.metadata["c"] == "3"
+    np.testing.assert_array_equal(rad.harmonic_map(fast, span, 1, distance=5.0),
+                                  rad.harmonic_map(fast, span, 1, distance=5.0, c=3.0))
+    np.testing.assert_allclose(rad.harmonic_map(fast, span, 1, distance=5.0, c=1.0) * 3,
+                               rad.harmonic_map(fast, span, 1, distance=5.0), rtol=1e-15)
     uneven = rad.fields(tab, [[1, 2, 3], [3, 2, 1]], np.stack([times, 2 * times]))
     with pytest.raises(fg.ShapeError, match="same spacing for every observer"):
         rad.spectrum(uneven, "Ex")
