@@ -292,9 +292,9 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
     Doppler-compressed pulse, is solved from scratch instead) or "rk4"
     (``n_substeps`` RK4 steps of dtau/dt_obs per sample interval). ``precision``
     "float64" or "float32" (shifted time, in power-of-two units of its own, so any
-    units work; error ~1e-4 of the peak at gamma = 5). The splines are natural
-    (zero second derivative at a trajectory's ends): within a few knots of its
-    ends their error falls as h^2, not h^4, so let trajectories run a few knots
+    units work; error 1e-5 to 5e-4 of the peak at gamma = 5). The splines are
+    natural (zero second derivative at a trajectory's ends): within a few knots of
+    its ends their error falls as h^2, not h^4, so let trajectories run a few knots
     past the retarded times of interest.
     ``coef_reuse`` keeps the current interval's coefficients while tau stays inside;
     ``search="cold"`` is the naive kernel (binary search every evaluation). Results
