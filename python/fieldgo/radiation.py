@@ -329,7 +329,7 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
     else:
         raise ShapeError(f"times must be (samples,) or (observers={o}, samples), got shape {ts.shape}")
     tbatch = pa.record_batch([pa.array(ts.ravel())], names=["t"])
-    opts = json.dumps({"method": method, "n_iters": _count(n_iters, "n_iters", 1),
+    opts = json.dumps({"method": method, "n_iters": _count(n_iters, "n_iters", 0),
                        "n_substeps": _count(n_substeps, "n_substeps", 1),
                        "search": search, "coef_reuse": bool(coef_reuse), "precision": precision,
                        "retarded": bool(retarded), "threads": _count(threads, "threads", 0),
