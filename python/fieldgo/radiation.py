@@ -289,7 +289,10 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
     (``n_iters`` corrections per sample from the previous sample's root; with 2 or
     more, a sample whose last two corrections do not show convergence, an error
     left over 2^-16 of a knot interval, as when the samples miss a
-    Doppler-compressed pulse, is solved from scratch instead) or "rk4"
+    Doppler-compressed pulse, is solved from scratch instead. Where the samples
+    resolve the signal two corrections leave ~1e-12; with very coarse knots or
+    unresolved pulses raise ``n_iters``, or give ``segment=1`` to solve every
+    sample from scratch, for roots exact to rounding) or "rk4"
     (``n_substeps`` RK4 steps of dtau/dt_obs per sample interval). ``precision``
     "float64" or "float32" (shifted time, in power-of-two units of its own, so any
     units work; error 1e-5 to 5e-4 of the peak at gamma = 5). The splines are
