@@ -290,7 +290,8 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
     more, a sample whose last two corrections do not show convergence, an error
     left over 2^-16 of a knot interval, as when the samples miss a
     Doppler-compressed pulse, is solved from scratch instead. Where the samples
-    resolve the signal two corrections leave ~1e-12; with very coarse knots or
+    resolve the signal two corrections leave far less, ~1e-17 of a knot interval
+    for the median sample of a synchrotron orbit; with very coarse knots or
     unresolved pulses raise ``n_iters``, or give ``segment=1`` to solve every
     sample from scratch, for roots exact to rounding) or "rk4"
     (``n_substeps`` RK4 steps of dtau/dt_obs per sample interval). ``precision``
