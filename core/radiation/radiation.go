@@ -293,9 +293,9 @@ func Fields(src Source, obs Observers, times []float64, nsamples int, opt Option
 			u.unscale(cube)
 		}
 	case opt.Device != nil:
-		err = fieldsOnDevice(toKnots[float64](src, identity), src, obs, times, cube, &opt)
+		err = fieldsOnDevice(toKnots[float64](src, givenUnits), src, obs, times, cube, &opt)
 	default:
-		err = fields(toKnots[float64](src, identity), src, obs, times, cube, &opt)
+		err = fields(toKnots[float64](src, givenUnits), src, obs, times, cube, &opt)
 	}
 	if err != nil {
 		cube.Release()
@@ -314,7 +314,7 @@ func Fields(src Source, obs Observers, times []float64, nsamples int, opt Option
 // computed in the given units wherever those did not overflow.
 type units struct{ T, L float64 }
 
-var identity = units{1, 1}
+var givenUnits = units{1, 1} // float64 computes in the units it is given
 
 func float32Units(src Source) units {
 	s := src.State
@@ -388,7 +388,7 @@ func convert[F float](x []float64) []F {
 }
 
 // toKnots are the kernels' knots and interval records in precision F, in
-// the units u (identity in float64).
+// the units u (givenUnits in float64).
 func toKnots[F float](src Source, u units) *knots[F] {
 	s, a := src.State, src.Accel
 	mt := 1 / u.T
@@ -400,7 +400,7 @@ func toKnots[F float](src Source, u units) *knots[F] {
 		}
 	}
 	k := &knots[F]{n: s.N, off: s.Off, t: convert[F](t), h: convert[F](s.H)}
-	if _, same := any(s.T).([]F); same && u == identity {
+	if _, same := any(s.T).([]F); same && u == givenUnits {
 		k.y0, k.y1, k.a1, k.a0 = coefficients[F](s, s.Z, s.C1, s.C2, s.H)
 		k.ay0, k.ay1, k.aa1, k.aa0 = coefficients[F](s, a.Z, a.C1, a.C2, s.H)
 		k.rec = k.records()

@@ -233,7 +233,7 @@ func TestReceivedPeriod(t *testing.T) {
 // squares the error, e_{k+1} ~ C e_k^2.
 func TestNewtonQuadratic(t *testing.T) {
 	src, _ := circular(t, 0.9, 4)
-	k := toKnots[float64](src, identity)
+	k := toKnots[float64](src, givenUnits)
 	ob := newObserver[float64](30, -12, 8, math.Sqrt(30*30+12*12+8*8), 1)
 	w := walker[float64]{k: k, a: 0, b: src.State.N, search: Warm, idx: 0}
 	tp := 3.0
@@ -342,7 +342,7 @@ func TestConverged(t *testing.T) {
 // root's neighbourhood, and accepts them around the retarded root.
 func TestNewtonStepRefusesAdvancedBranch(t *testing.T) {
 	src, _ := circular(t, 0.9, 4)
-	k := toKnots[float64](src, identity)
+	k := toKnots[float64](src, givenUnits)
 	ob := newObserver[float64](6, -2, 1, math.Sqrt(6*6+2*2+1*1), 1)
 	w := walker[float64]{k: k, a: 0, b: src.State.N, search: Warm, idx: 0}
 	tp := -6.0 // t_obs = tp + |x_obs|/c = 0.4: retarded lab time ~ -6, advanced ~ 6.8, both on the worldline (-14 .. 14)
