@@ -232,8 +232,8 @@ func sameBits(t *testing.T, d *gpuradiation.Device, sc *scene, opt radiation.Opt
 // methods (they share one polynomial evaluation; only the interval search
 // differs), and a second run repeats the first. So do the launch shapes
 // (other blocks and tiles, a tile that does not divide S, observers
-// unsorted, a grid that loops over observer slots, a
-// cube without the retarded times) and, in float64 Newton, the comparison kernels (one thread per
+// unsorted, a grid that loops over observer slots, a cube without the
+// retarded times) and, in float64 Newton, the comparison kernels (one thread per
 // observer, interval records and column-major): the tiles add the particles
 // in the same order. So do the split kernels (roots per (observer,
 // particle), then fields per (observer, sample)), in every method, search

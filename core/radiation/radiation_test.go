@@ -278,9 +278,8 @@ func TestNewtonQuadratic(t *testing.T) {
 // the warm start jumps, and two corrections leave roots off by up to 0.13 of
 // the field's peak. converged sends those samples to the cold solve: the
 // default cube then equals the one solved from scratch at every sample
-// (Segment 1) to 1e-6 of the peak, and the test itself is silent on
-// resolved samples (the same bits as Segment 1's where it keeps the advance
-// is not required: two corrections leave ~1e-12).
+// (Segment 1) to 1e-6 of the peak (1e-4 in float32). Where the test keeps
+// the advance the bits need not be Segment 1's: two corrections leave ~1e-12.
 func TestNewtonFallsBackWhenNotConverged(t *testing.T) {
 	const beta = 0.97
 	src, T := circular(t, beta, 40)

@@ -115,11 +115,17 @@ def _ids(particle, n: int) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.int64)
 
 
-def _per_particle(v, name: str) -> str:
-    """A metadata value that is one number or one per particle, as Go reads it."""
-    a = np.atleast_1d(_numbers(v, name))
+def _finite(v, name: str) -> np.ndarray:
+    """_numbers(v), refusing NaN and infinities by name (JSON cannot carry them)."""
+    a = _numbers(v, name)
     if not np.all(np.isfinite(a)):
         raise ParameterError(f"{name} must be finite, got {v!r}")
+    return a
+
+
+def _per_particle(v, name: str) -> str:
+    """A metadata value that is one number or one per particle, as Go reads it."""
+    a = np.atleast_1d(_finite(v, name))
     return repr(float(a[0])) if a.size == 1 else json.dumps(a.tolist())
 
 
@@ -161,12 +167,7 @@ def from_lab_time(t, x, y, z, vx, vy, vz, *, particle=None, charge=1.0, mass=1.0
     pid = _ids(particle, n)
     batch = pa.record_batch([pa.array(pid)] + [pa.array(a) for a in cols],
                             names=["particle", *names])
-    def enc(v, name):
-        a = _numbers(v, name)
-        if not np.all(np.isfinite(a)):
-            raise ParameterError(f"{name} must be finite, got {v!r}")
-        return json.dumps(a.tolist())
-
+    enc = lambda v, name: json.dumps(_finite(v, name).tolist())  # noqa: E731
     c = _scalar(c, "c")
     pair = _export(batch)
     try:

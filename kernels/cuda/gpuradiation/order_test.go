@@ -20,13 +20,7 @@ func TestHilbertOrderGroupsDirections(t *testing.T) {
 	}
 	x, y, z = append(x, 0), append(y, 0), append(z, 0) // the origin
 	perm := HilbertOrder(x, y, z)
-	seen := make([]bool, len(x))
-	for _, o := range perm {
-		if o < 0 || int(o) >= len(x) || seen[o] {
-			t.Fatalf("not a permutation: %v", perm)
-		}
-		seen[o] = true
-	}
+	checkPermutation(t, perm, len(x))
 	changes := 0
 	for i := 1; i < len(perm)-1; i++ {
 		if perm[i]%2 != perm[i-1]%2 {
@@ -35,6 +29,21 @@ func TestHilbertOrderGroupsDirections(t *testing.T) {
 	}
 	if changes > 2 {
 		t.Fatalf("the two directions interleave (%d changes): not grouped", changes)
+	}
+}
+
+// checkPermutation fails unless perm holds each of 0 .. n-1 once.
+func checkPermutation(t *testing.T, perm []int32, n int) {
+	t.Helper()
+	seen := make([]bool, n)
+	for _, o := range perm {
+		if o < 0 || int(o) >= n || seen[o] {
+			t.Fatalf("not a permutation of 0 .. %d: %d repeated or out of range", n-1, o)
+		}
+		seen[o] = true
+	}
+	if len(perm) != n {
+		t.Fatalf("%d entries for %d observers", len(perm), n)
 	}
 }
 
@@ -80,17 +89,9 @@ func warpSpread(x, y, z []float64, perm []int32) float64 {
 func TestHilbertOrder(t *testing.T) {
 	x, y, z := fibonacci(32768)
 	x, y, z = append(x, 0, 3, 6), append(y, 0, -4, -8), append(z, 0, 0, 0)
-	perm := HilbertOrder(x, y, z)
-	seen := make([]bool, len(x))
-	for _, o := range perm {
-		if o < 0 || int(o) >= len(x) || seen[o] {
-			t.Fatalf("not a permutation")
-		}
-		seen[o] = true
-	}
+	checkPermutation(t, HilbertOrder(x, y, z), len(x))
 	x, y, z = x[:32768], y[:32768], z[:32768]
-	perm = HilbertOrder(x, y, z)
-	if h := warpSpread(x, y, z, perm); h > 0.2 {
+	if h := warpSpread(x, y, z, HilbertOrder(x, y, z)); h > 0.2 {
 		t.Fatalf("a warp of the Hilbert order spans %.3f rad, want at most 0.2", h)
 	}
 }
