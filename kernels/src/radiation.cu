@@ -426,7 +426,11 @@ static __device__ __forceinline__ void fg_rad_lw_fields(const fg_rad_observer<F>
   *qi_out = qi;
 }
 
-template <typename F> static __device__ __forceinline__ F fg_rad_abs(F x) { return x < 0 ? -x : x; }
+// |x| as an operand modifier (x < 0 ? -x : x compiled to a negation, a
+// compare and two selects); the same values, -0 and NaN included, as far as
+// the comparisons that use it can tell.
+static __device__ __forceinline__ double fg_rad_abs(double x) { return fabs(x); }
+static __device__ __forceinline__ float fg_rad_abs(float x) { return fabsf(x); }
 template <typename F> static __device__ __forceinline__ F fg_rad_eps();
 template <> __device__ __forceinline__ double fg_rad_eps<double>() { return 0x1p-52; }
 template <> __device__ __forceinline__ float fg_rad_eps<float>() { return 0x1p-23f; }
@@ -487,11 +491,13 @@ static __device__ bool fg_rad_cold_solve(fg_rad_walker<F, SEARCH, LAYOUT>& w, co
 }
 
 // The Newton advance's acceptance test after its corrections (core/radiation's
-// converged, the same operations): the error left, about |d2|^3/d1^2 from the
-// last two steps, below 2^-16 of the last step's interval width, or d2 at the
+// converged, the same operations): the last step d2 below 2^-20 of the last
+// step's interval width h (the usual sample, one compare), or the error left,
+// about |d2|^3/d1^2 from the last two steps, below 2^-16 h, or d2 at the
 // rounding of tau; else the cold solve decides the sample.
 template <typename F> static __device__ __forceinline__ bool fg_rad_converged(F d1, F d2, F h, F tau) {
   const F a1 = fg_rad_abs(d1), a2 = fg_rad_abs(d2);
+  if (a2 <= (F)0x1p-20 * h) return true;
   return a2 <= 16 * fg_rad_eps<F>() * (fg_rad_abs(tau) + h) || a2 * a2 * a2 <= (F)0x1p-16 * h * a1 * a1;
 }
 
