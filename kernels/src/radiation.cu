@@ -146,6 +146,10 @@ static __device__ __forceinline__ F fg_rad_cubic(F y0, F y1, F a1, F a0, F dt1, 
   return (a1 + y1 * q1) * dt1 + (a0 + y0 * e2);
 }
 
+template <typename F> static __device__ __forceinline__ F fg_rad_inf();
+template <> __device__ __forceinline__ double fg_rad_inf<double>() { return __longlong_as_double(0x7ff0000000000000LL); }
+template <> __device__ __forceinline__ float fg_rad_inf<float>() { return __int_as_float(0x7f800000); }
+
 // Cold search: the largest i in [a, b-2] with t[i] <= tau, or a.
 template <typename F> static __device__ __forceinline__ int fg_rad_search(const F* t, int a, int b, F tau) {
   int lo = a, hi = b - 1;
@@ -283,21 +287,26 @@ template <typename F> static __device__ __forceinline__ void fg_rad_state(const 
   fg_rad_eval4(u, w, st + 4);
 }
 
-// One particle seen by one observer.
+// One particle seen by one observer. Its cached interval iv is empty (t0 =
+// +inf: no tau is inside it) until a fetch fills it, and again after a cold
+// solve that found no root (that left iv on another interval than idx); a
+// fetched interval's knots and coefficients are always one record's, so a tau
+// inside [t0, t1) may use it (a flag for this took a register and a test
+// per locate).
 // hint: added to idx as the next warm search's guess (the tiled kernels set
 // it to the previous sample's interval step); the search's result does not
 // depend on its guess, so neither do the bits.
 template <typename F, int SEARCH, int LAYOUT> struct fg_rad_walker {
   const fg_rad_args<F>& A;
   int a, b, idx, hint;
-  bool valid;
   fg_rad_interval<F> iv;
-  __device__ fg_rad_walker(const fg_rad_args<F>& A_, int a_, int b_) : A(A_), a(a_), b(b_), idx(a_), hint(0), valid(false) {}
+  __device__ fg_rad_walker(const fg_rad_args<F>& A_, int a_, int b_) : A(A_), a(a_), b(b_), idx(a_), hint(0) { invalidate(); }
+  __device__ __forceinline__ void invalidate() { iv.t0 = fg_rad_inf<F>(); }
 
   __device__ __forceinline__ void locate(F tau) {
     if (SEARCH == FG_RAD_COLD) {
       idx = fg_rad_search(A.t, a, b, tau);
-    } else if (SEARCH == FG_RAD_REUSE && valid && iv.t0 <= tau && tau < iv.t1) {
+    } else if (SEARCH == FG_RAD_REUSE && iv.t0 <= tau && tau < iv.t1) {
       // The cached interval holds tau. Without fg_rad_search_from's end
       // cases (idx == a or b - 2 extrapolating): every caller but RK4's
       // inner stages passes a tau on the knots, where the two tests differ
@@ -309,13 +318,12 @@ template <typename F, int SEARCH, int LAYOUT> struct fg_rad_walker {
       hint = 0;
     }
     fg_rad_fetch<F, LAYOUT>(A, iv, idx);
-    valid = SEARCH == FG_RAD_REUSE;
   }
   // The advance's range test and locate in one: false when tau is off the
   // knots [lo, hi] = [t[a], t[b-1]], else located. A tau inside the cached
   // interval is on the knots, so with coef_reuse the usual case is one test.
   __device__ __forceinline__ bool locate_on(F tau, F lo, F hi) {
-    if (SEARCH == FG_RAD_REUSE && valid && iv.t0 <= tau && tau < iv.t1) return true;
+    if (SEARCH == FG_RAD_REUSE && iv.t0 <= tau && tau < iv.t1) return true;
     if (!(tau >= lo && tau <= hi)) return false;
     locate(tau);
     return true;
@@ -444,13 +452,12 @@ static __device__ bool fg_rad_cold_solve(fg_rad_walker<F, SEARCH, LAYOUT>& w, co
   fg_rad_interval<F>& iv = w.iv;
   F x[4], dx[4];
   F f, fp;
-  w.valid = false;
   int lo = w.a, hi = w.b - 1;
   fg_rad_fetch<F, LAYOUT>(A, iv, lo); fg_rad_position(iv, A.t[lo], x, dx); fg_rad_light_cone(o, x, dx, tp, &f, &fp);
-  if (!(f <= 0)) return false;
+  if (!(f <= 0)) { w.invalidate(); return false; }
   F flo = f;
   fg_rad_fetch<F, LAYOUT>(A, iv, hi - 1); fg_rad_position(iv, A.t[hi], x, dx); fg_rad_light_cone(o, x, dx, tp, &f, &fp);
-  if (!(f >= 0)) return false;
+  if (!(f >= 0)) { w.invalidate(); return false; }
   F fhi = f;
   // The largest knot with f <= 0 (f rises along the knots): interpolation
   // in the knot index (f is near linear in it along a smooth worldline, so a
@@ -472,7 +479,7 @@ static __device__ bool fg_rad_cold_solve(fg_rad_walker<F, SEARCH, LAYOUT>& w, co
     bisect = !bisect && 2 * (hi - lo) > width;
   }
   fg_rad_fetch<F, LAYOUT>(A, iv, lo);
-  w.idx = lo; w.valid = SEARCH == FG_RAD_REUSE;
+  w.idx = lo;
   F ta = A.t[lo], tb = A.t[hi];
   F tau = ta + (tb - ta) / 2;
   F tol = 4 * fg_rad_eps<F>() * (fg_rad_abs(ta) + fg_rad_abs(tb));
@@ -492,12 +499,14 @@ static __device__ bool fg_rad_cold_solve(fg_rad_walker<F, SEARCH, LAYOUT>& w, co
 
 // The Newton advance's acceptance test after its corrections (core/radiation's
 // converged, the same operations): the last step d2 below 2^-20 of the last
-// step's interval width h (the usual sample, one compare), or the error left,
-// about |d2|^3/d1^2 from the last two steps, below 2^-16 h, or d2 at the
-// rounding of tau; else the cold solve decides the sample.
-template <typename F> static __device__ __forceinline__ bool fg_rad_converged(F d1, F d2, F h, F tau) {
+// step's interval width h (the usual sample: one compare, fg_rad_settled),
+// or else (fg_rad_converged_rest) the error left, about |d2|^3/d1^2 from the
+// last two steps, below 2^-16 h, or d2 at the rounding of tau; else the cold
+// solve decides the sample. The rest runs on the cold solve's branch, off the
+// usual sample's path (if-converted beside it, its instructions cost x0.95).
+template <typename F> static __device__ __forceinline__ bool fg_rad_settled(F d2, F h) { return fg_rad_abs(d2) <= (F)0x1p-20 * h; }
+template <typename F> static __device__ __forceinline__ bool fg_rad_converged_rest(F d1, F d2, F h, F tau) {
   const F a1 = fg_rad_abs(d1), a2 = fg_rad_abs(d2);
-  if (a2 <= (F)0x1p-20 * h) return true;
   return a2 <= 16 * fg_rad_eps<F>() * (fg_rad_abs(tau) + h) || a2 * a2 * a2 <= (F)0x1p-16 * h * a1 * a1;
 }
 
@@ -514,6 +523,8 @@ static __device__ __forceinline__ bool fg_rad_advance(fg_rad_walker<F, SEARCH, L
   const fg_rad_args<F>& A = w.A;
   F tau = *tau_io;
   F x[4], dx[4];
+  F d1 = 0, d2 = 0, h = 0;  // Newton: the last two steps; the width of the interval the last one was taken on
+  bool done = false;        // kept, and (Newton) its last step below 2^-20 h or fewer than 2 corrections
   if (have) {
     F dt = tp - tprev;
     if (METHOD == FG_RAD_NEWTON && SEARCH == FG_RAD_REUSE) {
@@ -524,49 +535,51 @@ static __device__ __forceinline__ bool fg_rad_advance(fg_rad_walker<F, SEARCH, L
       // unrolled, their searches inlined three times cost them x0.8-0.88.
       tau += dt * ifp;
       have = w.locate_on(tau, lo, hi);
-      F d1 = 0, d2 = 0, h = 0;  // the last two steps; the last one's interval width
-      auto correct = [&]() {
+      auto correct = [&]() -> F {  // one correction; its step out
         bool ok;
         fg_rad_position(w.iv, tau, x, dx);
         const F step = fg_rad_newton_step(ob, x, dx, tp, &ok);
         tau -= step;
-        d1 = d2; d2 = step; h = w.iv.t1 - w.iv.t0;
         have = ok && w.locate_on(tau, lo, hi);
+        return step;
       };
       if (A.n_iters == 2) {
-        if (have) correct();
-        if (have) correct();
+        if (have) d1 = correct();
+        if (have) { h = w.iv.t1 - w.iv.t0; d2 = correct(); }
+        done = have && fg_rad_settled(d2, h);
       } else {
-        for (int it = 0; have && it < A.n_iters; it++) correct();
+        for (int it = 0; have && it < A.n_iters; it++) { h = w.iv.t1 - w.iv.t0; d1 = d2; d2 = correct(); }
+        done = have && (A.n_iters < 2 || fg_rad_settled(d2, h));
       }
-      if (have && A.n_iters >= 2) have = fg_rad_converged(d1, d2, h, tau);
     } else if (METHOD == FG_RAD_NEWTON) {
       tau += dt * ifp;
       have = tau >= lo && tau <= hi;
-      F d1 = 0, d2 = 0, h = 0;
       for (int it = 0; have && it < A.n_iters; it++) {
         bool ok;
         w.position(tau, x, dx);
-        const F step = fg_rad_newton_step(ob, x, dx, tp, &ok);
-        tau -= step;
-        d1 = d2; d2 = step; h = w.iv.t1 - w.iv.t0;
+        h = w.iv.t1 - w.iv.t0; d1 = d2; d2 = fg_rad_newton_step(ob, x, dx, tp, &ok);
+        tau -= d2;
         have = ok && tau >= lo && tau <= hi;
       }
-      if (have && A.n_iters >= 2) have = fg_rad_converged(d1, d2, h, tau);
+      done = have && (A.n_iters < 2 || fg_rad_settled(d2, h));
     } else {
-      F h = dt / (F)A.n_substeps;
+      F hs = dt / (F)A.n_substeps;
       for (int it = 0; have && it < A.n_substeps; it++) {
         F f, d, k1, k2, k3, k4;
         w.position(tau, x, dx); fg_rad_light_cone(ob, x, dx, tp, &f, &d); k1 = fg_rcp_normal(d);
-        w.position(tau + h / 2 * k1, x, dx); fg_rad_light_cone(ob, x, dx, tp, &f, &d); k2 = fg_rcp_normal(d);
-        w.position(tau + h / 2 * k2, x, dx); fg_rad_light_cone(ob, x, dx, tp, &f, &d); k3 = fg_rcp_normal(d);
-        w.position(tau + h * k3, x, dx); fg_rad_light_cone(ob, x, dx, tp, &f, &d); k4 = fg_rcp_normal(d);
-        tau += h / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
+        w.position(tau + hs / 2 * k1, x, dx); fg_rad_light_cone(ob, x, dx, tp, &f, &d); k2 = fg_rcp_normal(d);
+        w.position(tau + hs / 2 * k2, x, dx); fg_rad_light_cone(ob, x, dx, tp, &f, &d); k3 = fg_rcp_normal(d);
+        w.position(tau + hs * k3, x, dx); fg_rad_light_cone(ob, x, dx, tp, &f, &d); k4 = fg_rcp_normal(d);
+        tau += hs / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
         have = tau >= lo && tau <= hi;
       }
+      done = have;
     }
   }
-  if (!have) have = fg_rad_cold_solve(w, ob, tp, &tau);
+  if (!done) {  // a kept Newton advance is unsettled here
+    if (have) have = fg_rad_converged_rest(d1, d2, h, tau);
+    if (!have) have = fg_rad_cold_solve(w, ob, tp, &tau);
+  }
   *tau_io = tau;
   return have;
 }
