@@ -595,7 +595,7 @@ func BenchmarkGPURadiation(b *testing.B) {
 	// Smaller tiles leave the L1 cache more of the SM (session 10: tiles of 4 in
 	// 16 blocks take 200 KiB of shared memory) but restart the walks more often;
 	// larger blocks keep warps of neighbouring observers on one particle together.
-	for _, bt := range [][2]int{{64, 4}, {32, 4}, {64, 8}, {32, 16}, {32, 1}, {32, 2}, {64, 2}, {128, 1}, {128, 2}, {128, 4}} {
+	for _, bt := range [][2]int{{64, 4}, {32, 4}, {64, 8}, {32, 16}, {32, 1}, {32, 2}, {32, 3}, {32, 5}, {64, 2}, {128, 1}, {128, 2}, {128, 4}} {
 		variants = append(variants, variant{name: fmt.Sprintf("newton2_f64_warm_reuse_block=%d_tile=%d", bt[0], bt[1]), opt: def, block: bt[0], tile: bt[1]})
 	}
 	rates := map[string]float64{}

@@ -742,7 +742,9 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
         *ws = fg_rad_walk<F>{tau, ifp, have ? w.idx : -1, step};
       }
       __syncthreads();
-      // Write the tile: consecutive threads, consecutive samples of one
+      // Write the tile (streaming stores: the cube passes through L2 once and
+      // should not evict the walkers' scratch and the knot records from it):
+      // consecutive threads, consecutive samples of one
       // observer (ns values contiguous per observer row), an element's ten
       // components from its indices formed once (per component, the division
       // and the 64-bit index arithmetic cost 25 instructions per sample).
@@ -753,7 +755,7 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
         double* dst = A.out + (size_t)oo * A.S + s0 + k;
         const double* src = reinterpret_cast<const double*>(sums + (k * B + ol) * FG_RAD_SLOT2);
 #pragma unroll
-        for (int c = 0; c < FG_RAD_NCOMP; c++) dst[c * os] = src[c];
+        for (int c = 0; c < FG_RAD_NCOMP; c++) __stcs(dst + c * os, src[c]);
       }
       __syncthreads();
     }
