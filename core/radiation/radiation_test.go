@@ -322,6 +322,8 @@ func TestConverged(t *testing.T) {
 		want           bool
 	}{
 		{1e-3, 1e-6, 1, 5, true},        // error left ~1e-9 h
+		{1e-9, 5e-7, 1, 5, true},        // last step below 2^-20 h: settled, whatever the step before
+		{1e-7, 2e-6, 1, 5, false},       // above it and growing: not converging
 		{1e-2, 2e-3, 1, 5, false},       // ~8e-5 h: over 2^-16
 		{0.5, 0.25, 1, 5, false},        // linear, not quadratic
 		{0, 0, 1, 5, true},              // exact
