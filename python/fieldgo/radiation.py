@@ -288,9 +288,10 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
     ``observers``: (n, 3) positions (or a table with x, y, z); ``times``: (S,) times
     shared by all observers or (n, S), one row per observer. ``method`` "newton"
     (``n_iters`` corrections per sample from the previous sample's root; with 2 or
-    more, a sample whose last two corrections do not show convergence, an error
-    left over 2^-16 of a knot interval, as when the samples miss a
-    Doppler-compressed pulse, is solved from scratch instead. Where the samples
+    more, a sample whose last correction is over 2^-20 of a knot interval and
+    whose last two corrections do not show convergence, an error left over 2^-16
+    of a knot interval, as when the samples miss a Doppler-compressed pulse, is
+    solved from scratch instead. Where the samples
     resolve the signal two corrections leave far less, ~1e-17 of a knot interval
     for the median sample of a synchrotron orbit; with very coarse knots or
     unresolved pulses raise ``n_iters``, or give ``segment=1`` to solve every
