@@ -665,4 +665,32 @@ func BenchmarkGPURadiation(b *testing.B) {
 		rates["newton2_f32_warm"]/rates["newton2_f32_naive_cold"])
 	b.Logf("coef_reuse on/off: Newton f64 x%.2f, f32 x%.2f, RK4 f64 x%.2f", r/rates["newton2_f64_warm"],
 		rates["newton2_f32_warm_reuse"]/rates["newton2_f32_warm"], rates["rk4x4_f64_warm_reuse"]/rates["rk4x4_f64_warm"])
+	if r2, r4 := rates["newton2_f64_warm_reuse_block=32_tile=2"], rates["newton2_f64_warm_reuse_block=32_tile=4"]; r2 > 0 && r4 > 0 {
+		restart, sample := restartCost(1/r2, 1/r4)
+		b.Logf("time per sample C + R/tile from tiles of 2 and 4: a particle's restart R = %.2f C; at tiles of 4 the restarts take %.0f%%",
+			restart/sample, 100*restart/4*r4)
+	}
+}
+
+// restartCost fits the tiled kernel's time per sample, C + R/T, to its times
+// per sample t2, t4 at tiles of T = 2 and 4 (blocks of 32 observers, 16 per
+// SM either way): R is one particle's restart at a tile's start (its walker's
+// scratch record, search and interval fetch), C the rest of a sample.
+func restartCost(t2, t4 float64) (restart, sample float64) {
+	restart = 4 * (t2 - t4)
+	return restart, t4 - restart/4
+}
+
+// TestRestartCost: the fit recovers C and R from times built from them, and
+// session 16's H200 times (tiles of 2: 2.86e10, 4: 3.53e10 samples/s) give
+// R = 1.22 C, the restarts 23% of the time at tiles of 4.
+func TestRestartCost(t *testing.T) {
+	restart, sample := restartCost(2+3.0/2, 2+3.0/4)
+	if math.Abs(restart-3) > 1e-12 || math.Abs(sample-2) > 1e-12 {
+		t.Fatalf("restartCost: R = %v, C = %v, want 3, 2", restart, sample)
+	}
+	restart, sample = restartCost(1/2.86e10, 1/3.53e10)
+	if ratio, share := restart/sample, restart/4*3.53e10; math.Abs(ratio-1.22) > 0.01 || math.Abs(share-0.234) > 0.005 {
+		t.Fatalf("R/C = %.3f, restart share %.3f", ratio, share)
+	}
 }
