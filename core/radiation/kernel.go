@@ -369,8 +369,8 @@ func (w *walker[F]) coldSolve(o *observer[F], tp F) (tau F, ok bool) {
 // f' = gamma (1 - n.beta) > 0 does not do from that close). A predictor too
 // far from the root (samples that do not resolve a Doppler-compressed pulse:
 // the warm start jumps) fails it, and the cold solve decides the sample
-// instead of a silently wrong root. kernels/src/radiation.cu's
-// fg_rad_converged is the same test.
+// instead of a silently wrong root. kernels/src/radiation.cu does the same
+// test in two parts: fg_rad_settled, then fg_rad_converged_rest.
 func converged[F float](d1, d2, h, tau F) bool {
 	a1, a2 := abs(d1), abs(d2)
 	if a2 <= 0x1p-20*h {

@@ -346,16 +346,21 @@ func (u units) accel() [nAccel]float64 {
 }
 
 // scale is the source's speed of light, the observers and the times in the units.
-func (u units) scale(src Source, obs Observers, times []float64) (Source, Observers, []float64) {
-	mul := func(x []float64, f float64) []float64 {
-		y := make([]float64, len(x))
-		for i, v := range x {
-			y[i] = v * f
-		}
-		return y
-	}
+func (u units) scale(src Source, obs Observers, ts []float64) (Source, Observers, []float64) {
 	src.C *= u.T / u.L
-	return src, Observers{X: mul(obs.X, 1/u.L), Y: mul(obs.Y, 1/u.L), Z: mul(obs.Z, 1/u.L)}, mul(times, 1/u.T)
+	return src, Observers{X: scaled(obs.X, 1/u.L), Y: scaled(obs.Y, 1/u.L), Z: scaled(obs.Z, 1/u.L)}, scaled(ts, 1/u.T)
+}
+
+// scaled is x times f, a new slice (x itself when f is 1).
+func scaled(x []float64, f float64) []float64 {
+	if f == 1 {
+		return x
+	}
+	y := make([]float64, len(x))
+	for i, v := range x {
+		y[i] = v * f
+	}
+	return y
 }
 
 // unscale brings a cube computed in the units back: E and B (Gaussian: charge
@@ -392,14 +397,7 @@ func convert[F float](x []float64) []F {
 func toKnots[F float](src Source, u units) *knots[F] {
 	s, a := src.State, src.Accel
 	mt := 1 / u.T
-	t := s.T
-	if mt != 1 {
-		t = make([]float64, len(s.T))
-		for i, v := range s.T {
-			t[i] = v * mt
-		}
-	}
-	k := &knots[F]{n: s.N, off: s.Off, t: convert[F](t), h: convert[F](s.H)}
+	k := &knots[F]{n: s.N, off: s.Off, t: convert[F](scaled(s.T, mt)), h: convert[F](s.H)}
 	if _, same := any(s.T).([]F); same && u == givenUnits {
 		k.y0, k.y1, k.a1, k.a0 = coefficients[F](s, s.Z, s.C1, s.C2, s.H)
 		k.ay0, k.ay1, k.aa1, k.aa0 = coefficients[F](s, a.Z, a.C1, a.C2, s.H)
