@@ -97,7 +97,7 @@ template <typename F> struct fg_rad_args {
   const int* off; int P; int n;
   const F* charge;
   const F* ox; const F* oy; const F* oz; const F* r0; int O;
-  const F* tp; int S;
+  const F* tp; int S;  // the shifted times, O x S (the tiled kernels read tp_slot)
   F c; F ic; int n_iters; int n_substeps;  // ic = 1/c, rounded on the host (a constant operand, not a register)
   double* out;   // FG_RAD_NCOMP * O * S
   double* tret;  // P * O * S, or NULL
@@ -109,6 +109,11 @@ template <typename F> struct fg_rad_args {
   int tile; int seg;   // tiled: samples per tile; all: samples per segment (1 .. S; S: one walk)
   int o0; int oc;      // split: this launch's observer slots o0 .. o0+oc-1
   int* queue;          // tiled: the count of work items claimed past the grid's first (zeroed by the host)
+  // tiled: the shifted times sample-major over the observer slots, S x O
+  // (gpuradiation.slotMajor): a warp's lanes read one sample of consecutive
+  // slots, 256 contiguous bytes, where each lane's own row of tp took a line
+  // of its own (32 per load; x1.04 on 524288 observers, session 17).
+  const F* tp_slot;
 };
 
 enum { FG_RAD_COLD = 0, FG_RAD_WARM = 1, FG_RAD_REUSE = 2 };
@@ -691,13 +696,16 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
     sobs[tid] = o;
     fg_rad_observer<F> ob = {0, 0, 0, 0, A.c, A.ic};
     if (live) { ob.x = A.ox[o]; ob.y = A.oy[o]; ob.z = A.oz[o]; ob.r0 = A.r0[o]; }
-    const F* tps = A.tp + (size_t)(live ? o : 0) * A.S;
     for (int s0 = sb; s0 < se; s0 += T) {
       const int ns = min(T, se - s0);
+      // The previous tile's last shifted time, from the thread's own slot
+      // before the staging below overwrites it (a tile before the segment's
+      // last is full).
+      const F tlast = s0 > sb ? stp[(T - 1) * B + tid] : 0;
       for (int k = 0; k < ns; k++) {
         double2* sk = sums + (k * B + tid) * FG_RAD_SLOT2;
         for (int c = 0; c < FG_RAD_SLOT2; c++) sk[c] = make_double2(0, 0);
-        stp[k * B + tid] = live ? tps[s0 + k] : 0;
+        stp[k * B + tid] = live ? A.tp_slot[(size_t)(s0 + k) * A.O + slot] : 0;
       }
       for (int p = 0; live && p < A.P; p++) {
         const fg_rad_particle<F> pr = A.part[p];
@@ -715,7 +723,7 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
           // whenever the next tau had left it: x0.93 at 1024 knots).
           if (have) w.idx = wk.idx;
         }
-        F tprev = s0 > sb ? tps[s0 - 1] : 0;  // the previous tile's last shifted time (read again: a register less)
+        F tprev = tlast;
         // The sample loop walks the thread's slots and its row of retarded
         // times by pointer and counts down (under the register cap NVRTC
         // rebuilt an index or an end bound from the tile's bounds at every

@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"unsafe"
 
@@ -172,14 +173,14 @@ type args[F float32 | float64] struct {
 	WTau, WIdx, WWalk, Part                    uint64
 	Tile, Seg                                  int32
 	O0, OC                                     int32
-	Queue                                      uint64
+	Queue, TPSlot                              uint64
 }
 
 // launchBuffers are the device addresses and tile a launch's args take
 // besides the uploaded arrays and the job's numbers.
 type launchBuffers struct {
 	off, out, tret, perm, wTau, wIdx, wWalk, part uint64
-	queue                                         uint64
+	queue, tpSlot                                 uint64
 	tile, seg                                     int
 }
 
@@ -190,7 +191,7 @@ func argsBytes[F float32 | float64](ar arrays, job *radiation.DeviceJob, lb laun
 		P: int32(job.P), N: int32(job.N), Charge: ar.Charge, OX: ar.OX, OY: ar.OY, OZ: ar.OZ, R0: ar.R0, O: int32(job.O),
 		TP: ar.TP, S: int32(job.S), C: F(job.C), IC: 1 / F(job.C), NIters: int32(opt.NIters), NSubsteps: int32(opt.NSubsteps),
 		Out: lb.out, Tret: lb.tret, Rec: ar.Rec, Perm: lb.perm, WTau: lb.wTau, WIdx: lb.wIdx, WWalk: lb.wWalk, Part: lb.part,
-		Tile: int32(lb.tile), Seg: int32(lb.seg), O0: int32(o0), OC: int32(oc), Queue: lb.queue})
+		Tile: int32(lb.tile), Seg: int32(lb.seg), O0: int32(o0), OC: int32(oc), Queue: lb.queue, TPSlot: lb.tpSlot})
 }
 
 func bytesOf[T any](v *T) []byte {
@@ -262,11 +263,15 @@ const Slot = radiation.NComp + 1
 // that one walker per (thread, particle) would need more.
 const ScratchLimit = 512 << 20
 
-// upload puts the job's arrays on the device: the knot times, observers and
-// shifted times always; the interval records, or (columnMajor) the
+// upload puts the job's arrays on the device: the knot times and observers
+// always; the shifted times as they are unless tiled (the tiled kernels take
+// them slot-major, slotMajor); the interval records, or (columnMajor) the
 // column-major spline arrays.
-func upload[F float32 | float64](a *alloc, x *radiation.DeviceArrays[F], columnMajor bool) arrays {
-	ar := arrays{T: put(a, x.T), Charge: put(a, x.Charge), OX: put(a, x.OX), OY: put(a, x.OY), OZ: put(a, x.OZ), R0: put(a, x.R0), TP: put(a, x.TP)}
+func upload[F float32 | float64](a *alloc, x *radiation.DeviceArrays[F], columnMajor, tiled bool) arrays {
+	ar := arrays{T: put(a, x.T), Charge: put(a, x.Charge), OX: put(a, x.OX), OY: put(a, x.OY), OZ: put(a, x.OZ), R0: put(a, x.R0)}
+	if !tiled {
+		ar.TP = put(a, x.TP)
+	}
 	if columnMajor {
 		ar.Y0, ar.Y1, ar.A1, ar.A0 = put(a, x.Y0), put(a, x.Y1), put(a, x.A1), put(a, x.A0)
 		ar.AY0, ar.AY1, ar.AA1, ar.AA0 = put(a, x.AY0), put(a, x.AY1), put(a, x.AA1), put(a, x.AA0)
@@ -316,9 +321,9 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	var ar arrays
 	fbytes := 8
 	if job.F32 != nil {
-		ar, fbytes = upload(a, job.F32, variant == ColumnMajor), 4
+		ar, fbytes = upload(a, job.F32, variant == ColumnMajor, tiled), 4
 	} else {
-		ar = upload(a, job.F64, variant == ColumnMajor)
+		ar = upload(a, job.F64, variant == ColumnMajor, tiled)
 	}
 	off := put(a, job.Off)
 	if a.err != nil {
@@ -330,7 +335,7 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		return errs.New(errs.Parameter, "segment %d: a DeviceJob's is 1 .. S = %d (Fields resolves it)", seg, job.S)
 	}
 	var grid uint32
-	var perm, wTau, wIdx, wWalk, part, queue uint64
+	var perm, wTau, wIdx, wWalk, part, queue, tpSlot uint64
 	var sp splitPlan
 	if split {
 		if sp, err = d.planSplit(fn, job, fbytes); err != nil {
@@ -368,8 +373,15 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		}
 		g = max(1, min(g, ScratchLimit/max(1, job.P*block*WalkBytes)))
 		grid = uint32(g)
+		var order []int32
 		if !d.Unsorted {
-			perm = put(a, HilbertOrder(job.OX, job.OY, job.OZ))
+			order = HilbertOrder(job.OX, job.OY, job.OZ)
+			perm = put(a, order)
+		}
+		if job.F32 != nil {
+			tpSlot = put(a, slotMajor(job.F32.TP, order, job.S))
+		} else {
+			tpSlot = put(a, slotMajor(job.F64.TP, order, job.S))
 		}
 		wWalk = scratch(a, job.P*g*block*WalkBytes)
 		queue = put(a, []int32{0})
@@ -408,7 +420,7 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	if tret != nil {
 		tp = tret.Ptr()
 	}
-	lb := launchBuffers{off: off, out: out.Ptr(), tret: tp, perm: perm, wTau: wTau, wIdx: wIdx, wWalk: wWalk, part: part, queue: queue, tile: tile, seg: seg}
+	lb := launchBuffers{off: off, out: out.Ptr(), tret: tp, perm: perm, wTau: wTau, wIdx: wIdx, wWalk: wWalk, part: part, queue: queue, tpSlot: tpSlot, tile: tile, seg: seg}
 	argsAt := func(o0, oc int) []byte {
 		if job.F32 != nil {
 			return argsBytes[float32](ar, job, lb, o0, oc)
@@ -469,3 +481,33 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 }
 
 var _ radiation.Device = (*Device)(nil)
+
+// slotMajor lays the shifted times tp (observer-major, O x S) out for the
+// tiled kernels (fg_rad_args.tp_slot): sample-major over the observer slots,
+// element s*O + slot = tp[order[slot]*S + s] (order nil: the identity). The
+// rows are filled in parallel; each worker writes its own samples' rows.
+func slotMajor[F float32 | float64](tp []F, order []int32, S int) []F {
+	O := len(tp) / max(1, S)
+	t := make([]F, len(tp))
+	workers := min(runtime.GOMAXPROCS(0), max(1, S/8))
+	var wg sync.WaitGroup
+	for w := range workers {
+		s0, s1 := w*S/workers, (w+1)*S/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for slot := range O {
+				o := slot
+				if order != nil {
+					o = int(order[slot])
+				}
+				row := tp[o*S : (o+1)*S]
+				for s := s0; s < s1; s++ {
+					t[s*O+slot] = row[s]
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return t
+}

@@ -95,3 +95,37 @@ func TestHilbertOrder(t *testing.T) {
 		t.Fatalf("a warp of the Hilbert order spans %.3f rad, want at most 0.2", h)
 	}
 }
+
+// TestSlotMajor: the tiled kernels' shifted times hold, at s*O + slot, the
+// time of sample s of the slot's observer, for the Hilbert order and the
+// identity, with sample counts that do not divide among the workers.
+func TestSlotMajor(t *testing.T) {
+	x, y, z := fibonacci(1000)
+	for _, S := range []int{1, 7, 256, 1001} {
+		O := len(x)
+		tp := make([]float64, O*S)
+		for i := range tp {
+			tp[i] = float64(i) + 0.25
+		}
+		for _, order := range [][]int32{nil, HilbertOrder(x, y, z)} {
+			got := slotMajor(tp, order, S)
+			if len(got) != O*S {
+				t.Fatalf("S=%d: %d values, want %d", S, len(got), O*S)
+			}
+			for slot := 0; slot < O; slot++ {
+				o := slot
+				if order != nil {
+					o = int(order[slot])
+				}
+				for s := 0; s < S; s++ {
+					if got[s*O+slot] != tp[o*S+s] {
+						t.Fatalf("S=%d, slot %d (observer %d), sample %d: %v, want %v", S, slot, o, s, got[s*O+slot], tp[o*S+s])
+					}
+				}
+			}
+		}
+	}
+	if got := slotMajor([]float32{1, 2, 3, 4, 5, 6}, []int32{1, 0}, 3); got[0] != 4 || got[1] != 1 || got[4] != 6 || got[5] != 3 {
+		t.Fatalf("float32, two observers: %v", got)
+	}
+}
