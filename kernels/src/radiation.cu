@@ -61,7 +61,8 @@
 // (t, x, y, z, ut, ux, uy, uz); ay0, ay1, aa1, aa0, the acceleration's: 4
 // columns (at, ax, ay, az)), which the "_cm" entry points read.
 // Observers: ox, oy, oz, r0 = |x_obs| (O each); tp: shifted times
-// t_obs - |x_obs|/c, O x S observer-major. Output: 10 columns of O*S doubles
+// t_obs - |x_obs|/c, O x S observer-major (the tiled kernels take the same
+// times as tp_slot, S x O over the observer slots). Output: 10 columns of O*S doubles
 // (Ex, Ey, Ez, Bx, By, Bz, phi, Ax, Ay, Az), summed over particles (the tiled
 // kernels write every value; "_obs"/"_cm" add into a zeroed cube), and
 // optionally the retarded lab time per particle.
