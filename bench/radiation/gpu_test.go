@@ -615,15 +615,7 @@ func BenchmarkGPURadiation(b *testing.B) {
 		b.Run(v.name, func(b *testing.B) {
 			d.Variant, d.BlockSize, d.Tile, d.Unsorted = v.kind, v.block, v.tile, v.unsorted
 			defer func() { d.Variant, d.BlockSize, d.Tile, d.Unsorted = "", 0, 0, false }()
-			kernel := 0.0
-			for i := 0; i < b.N; i++ {
-				c := fieldsOn(b, sc, v.opt)
-				kernel += d.LastSeconds
-				if math.IsNaN(c.Data[0][0]) {
-					b.Fatal("NaN cube")
-				}
-				c.Release()
-			}
+			kernel := kernelSeconds(b, d, sc, v.opt)
 			r := samples * float64(b.N) / kernel
 			rates[v.name] = r
 			tiles[v.name] = d.LastTile
@@ -687,6 +679,21 @@ func BenchmarkGPURadiation(b *testing.B) {
 	}
 }
 
+// kernelSeconds computes the scene's cube b.N times with opt and returns
+// the kernels' device time summed over the runs.
+func kernelSeconds(b *testing.B, d *gpuradiation.Device, sc *scene, opt radiation.Options) float64 {
+	kernel := 0.0
+	for i := 0; i < b.N; i++ {
+		c := fieldsOn(b, sc, opt)
+		kernel += d.LastSeconds
+		if math.IsNaN(c.Data[0][0]) {
+			b.Fatal("NaN cube")
+		}
+		c.Release()
+	}
+	return kernel
+}
+
 // filledRates runs the default and naive options (sub-benchmarks
 // newton2_f64_warm_reuse_filled and newton2_f64_naive_cold_filled) on the
 // benchmark's scene with O observers, and returns their samples/s (those
@@ -708,15 +715,7 @@ func filledRates(b *testing.B, d *gpuradiation.Device, O int, def, naive radiati
 				b.Setenv("FIELDGO_RAD_O", strconv.Itoa(O))
 				sc = newScene(b)
 			}
-			samples, kernel := float64(sc.O*sc.S*sc.P), 0.0
-			for i := 0; i < b.N; i++ {
-				c := fieldsOn(b, sc, v.opt)
-				kernel += d.LastSeconds
-				if math.IsNaN(c.Data[0][0]) {
-					b.Fatal("NaN cube")
-				}
-				c.Release()
-			}
+			samples, kernel := float64(sc.O*sc.S*sc.P), kernelSeconds(b, d, sc, v.opt)
 			rates[v.name] = samples * float64(b.N) / kernel
 			b.ReportMetric(rates[v.name], "samples/s")
 			b.ReportMetric(kernel/float64(b.N)*1e3, "kernel-ms")
