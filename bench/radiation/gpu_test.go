@@ -654,10 +654,11 @@ func BenchmarkGPURadiation(b *testing.B) {
 	// blocks), so it ends with its slowest item while SMs idle; with
 	// FIELDGO_RAD_O_FILLED observers (default 16x) the items pass through
 	// the queue in many waves.
-	if f := filledRates(b, d, env("FIELDGO_RAD_O_FILLED", 16*sc.O), def, naive); f["newton2_f64_warm_reuse_filled"] > 0 {
+	filled := env("FIELDGO_RAD_O_FILLED", 16*sc.O)
+	if f := filledRates(b, d, filled, def, naive); f["newton2_f64_warm_reuse_filled"] > 0 {
 		rf := f["newton2_f64_warm_reuse_filled"]
 		b.Logf("on the GPU-filling scene (%d observers): Newton n=2 float64 %.3g samples/s, goal %.3g: %s; naive %.3g: x%.2f",
-			env("FIELDGO_RAD_O_FILLED", 16*sc.O), rf, goal, verdict(rf), f["newton2_f64_naive_cold_filled"], rf/f["newton2_f64_naive_cold_filled"])
+			filled, rf, goal, verdict(rf), f["newton2_f64_naive_cold_filled"], rf/f["newton2_f64_naive_cold_filled"])
 	}
 	b.Logf("tiles over one thread per observer (same math): naive x%.2f, warm+reuse x%.2f; default over the one-thread-per-observer naive kernel x%.2f",
 		rates["newton2_f64_naive_cold"]/rates["newton2_f64_naive_cold_obs"], r/rates["newton2_f64_warm_reuse_obs"], r/rates["newton2_f64_naive_cold_obs"])
