@@ -189,12 +189,10 @@ func (s *Simulation) Advance(maxSteps int, budget time.Duration) (Progress, erro
 		}
 		fl.last = Progress{Step: fl.step, Energy: r.Energy, MaxGrad: r.MaxGrad, Resets: fl.resets}
 	}
-	if err := s.phiB.Download(); err != nil {
-		return fl.last, err
-	}
-	if err := s.velB.Download(); err != nil {
-		return fl.last, err
-	}
+	// The host copies of the field and velocity are refreshed when read
+	// (Field, Velocity, Save, ...), not here: a chunk of a long flow costs no
+	// copy (a 4096^2 Baby Skyrme field and its velocity are 0.8 GB).
+	s.hostStale = true
 	return fl.last, nil
 }
 
@@ -376,10 +374,8 @@ func (s *Simulation) diverged(fl *flowState, stage int, g kernels.Buffer) error 
 		}
 		goodStep = fl.ckptStep
 	}
-	if err := s.phiB.Download(); err != nil {
-		return err
-	}
-	if err := s.velB.Download(); err != nil {
+	s.hostStale = true
+	if err := s.syncHost(); err != nil {
 		return err
 	}
 	fl.last.Done = true

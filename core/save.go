@@ -59,10 +59,7 @@ func (s *Simulation) Save(path string) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	if err := s.phiB.Download(); err != nil {
-		return err
-	}
-	if err := s.velB.Download(); err != nil {
+	if err := s.syncHost(); err != nil {
 		return err
 	}
 	names := s.theory.Spec.Fields
@@ -269,7 +266,11 @@ func (s *Simulation) loadColumns(rec arrow.RecordBatch) error {
 	if err := s.phiB.Upload(); err != nil {
 		return err
 	}
-	return s.velB.Upload()
+	if err := s.velB.Upload(); err != nil {
+		return err
+	}
+	s.hostStale = false
+	return nil
 }
 
 func (s *Simulation) loadFlow(js, hist string) error {

@@ -110,6 +110,8 @@ type Simulation struct {
 	trial      kernels.Buffer
 	ckptPhi    kernels.Buffer // last checked state, restored on divergence
 	ckptVel    kernels.Buffer
+	lz         *lanczosBuffers // the stiffness estimate's vectors, once used
+	hostStale  bool            // phi and vel may be behind phiB and velB (see syncHost)
 
 	flow   *flowState
 	dev    *devFlow // the device flow (kernels.Stepper), if prepared
@@ -285,7 +287,7 @@ func (s *Simulation) GradientFloor() (float64, error) {
 		return 0, err
 	}
 	defer s.mu.Unlock()
-	if err := s.phiB.Download(); err != nil {
+	if err := s.syncHost(); err != nil {
 		return 0, err
 	}
 	m := 1.0
@@ -324,14 +326,29 @@ func (s *Simulation) shared(velocity bool) (*Field, error) {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	b, f := s.phiB, s.phi
-	if velocity {
-		b, f = s.velB, s.vel
-	}
-	if err := b.Download(); err != nil {
+	if err := s.syncHost(); err != nil {
 		return nil, err
 	}
-	return f, nil
+	if velocity {
+		return s.vel, nil
+	}
+	return s.phi, nil
+}
+
+// syncHost brings the host field and velocity up to date with the backend's
+// buffers when an operation on the backend may have changed them since.
+func (s *Simulation) syncHost() error {
+	if !s.hostStale {
+		return nil
+	}
+	if err := s.phiB.Download(); err != nil {
+		return err
+	}
+	if err := s.velB.Download(); err != nil {
+		return err
+	}
+	s.hostStale = false
+	return nil
 }
 
 // SetField copies f (same size and component count) into the field. A
@@ -381,10 +398,12 @@ func (s *Simulation) fieldChanged() error {
 	if err := s.velB.Upload(); err != nil {
 		return err
 	}
+	s.hostStale = false
 	if err := s.refuseNonFinite(); err != nil {
 		return err
 	}
 	if s.theory.UnitVector() {
+		s.hostStale = true // normalised on the backend
 		return s.prog.Constrain(s.grid, s.phiB, s.velB)
 	}
 	return nil
@@ -513,6 +532,9 @@ func (s *Simulation) Close() error {
 	}
 	s.closed = true
 	s.closeDeviceFlow()
+	if s.lz != nil {
+		s.lz.release()
+	}
 	for _, b := range []kernels.Buffer{s.phiB, s.velB, s.g[0], s.g[1], s.g[2], s.g[3], s.trial, s.ckptPhi, s.ckptVel} {
 		if b != nil {
 			b.Release()

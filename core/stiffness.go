@@ -6,14 +6,23 @@ import (
 	"github.com/fieldgo/fieldgo/kernels"
 )
 
-// stiffnessIterations is the number of power-iteration steps of the stiffness
-// estimate; each costs one gradient evaluation.
-const stiffnessIterations = 24
+// stiffnessIterations is the number of Lanczos steps of the stiffness
+// estimate; each costs one gradient evaluation. Lanczos approaches the top
+// of a spectrum much faster than power iteration: on the fourth-order
+// Laplacian (32^2 to 1024^2) 8 steps reach 0.979 of the top eigenvalue,
+// where 24 power iterations reached 0.967-0.979.
+const stiffnessIterations = 8
+
+// stiffnessSeed fixes the start vector: the estimate is deterministic.
+const stiffnessSeed = 0x5eed5eed5eed5eed
 
 // Stiffness estimates the largest |eigenvalue| lambda of the Hessian of
-// dE/dphi (per unit area) at the current field, by power iteration on finite
-// differences of the gradient: the flow's fastest mode has omega^2 = lambda.
-// The estimate is from below and deterministic (fixed start vector).
+// dE/dphi (per unit area) at the current field, by a few Lanczos steps on
+// finite differences of the gradient: the flow's fastest mode has
+// omega^2 = lambda. The estimate is a Ritz value, so from below for a
+// symmetric Hessian, and deterministic (fixed start vector, fixed-order
+// reductions). Every vector stays on the backend: a step is one gradient
+// evaluation, a few linear combinations and two dot products.
 //
 // The default time step comes from it because the stiffest mode depends on the
 // theory and the field, not only on the spacing: the Skyrme term raises the
@@ -27,123 +36,192 @@ func (s *Simulation) Stiffness() (float64, error) {
 	return s.stiffness(stiffnessIterations)
 }
 
-func (s *Simulation) stiffness(iters int) (float64, error) {
+// lanczosBuffers are the estimate's vectors, allocated on first use and kept
+// (a large lattice would otherwise pay for the allocation on every start).
+type lanczosBuffers struct {
+	v, prev, w kernels.Buffer
+	unit       kernels.Buffer // the field normalised, for the tangent projection (unit-vector theories)
+}
+
+func (l *lanczosBuffers) release() {
+	for _, b := range []kernels.Buffer{l.v, l.prev, l.w, l.unit} {
+		if b != nil {
+			b.Release()
+		}
+	}
+}
+
+func (s *Simulation) lanczos() (*lanczosBuffers, error) {
+	if s.lz != nil {
+		return s.lz, nil
+	}
 	n := s.phi.NComp() * s.lat.Sites()
-	host, err := NewField(s.lat, append(append([]string{}, s.theory.Spec.Fields...), dup(s.theory.Spec.Fields, "w.")...))
+	l := &lanczosBuffers{}
+	slots := []*kernels.Buffer{&l.v, &l.prev, &l.w}
+	if s.theory.UnitVector() {
+		slots = append(slots, &l.unit)
+	}
+	for _, b := range slots {
+		var err error
+		if *b, err = s.prog.NewBuffer(n); err != nil {
+			l.release()
+			return nil, err
+		}
+	}
+	s.lz = l
+	return l, nil
+}
+
+func (s *Simulation) stiffness(iters int) (float64, error) {
+	l, err := s.lanczos()
 	if err != nil {
 		return 0, err
 	}
-	defer host.Release()
-	all := flat(host)
-	v, w := all[:n], all[n:]
-	vb, err := s.prog.Bind(v)
-	if err != nil {
-		return 0, err
-	}
-	defer vb.Release()
-	wb, err := s.prog.Bind(w)
-	if err != nil {
-		return 0, err
-	}
-	defer wb.Release()
+	T := func(c float64, x kernels.Buffer) kernels.Term { return kernels.Term{Coef: c, X: x} }
 	if _, err := s.prog.Gradient(s.gradArgs(s.phiB, nil, s.g[0], false, false)); err != nil {
 		return 0, err
 	}
-	// A fixed pseudo-random start vector (splitmix64), max-norm 1.
-	x := uint64(0x9e3779b97f4a7c15)
-	for i := range v {
-		x += 0x9e3779b97f4a7c15
-		z := x
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-		z ^= z >> 31
-		v[i] = float64(z>>11)/float64(1<<53)*2 - 1
-	}
 	// For a unit-vector field the flow moves on the sphere, so only tangent
-	// directions count: v and w are projected at every site (the radial
-	// stiffness of the unconstrained energy is not a mode of the flow).
-	uv := s.theory.UnitVector()
-	var phi []float64
-	if uv {
-		if err := s.phiB.Download(); err != nil {
+	// directions count: the start vector and every H v are projected at each
+	// site (the radial stiffness of the unconstrained energy is not a mode of
+	// the flow). Constrain normalises its copy of the field and projects.
+	project := func(x kernels.Buffer) error {
+		if l.unit == nil {
+			return nil
+		}
+		return s.prog.Constrain(s.grid, l.unit, x)
+	}
+	if l.unit != nil {
+		if err := s.prog.Combine(l.unit, T(1, s.phiB)); err != nil {
 			return 0, err
 		}
-		phi = flat(s.phi)
 	}
-	project := func(x []float64) {
-		if !uv {
-			return
-		}
-		sites, nc := s.lat.Sites(), s.phi.NComp()
-		// Auxiliary components are not constrained (s.theory.Auxiliary).
-		on := make([]bool, nc)
-		for c := range on {
-			on[c] = !s.theory.Auxiliary(c)
-		}
-		for i := 0; i < sites; i++ {
-			var d float64
-			for c := 0; c < nc; c++ {
-				if on[c] {
-					d += x[c*sites+i] * phi[c*sites+i]
-				}
-			}
-			for c := 0; c < nc; c++ {
-				if on[c] {
-					x[c*sites+i] -= d * phi[c*sites+i]
-				}
-			}
-		}
+	v, prev, w := l.v, l.prev, l.w
+	if err := s.prog.FillRandom(v, stiffnessSeed); err != nil {
+		return 0, err
 	}
-	project(v)
-	const eps = 1e-6 // perturbation per site, relative to O(1) field values
-	lambda := 0.0
+	if err := project(v); err != nil {
+		return 0, err
+	}
+	nv, err := s.prog.Dot(v, v)
+	if err != nil {
+		return 0, err
+	}
+	if !(nv > 0) {
+		return 0, nil
+	}
+	if err := s.prog.Combine(v, T(1/math.Sqrt(nv), v)); err != nil {
+		return 0, err
+	}
+	// H v by a forward difference whose perturbation is 1e-6 per value in
+	// the mean square (v has unit 2-norm), small against O(1) fields.
+	n := float64(v.Len())
+	eps := 1e-6 * math.Sqrt(n)
+	var alpha, beta []float64
 	for it := 0; it < iters; it++ {
-		if err := vb.Upload(); err != nil {
-			return 0, err
-		}
-		if err := s.prog.Combine(s.trial, kernels.Term{Coef: 1, X: s.phiB}, kernels.Term{Coef: eps, X: vb}); err != nil {
+		if err := s.prog.Combine(s.trial, T(1, s.phiB), T(eps, v)); err != nil {
 			return 0, err
 		}
 		if _, err := s.prog.Gradient(s.gradArgs(s.trial, nil, s.g[1], false, false)); err != nil {
 			return 0, err
 		}
-		if err := s.prog.Combine(wb, kernels.Term{Coef: 1 / eps, X: s.g[1]}, kernels.Term{Coef: -1 / eps, X: s.g[0]}); err != nil {
+		if err := s.prog.Combine(w, T(1/eps, s.g[1]), T(-1/eps, s.g[0])); err != nil {
 			return 0, err
 		}
-		if err := wb.Download(); err != nil {
+		if err := project(w); err != nil {
 			return 0, err
 		}
-		project(w)
-		var nv, nw, wmax float64
-		for i := range v {
-			nv += v[i] * v[i]
-			nw += w[i] * w[i]
-			wmax = math.Max(wmax, math.Abs(w[i]))
+		a, err := s.prog.Dot(w, v)
+		if err != nil {
+			return 0, err
 		}
-		if !(wmax > 0) || math.IsInf(wmax, 0) {
-			break // no curvature seen (or a non-finite gradient: the flow reports it)
+		if math.IsNaN(a) || math.IsInf(a, 0) {
+			break // a non-finite gradient: the flow reports it
 		}
-		lambda = math.Sqrt(nw / nv)
-		for i := range v {
-			v[i] = w[i] / wmax
+		alpha = append(alpha, a)
+		terms := []kernels.Term{T(1, w), T(-a, v)}
+		if it > 0 {
+			terms = append(terms, T(-beta[it-1], prev))
 		}
+		if err := s.prog.Combine(w, terms...); err != nil {
+			return 0, err
+		}
+		bb, err := s.prog.Dot(w, w)
+		if err != nil {
+			return 0, err
+		}
+		b := math.Sqrt(bb)
+		if !(b > 1e-12*math.Abs(a)) || math.IsInf(b, 0) || it == iters-1 {
+			break // an invariant subspace (its Ritz values are exact), or done
+		}
+		beta = append(beta, b)
+		if err := s.prog.Combine(prev, T(1/b, w)); err != nil {
+			return 0, err
+		}
+		v, prev = prev, v
 	}
-	return lambda, nil
+	if len(alpha) == 0 {
+		return 0, nil
+	}
+	lo, hi := tridiagonalExtremes(alpha, beta[:len(alpha)-1])
+	return math.Max(math.Abs(lo), math.Abs(hi)), nil
 }
 
-func dup(names []string, prefix string) []string {
-	out := make([]string, len(names))
-	for i, s := range names {
-		out[i] = prefix + s
+// tridiagonalExtremes returns the smallest and largest eigenvalue of the
+// symmetric tridiagonal matrix with diagonal a and off-diagonal b
+// (len(b) = len(a)-1), by bisection on Sturm sequence counts inside the
+// Gershgorin interval, to 1e-12 of its width.
+func tridiagonalExtremes(a, b []float64) (float64, float64) {
+	n := len(a)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i := range a {
+		r := 0.0
+		if i > 0 {
+			r += math.Abs(b[i-1])
+		}
+		if i < n-1 {
+			r += math.Abs(b[i])
+		}
+		lo, hi = math.Min(lo, a[i]-r), math.Max(hi, a[i]+r)
 	}
-	return out
+	// below(x) is the number of eigenvalues smaller than x.
+	below := func(x float64) int {
+		count, d := 0, 1.0
+		for i := range a {
+			off := 0.0
+			if i > 0 {
+				off = b[i-1] * b[i-1] / d
+			}
+			d = a[i] - x - off
+			if d == 0 {
+				d = -1e-300
+			}
+			if d < 0 {
+				count++
+			}
+		}
+		return count
+	}
+	bisect := func(k int) float64 { // the (k+1)-th smallest eigenvalue
+		x0, x1 := lo, hi
+		for it := 0; it < 100 && x1-x0 > 1e-12*(hi-lo); it++ {
+			mid := 0.5 * (x0 + x1)
+			if below(mid) > k {
+				x1 = mid
+			} else {
+				x0 = mid
+			}
+		}
+		return 0.5 * (x0 + x1)
+	}
+	return bisect(0), bisect(n - 1)
 }
 
 // stableDt caps dt by the stiffness lambda: omega*dt <= 2.5 for RK4 (stable up
-// to 2.83 on the imaginary axis; 24 power iterations estimate omega to about
-// 1% on a Baby Skyrme skyrmion, where it is 2.2x the Laplacian's 3.3/h because
-// the Skyrme term stiffens the core), lambda*dt <= 1 for forward Euler (stable
-// to 2).
+// to 2.83 on the imaginary axis; the Lanczos estimate is within about 2% of
+// lambda, 1% of omega, and on a Baby Skyrme skyrmion omega is 2.2x the
+// Laplacian's 3.3/h because the Skyrme term stiffens the core), lambda*dt <= 1
+// for forward Euler (stable to 2).
 func stableDt(method string, dt, lambda float64) float64 {
 	if !(lambda > 0) || math.IsInf(lambda, 0) {
 		return dt

@@ -140,6 +140,12 @@ type Program interface {
 	Density(g Grid, params []float64, phi Buffer, k int, out Buffer) (float64, error)
 	// FirstNonFinite returns the index of the first NaN or Inf in b, or -1.
 	FirstNonFinite(b Buffer) (int, error)
+	// Dot returns the sum over elements of a*b (b may be a), reduced in a
+	// fixed order: the same bits for any thread count or block size.
+	Dot(a, b Buffer) (float64, error)
+	// FillRandom sets element e of b to RandomValue(seed, e), stored in the
+	// buffer's precision.
+	FillRandom(b Buffer, seed uint64) error
 
 	Close() error
 }

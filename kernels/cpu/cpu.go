@@ -250,24 +250,7 @@ func scratch(slot **buffer, n int) *buffer {
 // Results never depend on the split: kernels write per-row partials.
 func (p *program) run(f string, a *C.fg_args, n int) {
 	fn := p.fns[f]
-	t := p.threads
-	if t > n {
-		t = n
-	}
-	if t <= 1 {
-		C.fg_call(fn, a, 0, C.long(n))
-		return
-	}
-	var wg sync.WaitGroup
-	for k := 0; k < t; k++ {
-		lo, hi := n*k/t, n*(k+1)/t
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			C.fg_call(fn, a, C.long(lo), C.long(hi))
-		}()
-	}
-	wg.Wait()
+	p.parallel(n, func(lo, hi int) { C.fg_call(fn, a, C.long(lo), C.long(hi)) })
 }
 
 func (p *program) args(g kernels.Grid, params []float64) (*C.fg_args, error) {
@@ -494,6 +477,80 @@ func (p *program) FirstNonFinite(b kernels.Buffer) (int, error) {
 		}
 	}
 	return -1, nil
+}
+
+// Dot sums each kernels.DotBlock of products in index order (Neumaier) on
+// the threads, then the block partials with SumCompensated: the split over
+// threads never changes the bits.
+func (p *program) Dot(a, b kernels.Buffer) (float64, error) {
+	x, err := buf(a)
+	if err != nil || x == nil {
+		return 0, errs.New(errs.Shape, "Dot needs two buffers")
+	}
+	y, err := buf(b)
+	if err != nil || y == nil {
+		return 0, errs.New(errs.Shape, "Dot needs two buffers")
+	}
+	if x.n != y.n {
+		return 0, errs.New(errs.Shape, "Dot of buffers of %d and %d values", x.n, y.n)
+	}
+	xs, ys := x.slice(), y.slice()
+	parts := make([]float64, (x.n+kernels.DotBlock-1)/kernels.DotBlock)
+	p.parallel(len(parts), func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			e0, e1 := k*kernels.DotBlock, min((k+1)*kernels.DotBlock, x.n)
+			var s, comp float64
+			for e := e0; e < e1; e++ {
+				v := xs[e] * ys[e]
+				t := s + v
+				if math.Abs(s) >= math.Abs(v) {
+					comp += (s - t) + v
+				} else {
+					comp += (v - t) + s
+				}
+				s = t
+			}
+			parts[k] = s + comp
+		}
+	})
+	return kernels.SumCompensated(parts), nil
+}
+
+// FillRandom writes kernels.RandomValue on the threads.
+func (p *program) FillRandom(b kernels.Buffer, seed uint64) error {
+	x, err := buf(b)
+	if err != nil || x == nil {
+		return errs.New(errs.Shape, "FillRandom needs a buffer")
+	}
+	xs := x.slice()
+	p.parallel(x.n, func(lo, hi int) {
+		for e := lo; e < hi; e++ {
+			v := kernels.RandomValue(seed, e)
+			if x.round {
+				v = float64(float32(v))
+			}
+			xs[e] = v
+		}
+	})
+	return nil
+}
+
+// parallel runs f over [0, n) split into contiguous blocks on the threads.
+func (p *program) parallel(n int, f func(lo, hi int)) {
+	t := min(p.threads, n)
+	if t <= 1 {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for k := 0; k < t; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(n*k/t, n*(k+1)/t)
+		}()
+	}
+	wg.Wait()
 }
 
 func (p *program) Close() error {

@@ -71,6 +71,7 @@ type Program struct {
 	params     devScratch // FG_NPARAMS doubles
 	lastParams []float64
 	part       devScratch // chunk partials
+	dotPart    devScratch // Dot's partials, one per FG_DOT_CHUNK
 	rows       devScratch // row partials
 	stage      devScratch // float32 storage: float64 staging of Upload/Download
 	res        C.CUdeviceptr
@@ -128,7 +129,7 @@ func (b *Backend) load(image []byte, log string) (*Program, error) {
 		in := KernelInfo{Name: name, Registers: attr(C.CU_FUNC_ATTRIBUTE_NUM_REGS),
 			LocalBytes: attr(C.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES), SharedBytes: attr(C.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
 			SpillStores: ptx[name].SpillStores, SpillLoads: ptx[name].SpillLoads}
-		if name == "fg_k_final" || name == "fg_k_decide" {
+		if name == "fg_k_final" || name == "fg_k_decide" || name == "fg_k_dot_final" {
 			in.BlockSize = C.FG_FINAL_THREADS // part of the reduction order
 		} else {
 			var minGrid, block C.int
@@ -747,6 +748,74 @@ func (p *Program) FirstNonFinite(b kernels.Buffer) (int, error) {
 	return idx, err
 }
 
+// Dot reduces on the device (fg_k_dot, fg_k_dot_final) and waits for the sum.
+func (p *Program) Dot(a, b kernels.Buffer) (float64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return 0, errs.New(errs.Released, "the program has been closed")
+	}
+	x, err := p.buf(a)
+	if err != nil || x == nil {
+		return 0, errs.New(errs.Shape, "Dot needs two buffers")
+	}
+	y, err := p.buf(b)
+	if err != nil || y == nil {
+		return 0, errs.New(errs.Shape, "Dot needs two buffers")
+	}
+	if x.n != y.n {
+		return 0, errs.New(errs.Shape, "Dot of buffers of %d and %d values", x.n, y.n)
+	}
+	var sum float64
+	err = p.withCtx(func() error {
+		nchunk := (x.n + C.FG_DOT_CHUNK - 1) / C.FG_DOT_CHUNK
+		if err := p.dotPart.ensure(8 * max(nchunk, 1)); err != nil {
+			return err
+		}
+		a := &C.fg_cargs{}
+		a.len, a.part, a.out = C.longlong(x.n), C.fg_dptr(p.dotPart.d), C.fg_dptr(p.res)
+		a.terms[0], a.terms[1] = C.fg_dptr(x.d), C.fg_dptr(y.d)
+		if nchunk == 0 {
+			return nil
+		}
+		bs := p.k["fg_k_dot"].info.BlockSize
+		if err := p.launch("fg_k_dot", (32*nchunk+bs-1)/bs, a); err != nil {
+			return err
+		}
+		if err := p.launch("fg_k_dot_final", 1, a); err != nil {
+			return err
+		}
+		if err := check(C.fg_cuMemcpyDtoH(p.hostRes, p.res, 8), "cuMemcpyDtoH dot"); err != nil {
+			return err
+		}
+		sum = *(*float64)(p.hostRes)
+		return nil
+	})
+	return sum, err
+}
+
+// FillRandom fills b on the device (fg_k_random).
+func (p *Program) FillRandom(b kernels.Buffer, seed uint64) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return errs.New(errs.Released, "the program has been closed")
+	}
+	x, err := p.buf(b)
+	if err != nil || x == nil {
+		return errs.New(errs.Shape, "FillRandom needs a buffer")
+	}
+	if x.n == 0 {
+		return nil
+	}
+	return p.withCtx(func() error {
+		a := &C.fg_cargs{}
+		a.len, a.out, a.seed = C.longlong(x.n), C.fg_dptr(x.d), C.ulonglong(seed)
+		bs := p.k["fg_k_random"].info.BlockSize
+		return p.launch("fg_k_random", min((x.n+bs-1)/bs, 1<<20), a)
+	})
+}
+
 // Close unloads the module and frees the program's scratch memory. Buffers
 // must be released by their owners.
 func (p *Program) Close() error {
@@ -759,6 +828,7 @@ func (p *Program) Close() error {
 	return p.withCtx(func() error {
 		p.params.free()
 		p.part.free()
+		p.dotPart.free()
 		p.rows.free()
 		p.stage.free()
 		C.fg_cuMemFree(p.res)

@@ -52,7 +52,12 @@ typedef struct {
     int pad3_;            /* fg_k_tile_up (stage 4 fused with the RK4 update) writes terms[5], terms[6]
                              (phi', v'), from terms[0..2] = phi, v, G1 (the loader's), terms[3] = G0,
                              terms[4] = G2 and coef[3..5] = -dt^2/6, -dt/6, -dt/3; no gradient is stored */
+    unsigned long long seed; /* fg_k_random */
 } fg_cargs;
+
+/* Elements of one Dot partial (kernels.DotBlock): summed in index order by
+ * lanes, then a warp's fixed tree. */
+#define FG_DOT_CHUNK 2048
 
 /* Why a device flow stopped (fg_flowctl.stop). */
 #define FG_STOP_CONVERGED 1

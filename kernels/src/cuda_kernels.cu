@@ -456,6 +456,59 @@ extern "C" __global__ void fg_k_constrain(fg_cargs a) {
     }
 }
 
+/* Program.Dot, level 1: one warp per FG_DOT_CHUNK consecutive elements of
+ * terms[0] * terms[1]; lane l sums elements l, l+32, ... of the chunk in
+ * order, the warp combines the lanes with a fixed shuffle tree and writes
+ * part[chunk]. Whole warps leave together, so any block size of whole warps
+ * gives the same bits. */
+extern "C" __global__ void fg_k_dot(fg_cargs a) {
+    const long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    const long long nchunk = (a.len + FG_DOT_CHUNK - 1) / FG_DOT_CHUNK;
+    if (w >= nchunk) return;
+    const fg_store* x = (const fg_store*)a.terms[0];
+    const fg_store* y = (const fg_store*)a.terms[1];
+    const long long e1 = min((w + 1) * FG_DOT_CHUNK, a.len);
+    double s = 0.0;
+    for (long long e = w * FG_DOT_CHUNK + lane; e < e1; e += 32) s += (double)x[e] * (double)y[e];
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(FG_FULL, s, off);
+    if (lane == 0) ((double*)a.part)[w] = s;
+}
+
+/* Program.Dot, level 2: one block of exactly FG_FINAL_THREADS; thread t sums
+ * partials t, t+256, ... in order, then a fixed shared-memory tree; out[0]. */
+extern "C" __global__ void fg_k_dot_final(fg_cargs a) {
+    __shared__ double sh[FG_FINAL_THREADS];
+    const int t = threadIdx.x;
+    if (blockDim.x != FG_FINAL_THREADS) __trap();
+    const long long nchunk = (a.len + FG_DOT_CHUNK - 1) / FG_DOT_CHUNK;
+    const double* P = (const double*)a.part;
+    double s = 0.0;
+    for (long long c = t; c < nchunk; c += FG_FINAL_THREADS) s += P[c];
+    sh[t] = s;
+    __syncthreads();
+    for (int k = FG_FINAL_THREADS / 2; k > 0; k >>= 1) {
+        if (t < k) sh[t] += sh[t + k];
+        __syncthreads();
+    }
+    if (t == 0) ((double*)a.out)[0] = sh[0];
+}
+
+/* Program.FillRandom: out[e] = kernels.RandomValue(seed, e) (splitmix64; exact
+ * arithmetic, the CPU's bits), rounded to fg_store. */
+extern "C" __global__ void fg_k_random(fg_cargs a) {
+    fg_store* out = (fg_store*)a.out;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < a.len; e += stride) {
+        unsigned long long z = a.seed + (unsigned long long)(e + 1) * 0x9e3779b97f4a7c15ULL;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        z ^= z >> 31;
+        out[e] = (fg_store)((double)(z >> 11) * 0x1p-52 - 1.0);
+    }
+}
+
 /* The smallest index e < len whose value is not finite, into *out (an
  * unsigned long long preset to all ones). atomicMin is order independent. */
 extern "C" __global__ void fg_k_nonfinite(fg_cargs a) {

@@ -1,0 +1,69 @@
+package cuda
+
+import (
+	"math"
+	"testing"
+
+	"github.com/fieldgo/fieldgo/kernels"
+)
+
+// TestDotAndFillRandomAgreeWithCPU checks Program.Dot and FillRandom on the
+// device: the random values are the CPU's bits, the dot product agrees with
+// the CPU's compensated sum to the float64 error of a sum of n products, and
+// its bits do not change with the block size.
+func TestDotAndFillRandomAgreeWithCPU(t *testing.T) {
+	b := gpu(t)
+	defer b.Close()
+	th := builtins(t)[0]
+	p := newPair(t, b, th)
+	defer p.close()
+	for _, n := range []int{1, 31, kernels.DotBlock, 5*kernels.DotBlock + 999, 3 << 20} {
+		x, y := p.mirror(t, n), p.mirror(t, n)
+		if err := p.gp.FillRandom(x.g, 7); err != nil {
+			t.Fatal(err)
+		}
+		if err := x.g.Download(); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range x.h {
+			if math.Float64bits(v) != math.Float64bits(kernels.RandomValue(7, i)) {
+				t.Fatalf("n=%d: FillRandom differs from the CPU's at %d: %v", n, i, v)
+			}
+		}
+		for i := range y.h {
+			y.h[i] = math.Sin(0.37*float64(i)) * math.Pow(10, float64(i%7-3))
+		}
+		if err := y.g.Upload(); err != nil {
+			t.Fatal(err)
+		}
+		want, err := p.cp.Dot(x.c, y.c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var abs float64
+		for i := range x.h {
+			abs += math.Abs(x.h[i] * y.h[i])
+		}
+		var first float64
+		for run, bs := range []int{0, 32, 64, 256, 1024} {
+			if bs > 0 {
+				if err := p.gp.SetBlockSize("fg_k_dot", bs); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := p.gp.Dot(x.g, y.g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run == 0 {
+				first = got
+				if d := math.Abs(got - want); d > 2*float64(n)*u*abs {
+					t.Errorf("n=%d: Dot %v, CPU %v: |diff| %.3g above n u sum|xy| = %.3g", n, got, want, d, float64(n)*u*abs)
+				}
+			} else if math.Float64bits(got) != math.Float64bits(first) {
+				t.Errorf("n=%d block %d: Dot %v differs from %v", n, bs, got, first)
+			}
+		}
+		t.Logf("n=%d: Dot %.17g (CPU %.17g), the same bits at every block size", n, first, want)
+	}
+}
