@@ -114,11 +114,17 @@ func (s *Simulation) start(cfg FlowConfig) error {
 		return err
 	}
 	if auto {
-		lambda, err := s.stiffness(stiffnessIterations)
-		if err != nil {
-			return err
+		// A field changed only by earlier flows of this simulation keeps
+		// their estimate: consecutive calls then step like one long call, and
+		// a call's start costs no gradient evaluations.
+		if !s.stiffOK {
+			lambda, err := s.stiffness(stiffnessIterations)
+			if err != nil {
+				return err
+			}
+			s.stiff, s.stiffOK = lambda, true
 		}
-		cfg.Dt = stableDt(cfg.Method, cfg.Dt, lambda)
+		cfg.Dt = stableDt(cfg.Method, cfg.Dt, s.stiff)
 	}
 	if err := s.prog.Combine(s.velB); err != nil {
 		return err
@@ -341,6 +347,7 @@ func (s *Simulation) checkpoint() error {
 // energy and gradient were finite).
 func (s *Simulation) diverged(fl *flowState, stage int, g kernels.Buffer) error {
 	fl.done = true
+	s.stiffOK = false
 	where := "the field"
 	idx, err := s.prog.FirstNonFinite(g)
 	if err != nil {

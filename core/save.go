@@ -250,6 +250,7 @@ func LoadAs(backend kernels.Backend, path, precision string) (*Simulation, error
 }
 
 func (s *Simulation) loadColumns(rec arrow.RecordBatch) error {
+	s.stiffOK = false
 	names := s.theory.Spec.Fields
 	if int(rec.NumCols()) != 2*len(names) || int(rec.NumRows()) != s.lat.Sites() {
 		return errs.New(errs.Format, "expected %d columns of %d rows, found %d of %d", 2*len(names), s.lat.Sites(), rec.NumCols(), rec.NumRows())

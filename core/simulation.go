@@ -112,6 +112,8 @@ type Simulation struct {
 	ckptVel    kernels.Buffer
 	lz         *lanczosBuffers // the stiffness estimate's vectors, once used
 	hostStale  bool            // phi and vel may be behind phiB and velB (see syncHost)
+	stiff      float64         // the last stiffness estimate, when stiffOK
+	stiffOK    bool            // the field has changed only by flows since, with the same parameters
 
 	flow   *flowState
 	dev    *devFlow // the device flow (kernels.Stepper), if prepared
@@ -225,7 +227,18 @@ func (s *Simulation) SetParams(p []float64) error {
 		return err
 	}
 	defer s.mu.Unlock()
+	s.stiffOK = false
 	return s.setParams(p)
+}
+
+// FieldWritten tells the simulation that its field was written other than
+// by its own methods (through a zero-copy view of the host field on the CPU
+// backend, or of the device buffer): the next flow estimates the stiffness
+// anew instead of keeping the previous flow's estimate.
+func (s *Simulation) FieldWritten() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stiffOK = false
 }
 
 // Params returns the dynamic parameters in spec order.
@@ -388,6 +401,7 @@ func (s *Simulation) Fill(fn func(x, y float64, out []float64)) error {
 }
 
 func (s *Simulation) fieldChanged() error {
+	s.stiffOK = false
 	for c := range s.vel.cols {
 		clear(s.vel.cols[c])
 	}

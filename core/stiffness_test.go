@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fieldgo/fieldgo/core"
+	"github.com/fieldgo/fieldgo/kernels"
 )
 
 // A free massless scalar, e = 1/2 |grad phi|^2: its continuum gradient is
@@ -62,4 +63,84 @@ func TestDefaultDtRespectsTheSkyrmionsStiffness(t *testing.T) {
 	require.NoError(t, s.Start(core.FlowConfig{Dt: 0.01}))
 	cfg, _ = s.Flow()
 	assert.Equal(t, 0.01, cfg.Dt)
+}
+
+// counting wraps the CPU backend and counts the gradient evaluations and the
+// other whole-lattice operations its programs run.
+type counting struct {
+	kernels.Backend
+	grads, passes int
+}
+
+type countingProgram struct {
+	kernels.Program
+	c *counting
+}
+
+func (c *counting) Compile(u kernels.Unit) (kernels.Program, error) {
+	p, err := c.Backend.Compile(u)
+	return &countingProgram{p, c}, err
+}
+
+func (p *countingProgram) Gradient(a kernels.GradientArgs) (kernels.Reduction, error) {
+	p.c.grads++
+	return p.Program.Gradient(a)
+}
+
+func (p *countingProgram) Combine(out kernels.Buffer, t ...kernels.Term) error {
+	p.c.passes++
+	return p.Program.Combine(out, t...)
+}
+
+func (p *countingProgram) Constrain(g kernels.Grid, phi, vel kernels.Buffer) error {
+	p.c.passes++
+	return p.Program.Constrain(g, phi, vel)
+}
+
+func (p *countingProgram) Dot(a, b kernels.Buffer) (float64, error) {
+	p.c.passes++
+	return p.Program.Dot(a, b)
+}
+
+// A flow's start costs less than two steps of gradient evaluations (a step
+// is four), and a second start from a field the first flow left costs none:
+// the estimate is kept until the field or the parameters change otherwise.
+func TestStartCostsLessThanTwoStepsAndASecondStartNone(t *testing.T) {
+	c := &counting{Backend: backend(0)}
+	lat, err := core.CenteredLattice(64, 64, 20.0/63, 20.0/63, core.Fixed)
+	require.NoError(t, err)
+	s, err := core.NewSimulation(c, babySkyrme(t), lat, []float64{1, 1}, core.Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.Fill(hedgehog(1)))
+
+	start := func() (grads, passes int) {
+		c.grads, c.passes = 0, 0
+		require.NoError(t, s.Start(core.FlowConfig{MaxSteps: 10}))
+		return c.grads, c.passes
+	}
+	g, _ := start()
+	assert.Equal(t, 7, g, "the gradient at the field and six Lanczos steps")
+	assert.Less(t, g, 2*4)
+	cfg, _ := s.Flow()
+	_, err = s.Advance(0, 0)
+	require.NoError(t, err)
+
+	g, p := start()
+	assert.Zero(t, g, "a second start keeps the estimate")
+	assert.LessOrEqual(t, p, 3, "zero the velocity, checkpoint field and velocity")
+	again, _ := s.Flow()
+	assert.Equal(t, cfg.Dt, again.Dt)
+
+	require.NoError(t, s.SetParams([]float64{1, 2}))
+	g, _ = start()
+	assert.Equal(t, 7, g, "new parameters, new estimate")
+
+	require.NoError(t, s.Fill(hedgehog(1)))
+	g, _ = start()
+	assert.Equal(t, 7, g, "a new field, a new estimate")
+
+	s.FieldWritten()
+	g, _ = start()
+	assert.Equal(t, 7, g, "a field written through a view, a new estimate")
 }

@@ -155,6 +155,18 @@ func SimSetField(h, fh int64) (err error) {
 	return bridge(s.SetField(f))
 }
 
+// SimFieldWritten tells the simulation its field was written through a
+// zero-copy view (the next flow estimates the stiffness anew).
+func SimFieldWritten(h int64) (err error) {
+	defer recoverInto(&err)
+	s, err := sim(h)
+	if err != nil {
+		return bridge(err)
+	}
+	s.FieldWritten()
+	return nil
+}
+
 type minimizeOptions struct {
 	Tol        float64 `json:"tol"`
 	MaxSteps   int     `json:"max_steps"`

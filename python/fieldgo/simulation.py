@@ -125,6 +125,9 @@ class Simulation:
         self._flow_started = False
         self._field = None
         self._device_views = False  # a CUDA device_field() was handed out: sim.field re-reads the device
+        # A writable view of the working field was handed out: each minimize tells Go the
+        # field may have been written, so it estimates the stiffness anew.
+        self._views_out = False
 
     @classmethod
     def _from_handle(cls, handle, theory, lattice, precision="float64"):
@@ -136,6 +139,7 @@ class Simulation:
         sim._flow_started = True
         sim._field = None
         sim._device_views = False
+        sim._views_out = False
         return sim
 
     # --- state ---
@@ -180,6 +184,9 @@ class Simulation:
         every access re-reads the device, so writes made through that view show here."""
         if self._field is None or self._field.released or self._device_views:
             self._field = Field._from_handle(go.SimField(self._h(), 0))
+        # On the CPU the view is the working memory itself: writes through it
+        # change the field without the simulation seeing them.
+        self._views_out = self._views_out or self.backend == "cpu"
         return self._field
 
     def device_field(self):
@@ -194,6 +201,7 @@ class Simulation:
         from .devicefield import DeviceField
         d = DeviceField(self)
         self._device_views = self._device_views or d.device_type == "cuda"
+        self._views_out = True
         return d
 
     @property
@@ -281,6 +289,8 @@ class Simulation:
                     f"precision='float64'", PrecisionWarning, stacklevel=2)
         if self._flow_started:
             self._past.append(self._flow_history())
+        if self._views_out:
+            go.SimFieldWritten(self._h())
         go.SimStartMinimize(self._h(), json.dumps(opts))
         self._flow_started = True
         self._field = None
@@ -303,6 +313,7 @@ class Simulation:
         try:
             while True:
                 status = self._advance()
+                self._field = None  # the host copy is refreshed on the next access
                 monitor.update(status)
                 if callback is not None:
                     callback(self, status)

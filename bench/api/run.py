@@ -1,0 +1,231 @@
+"""fieldgo's speed as a user gets it: the public Python API, start-up and copies included.
+
+    python bench/api/run.py [all|minimize|startup|nbody|radiation] [--backend auto] [--quick]
+                            [--sizes 256 1024 2048 4096] [--peer-src DIR] [--out FILE]
+
+Prints one JSON object per line (and appends them to --out). Every figure the README
+quotes comes from here. What each part times:
+
+minimize   ``Simulation.minimize(tol=1e-300, max_steps=K)`` calls (every step taken) of
+           K = 1, 100 and 1000 steps from Python, after a warm-up call (compile, tune);
+           Baby Skyrme and Abelian Higgs, float64 and float32. ``start_ms`` is what a call
+           costs beyond its steps: T(100) - 100 * step, with step = (T(1000) - T(100)) / 900.
+           Where soliton_solver is importable (``pip install soliton-solver`` or
+           ``--peer-src``) and a GPU is there, it runs the same grids in the same process
+           (bench/api/peer.py) and each line carries the ratio.
+startup    A fresh interpreter from ``python -c`` to a converged skyrmion (256^2, 1e-6):
+           first with an empty kernel cache, then with the cache warm.
+nbody      ``fg.nbody.accelerations`` of N bodies, best of two after a warm-up:
+           interactions/s = N^2 / t.
+radiation  ``fg.radiation.fields`` on the benchmark scene (16 circular orbits at
+           beta 0.5..0.8, 16 knots per period, observers on a sphere of radius 50,
+           256 times): samples/s = observers x times x particles / t, float64 and float32.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import fieldgo as fg
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Report:
+    def __init__(self, out: str | None, backend: str):
+        self.out = out
+        self.meta = {"date": time.strftime("%Y-%m-%d", time.gmtime()), "backend": backend,
+                     "device": _device(backend), "host_cpus": os.cpu_count(),
+                     "python": platform.python_version()}
+
+    def __call__(self, **rec):
+        line = json.dumps({**rec, **self.meta})
+        print(line, flush=True)
+        if self.out:
+            with open(self.out, "a") as f:
+                f.write(line + "\n")
+
+
+def _device(backend: str) -> str:
+    if backend == "cuda":
+        cuda = fg.devices()["cuda"]
+        return " ".join(str(cuda.get(k, "")) for k in ("name", "arch")).strip() or "cuda"
+    return f"cpu ({os.cpu_count()} cores)"
+
+
+def _resolve_backend(b: str) -> str:
+    if b == "auto":
+        return "cuda" if fg.devices()["cuda"].get("available") else "cpu"
+    return b
+
+
+def _theory(name: str):
+    return fg.theories.ALL[name]()
+
+
+def _initial(name: str):
+    return fg.initial.skyrmion() if name == "baby_skyrme" else fg.initial.vortex()
+
+
+def _timed(f):
+    t0 = time.perf_counter()
+    f()
+    return time.perf_counter() - t0
+
+
+def bench_minimize(report, backend, sizes, theories, precisions, steps, peer_src):
+    from peer import Peer, load  # bench/api/peer.py
+
+    peer = backend == "cuda" and load(peer_src)
+    for name in theories:
+        for n in sizes:
+            peer_ms = {}
+            if peer:
+                p = Peer(name, n)
+                p.steps(3)  # its JIT
+                for k in steps:
+                    peer_ms[k] = p.steps(k) / k * 1e3
+                p.close()
+            for prec in precisions:
+                sim = fg.Simulation(_theory(name), grid=(n, n), spacing=20 / (n - 1), backend=backend,
+                                    precision=prec)
+                sim.set_field(_initial(name))
+                sim.minimize(tol=1e-300, max_steps=20, progress=False)  # compile, tune, graphs
+                one = _timed(lambda: sim.minimize(tol=1e-300, max_steps=1, progress=False))
+                t = {k: _timed(lambda k=k: sim.minimize(tol=1e-300, max_steps=k, progress=False)) for k in steps}
+                step = (t[max(steps)] - t[min(steps)]) / (max(steps) - min(steps))
+                start = t[min(steps)] - min(steps) * step
+                for k in steps:
+                    rec = dict(bench="minimize", theory=name, grid=n, precision=prec, steps=k,
+                               seconds=t[k], ms_per_step=t[k] / k * 1e3,
+                               msite_updates_per_s=n * n * k / t[k] / 1e6)
+                    if k in peer_ms:
+                        rec.update(soliton_solver_ms_per_step=peer_ms[k],
+                                   speedup_vs_soliton_solver=peer_ms[k] / (t[k] / k * 1e3))
+                    report(**rec)
+                report(bench="minimize_start", theory=name, grid=n, precision=prec,
+                       one_step_call_ms=one * 1e3, step_ms=step * 1e3, start_ms=start * 1e3,
+                       start_in_steps=start / step, dt=sim.describe().get("flow", {}).get("dt"))
+                sim.close()
+
+
+CHILD = r"""
+import json, sys, time
+import fieldgo as fg
+backend = sys.argv[1]
+sim = fg.Simulation(fg.theories.baby_skyrme(), grid=(256, 256), spacing=20 / 255, backend=backend)
+sim.set_field(fg.initial.skyrmion())
+h = sim.minimize(tol=1e-6, progress=False)
+print(json.dumps({"converged": bool(sim.last_status["converged"]), "steps": int(h["step"][-1].as_py()),
+                  "energy": sim.energy(), "done": time.time(), "compile_cached": sim.describe()["compile_cached"]}))
+"""
+
+
+def bench_startup(report, backend):
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, FIELDGO_CACHE=cache)
+        for kind in ("cold", "cached"):
+            t0 = time.time()
+            out = subprocess.run([sys.executable, "-c", CHILD, backend], env=env, capture_output=True,
+                                 text=True, check=True)
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            report(bench="startup", cache=kind, grid=256, tol=1e-6, seconds=r["done"] - t0,
+                   converged=r["converged"], steps=r["steps"], energy=r["energy"],
+                   compile_cached=r["compile_cached"])
+
+
+def bench_nbody(report, backend, n):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((n, 3))
+    m = np.full(n, 1.0 / n)
+    for prec in ("float32", "float64"):
+        fg.nbody.accelerations(x[:1024], m[:1024], softening=0.01, precision=prec, backend=backend)
+        best = min(_timed(lambda: fg.nbody.accelerations(x, m, softening=0.01, precision=prec, backend=backend))
+                   for _ in range(2))
+        report(bench="nbody_accelerations", n=n, precision=prec, seconds=best,
+               interactions_per_s=float(n) * n / best)
+
+
+def radiation_scene(observers: int, samples: int = 256, particles: int = 16, knots_per_period: int = 16):
+    """The Go benchmark's scene (bench/radiation) through the public constructors."""
+    periods = 8
+    cols = {k: [] for k in ("tau", "t", "x", "y", "z", "ut", "ux", "uy", "uz", "particle")}
+    for p in range(particles):
+        beta = 0.5 + 0.3 * p / max(particles - 1, 1)
+        w, g = beta, 1 / math.sqrt(1 - beta * beta)
+        T = 2 * math.pi / w
+        k = np.arange(periods * knots_per_period + 1)
+        tau = (-periods / 2 * T + periods * T * k / (k.size - 1)) / g
+        t = g * tau
+        s, c = np.sin(w * t + p), np.cos(w * t + p)
+        for key, v in (("tau", tau), ("t", t), ("x", c), ("y", s), ("z", 0 * t), ("ut", g + 0 * t),
+                       ("ux", -g * beta * s), ("uy", g * beta * c), ("uz", 0 * t), ("particle", p + 0 * k)):
+            cols[key].append(v)
+    c = {k: np.concatenate(v) for k, v in cols.items()}
+    traj = fg.radiation.trajectory_table(c["tau"], c["t"], c["x"], c["y"], c["z"], c["ut"], c["ux"], c["uy"],
+                                         c["uz"], particle=c["particle"].astype(np.int64))
+    o = np.arange(observers)
+    z = 1 - 2 * (o + 0.5) / observers
+    r = np.sqrt(1 - z * z)
+    ph = o * math.pi * (3 - math.sqrt(5))
+    obs = np.column_stack([50 * r * np.cos(ph), 50 * r * np.sin(ph), 50 * z])
+    times = 50 + 2 * (2 * math.pi / 0.5) * np.arange(samples) / samples
+    return traj, obs, times
+
+
+def bench_radiation(report, backend, observers):
+    traj, obs, times = radiation_scene(observers)
+    samples = observers * times.size * 16
+    for prec in ("float64", "float32"):
+        call = lambda: fg.radiation.fields(traj, obs, times, precision=prec, backend=backend)  # noqa: E731
+        call()
+        best = min(_timed(call) for _ in range(2))
+        report(bench="radiation_fields", observers=observers, times=int(times.size), particles=16,
+               knots_per_period=16, precision=prec, seconds=best, samples_per_s=samples / best)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("what", nargs="?", default="all", choices=["all", "minimize", "startup", "nbody", "radiation"])
+    ap.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"])
+    ap.add_argument("--sizes", type=int, nargs="+", help="grids (default: 256..4096 on a GPU, 256 512 on the CPU)")
+    ap.add_argument("--theories", nargs="+", default=["baby_skyrme", "abelian_higgs"])
+    ap.add_argument("--precisions", nargs="+", default=["float64", "float32"])
+    ap.add_argument("--steps", type=int, nargs=2, default=[100, 1000], metavar=("SHORT", "LONG"))
+    ap.add_argument("--nbody", type=int, help="bodies (default 2^20 on a GPU, 2^14 on the CPU)")
+    ap.add_argument("--observers", type=int, help="radiation observers (default 32768 on a GPU, 1024 on the CPU)")
+    ap.add_argument("--quick", action="store_true", help="small sizes: checks that every part runs")
+    ap.add_argument("--peer-src", help="folder holding the soliton_solver package (else: installed, if it is)")
+    ap.add_argument("--out", help="also append the JSON lines to this file")
+    a = ap.parse_args()
+    backend = _resolve_backend(a.backend)
+    gpu = backend == "cuda"
+    sizes = a.sizes or ([256, 1024, 2048, 4096] if gpu else [256, 512])
+    steps = a.steps
+    nb, no = a.nbody or (1 << 20 if gpu else 1 << 14), a.observers or (32768 if gpu else 1024)
+    if a.quick:
+        sizes, steps, nb, no = [64], [10, 30], 2048, 64
+    sys.path.insert(0, HERE)
+    report = Report(a.out, backend)
+    if a.what in ("all", "minimize"):
+        bench_minimize(report, backend, sizes, a.theories, a.precisions, steps, a.peer_src)
+    if a.what in ("all", "startup"):
+        bench_startup(report, backend)
+    if a.what in ("all", "nbody"):
+        bench_nbody(report, backend, nb)
+    if a.what in ("all", "radiation"):
+        bench_radiation(report, backend, no)
+
+
+if __name__ == "__main__":
+    main()
