@@ -128,6 +128,7 @@ class Simulation:
         # A writable view of the working field was handed out: each minimize tells Go the
         # field may have been written, so it estimates the stiffness anew.
         self._views_out = False
+        self._backend = None
 
     @classmethod
     def _from_handle(cls, handle, theory, lattice, precision="float64"):
@@ -140,6 +141,7 @@ class Simulation:
         sim._field = None
         sim._device_views = False
         sim._views_out = False
+        sim._backend = None
         return sim
 
     # --- state ---
@@ -150,7 +152,9 @@ class Simulation:
 
     @property
     def backend(self) -> str:
-        return self.describe()["backend"]
+        if self._backend is None:
+            self._backend = self.describe()["backend"]
+        return self._backend
 
     @property
     def precision(self) -> str:
