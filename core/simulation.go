@@ -300,15 +300,11 @@ func (s *Simulation) GradientFloor() (float64, error) {
 		return 0, err
 	}
 	defer s.mu.Unlock()
-	if err := s.syncHost(); err != nil {
+	m, err := s.prog.MaxAbs(s.phiB)
+	if err != nil {
 		return 0, err
 	}
-	m := 1.0
-	for _, col := range s.phi.cols {
-		for _, v := range col {
-			m = math.Max(m, math.Abs(v))
-		}
-	}
+	m = math.Max(m, 1)
 	return 64.0 / 12 * (1/(s.lat.Hx*s.lat.Hx) + 1/(s.lat.Hy*s.lat.Hy)) * s.Epsilon() * m, nil
 }
 

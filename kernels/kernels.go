@@ -143,6 +143,8 @@ type Program interface {
 	// Dot returns the sum over elements of a*b (b may be a), reduced in a
 	// fixed order: the same bits for any thread count or block size.
 	Dot(a, b Buffer) (float64, error)
+	// MaxAbs returns the largest |value| in b, NaN if any value is NaN.
+	MaxAbs(b Buffer) (float64, error)
 	// FillRandom sets element e of b to RandomValue(seed, e), stored in the
 	// buffer's precision.
 	FillRandom(b Buffer, seed uint64) error

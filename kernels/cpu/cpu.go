@@ -516,6 +516,32 @@ func (p *program) Dot(a, b kernels.Buffer) (float64, error) {
 	return kernels.SumCompensated(parts), nil
 }
 
+// MaxAbs scans kernels.DotBlock blocks on the threads; max is exact, so the
+// split never matters.
+func (p *program) MaxAbs(b kernels.Buffer) (float64, error) {
+	x, err := buf(b)
+	if err != nil || x == nil {
+		return 0, errs.New(errs.Shape, "MaxAbs needs a buffer")
+	}
+	xs := x.slice()
+	parts := make([]float64, (x.n+kernels.DotBlock-1)/kernels.DotBlock)
+	p.parallel(len(parts), func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			m := 0.0
+			for _, v := range xs[k*kernels.DotBlock : min((k+1)*kernels.DotBlock, x.n)] {
+				a := math.Abs(v)
+				if math.IsNaN(a) {
+					m = a
+					break
+				}
+				m = math.Max(m, a)
+			}
+			parts[k] = m
+		}
+	})
+	return maxRows(parts), nil
+}
+
 // FillRandom writes kernels.RandomValue on the threads.
 func (p *program) FillRandom(b kernels.Buffer, seed uint64) error {
 	x, err := buf(b)

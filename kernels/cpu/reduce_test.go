@@ -89,3 +89,25 @@ func TestFillRandomIsUniformAndDeterministic(t *testing.T) {
 	require.NoError(t, p.FillRandom(a, 43))
 	assert.NotEqual(t, kernels.RandomValue(42, 0), x[0], "another seed, other values")
 }
+
+func TestMaxAbsFindsTheLargestMagnitudeAndNaN(t *testing.T) {
+	p, err := cpu.New(cpu.Options{Threads: 3, CacheDir: t.TempDir()}).Compile(abelianHiggs(t))
+	require.NoError(t, err)
+	defer p.Close()
+	n := 5*kernels.DotBlock + 3
+	a, err := p.NewBuffer(n)
+	require.NoError(t, err)
+	defer a.Release()
+	x := cpu.BufferSlice(a)
+	for i := range x {
+		x[i] = kernels.RandomValue(3, i)
+	}
+	x[n-1] = -7.5 // in the short last block, negative
+	m, err := p.MaxAbs(a)
+	require.NoError(t, err)
+	assert.Equal(t, 7.5, m)
+	x[kernels.DotBlock+5] = math.NaN()
+	m, err = p.MaxAbs(a)
+	require.NoError(t, err)
+	assert.True(t, math.IsNaN(m))
+}

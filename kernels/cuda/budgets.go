@@ -49,12 +49,14 @@ var Budgets = map[string]int{
 	// 1536 threads per SM at 40.
 	"fg_k_widen":  40,
 	"fg_k_narrow": 40,
-	// Program.Dot and FillRandom: a warp-strided or grid-stride loop with
-	// one accumulator or one hash. NVRTC 13.5: 28-32, no spill; +8 for
-	// NVRTC 13.0 like the transfers above.
-	"fg_k_dot":       40,
-	"fg_k_dot_final": 40,
-	"fg_k_random":    40,
+	// Program.Dot, MaxAbs and FillRandom: a warp-strided or grid-stride
+	// loop with one accumulator or one hash. NVRTC 13.5 and 13.0: 28-32, no
+	// spill.
+	"fg_k_dot":          40,
+	"fg_k_dot_final":    40,
+	"fg_k_maxabs":       40,
+	"fg_k_maxabs_final": 40,
+	"fg_k_random":       40,
 }
 
 // Float32Budgets are the float32-storage variants' exceptions to Budgets

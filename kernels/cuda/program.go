@@ -129,7 +129,7 @@ func (b *Backend) load(image []byte, log string) (*Program, error) {
 		in := KernelInfo{Name: name, Registers: attr(C.CU_FUNC_ATTRIBUTE_NUM_REGS),
 			LocalBytes: attr(C.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES), SharedBytes: attr(C.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
 			SpillStores: ptx[name].SpillStores, SpillLoads: ptx[name].SpillLoads}
-		if name == "fg_k_final" || name == "fg_k_decide" || name == "fg_k_dot_final" {
+		if name == "fg_k_final" || name == "fg_k_decide" || name == "fg_k_dot_final" || name == "fg_k_maxabs_final" {
 			in.BlockSize = C.FG_FINAL_THREADS // part of the reduction order
 		} else {
 			var minGrid, block C.int
@@ -750,6 +750,16 @@ func (p *Program) FirstNonFinite(b kernels.Buffer) (int, error) {
 
 // Dot reduces on the device (fg_k_dot, fg_k_dot_final) and waits for the sum.
 func (p *Program) Dot(a, b kernels.Buffer) (float64, error) {
+	return p.fold("Dot", "fg_k_dot", a, b)
+}
+
+// MaxAbs reduces on the device (fg_k_maxabs, fg_k_maxabs_final).
+func (p *Program) MaxAbs(b kernels.Buffer) (float64, error) {
+	return p.fold("MaxAbs", "fg_k_maxabs", b, b)
+}
+
+// fold runs a chunk reduction (kernel, then kernel_final) over a and b.
+func (p *Program) fold(op, kernel string, a, b kernels.Buffer) (float64, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -757,41 +767,41 @@ func (p *Program) Dot(a, b kernels.Buffer) (float64, error) {
 	}
 	x, err := p.buf(a)
 	if err != nil || x == nil {
-		return 0, errs.New(errs.Shape, "Dot needs two buffers")
+		return 0, errs.New(errs.Shape, "%s needs a buffer", op)
 	}
 	y, err := p.buf(b)
 	if err != nil || y == nil {
-		return 0, errs.New(errs.Shape, "Dot needs two buffers")
+		return 0, errs.New(errs.Shape, "%s needs a buffer", op)
 	}
 	if x.n != y.n {
-		return 0, errs.New(errs.Shape, "Dot of buffers of %d and %d values", x.n, y.n)
+		return 0, errs.New(errs.Shape, "%s of buffers of %d and %d values", op, x.n, y.n)
 	}
-	var sum float64
+	var res float64
 	err = p.withCtx(func() error {
 		nchunk := (x.n + C.FG_DOT_CHUNK - 1) / C.FG_DOT_CHUNK
-		if err := p.dotPart.ensure(8 * max(nchunk, 1)); err != nil {
+		if nchunk == 0 {
+			return nil
+		}
+		if err := p.dotPart.ensure(8 * nchunk); err != nil {
 			return err
 		}
 		a := &C.fg_cargs{}
 		a.len, a.part, a.out = C.longlong(x.n), C.fg_dptr(p.dotPart.d), C.fg_dptr(p.res)
 		a.terms[0], a.terms[1] = C.fg_dptr(x.d), C.fg_dptr(y.d)
-		if nchunk == 0 {
-			return nil
-		}
-		bs := p.k["fg_k_dot"].info.BlockSize
-		if err := p.launch("fg_k_dot", (32*nchunk+bs-1)/bs, a); err != nil {
+		bs := p.k[kernel].info.BlockSize
+		if err := p.launch(kernel, (32*nchunk+bs-1)/bs, a); err != nil {
 			return err
 		}
-		if err := p.launch("fg_k_dot_final", 1, a); err != nil {
+		if err := p.launch(kernel+"_final", 1, a); err != nil {
 			return err
 		}
-		if err := check(C.fg_cuMemcpyDtoH(p.hostRes, p.res, 8), "cuMemcpyDtoH dot"); err != nil {
+		if err := check(C.fg_cuMemcpyDtoH(p.hostRes, p.res, 8), "cuMemcpyDtoH "+op); err != nil {
 			return err
 		}
-		sum = *(*float64)(p.hostRes)
+		res = *(*float64)(p.hostRes)
 		return nil
 	})
-	return sum, err
+	return res, err
 }
 
 // FillRandom fills b on the device (fg_k_random).

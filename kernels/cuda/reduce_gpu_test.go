@@ -7,7 +7,7 @@ import (
 	"github.com/fieldgo/fieldgo/kernels"
 )
 
-// TestDotAndFillRandomAgreeWithCPU checks Program.Dot and FillRandom on the
+// TestDotAndFillRandomAgreeWithCPU checks Program.Dot, MaxAbs and FillRandom on the
 // device: the random values are the CPU's bits, the dot product agrees with
 // the CPU's compensated sum to the float64 error of a sum of n products, and
 // its bits do not change with the block size.
@@ -65,5 +65,19 @@ func TestDotAndFillRandomAgreeWithCPU(t *testing.T) {
 			}
 		}
 		t.Logf("n=%d: Dot %.17g (CPU %.17g), the same bits at every block size", n, first, want)
+		y.h[n/2] = -1e3
+		if err := y.g.Upload(); err != nil {
+			t.Fatal(err)
+		}
+		if m, err := p.gp.MaxAbs(y.g); err != nil || m != 1e3 {
+			t.Errorf("n=%d: MaxAbs %v (%v), want 1000", n, m, err)
+		}
+		y.h[n-1] = math.NaN()
+		if err := y.g.Upload(); err != nil {
+			t.Fatal(err)
+		}
+		if m, err := p.gp.MaxAbs(y.g); err != nil || !math.IsNaN(m) {
+			t.Errorf("n=%d: MaxAbs %v (%v) of a buffer holding a NaN, want NaN", n, m, err)
+		}
 	}
 }

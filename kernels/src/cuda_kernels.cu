@@ -456,12 +456,14 @@ extern "C" __global__ void fg_k_constrain(fg_cargs a) {
     }
 }
 
-/* Program.Dot, level 1: one warp per FG_DOT_CHUNK consecutive elements of
- * terms[0] * terms[1]; lane l sums elements l, l+32, ... of the chunk in
- * order, the warp combines the lanes with a fixed shuffle tree and writes
- * part[chunk]. Whole warps leave together, so any block size of whole warps
- * gives the same bits. */
-extern "C" __global__ void fg_k_dot(fg_cargs a) {
+/* Program.Dot and MaxAbs, level 1: one warp per FG_DOT_CHUNK consecutive
+ * elements; lane l folds elements l, l+32, ... of the chunk in order (Dot:
+ * terms[0] * terms[1] summed; MaxAbs: |terms[0]|, NaN if any is NaN), the
+ * warp combines the lanes with a fixed shuffle tree and writes part[chunk].
+ * Whole warps leave together, so any block size of whole warps gives the
+ * same bits. */
+template <bool MAXABS>
+static __device__ __forceinline__ void fg_chunk_fold(const fg_cargs& a) {
     const long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int lane = threadIdx.x & 31;
     const long long nchunk = (a.len + FG_DOT_CHUNK - 1) / FG_DOT_CHUNK;
@@ -470,30 +472,42 @@ extern "C" __global__ void fg_k_dot(fg_cargs a) {
     const fg_store* y = (const fg_store*)a.terms[1];
     const long long e1 = min((w + 1) * FG_DOT_CHUNK, a.len);
     double s = 0.0;
-    for (long long e = w * FG_DOT_CHUNK + lane; e < e1; e += 32) s += (double)x[e] * (double)y[e];
+    for (long long e = w * FG_DOT_CHUNK + lane; e < e1; e += 32) {
+        if (MAXABS) s = fg_maxnan(s, fabs((double)x[e]));
+        else s += (double)x[e] * (double)y[e];
+    }
 #pragma unroll
-    for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(FG_FULL, s, off);
+    for (int off = 16; off > 0; off >>= 1) {
+        const double o = __shfl_down_sync(FG_FULL, s, off);
+        s = MAXABS ? fg_maxnan(s, o) : s + o;
+    }
     if (lane == 0) ((double*)a.part)[w] = s;
 }
 
-/* Program.Dot, level 2: one block of exactly FG_FINAL_THREADS; thread t sums
- * partials t, t+256, ... in order, then a fixed shared-memory tree; out[0]. */
-extern "C" __global__ void fg_k_dot_final(fg_cargs a) {
+/* Level 2: one block of exactly FG_FINAL_THREADS; thread t folds partials t,
+ * t+256, ... in order, then a fixed shared-memory tree; out[0]. */
+template <bool MAXABS>
+static __device__ __forceinline__ void fg_chunk_final(const fg_cargs& a) {
     __shared__ double sh[FG_FINAL_THREADS];
     const int t = threadIdx.x;
     if (blockDim.x != FG_FINAL_THREADS) __trap();
     const long long nchunk = (a.len + FG_DOT_CHUNK - 1) / FG_DOT_CHUNK;
     const double* P = (const double*)a.part;
     double s = 0.0;
-    for (long long c = t; c < nchunk; c += FG_FINAL_THREADS) s += P[c];
+    for (long long c = t; c < nchunk; c += FG_FINAL_THREADS) s = MAXABS ? fg_maxnan(s, P[c]) : s + P[c];
     sh[t] = s;
     __syncthreads();
     for (int k = FG_FINAL_THREADS / 2; k > 0; k >>= 1) {
-        if (t < k) sh[t] += sh[t + k];
+        if (t < k) sh[t] = MAXABS ? fg_maxnan(sh[t], sh[t + k]) : sh[t] + sh[t + k];
         __syncthreads();
     }
     if (t == 0) ((double*)a.out)[0] = sh[0];
 }
+
+extern "C" __global__ void fg_k_dot(fg_cargs a) { fg_chunk_fold<false>(a); }
+extern "C" __global__ void fg_k_dot_final(fg_cargs a) { fg_chunk_final<false>(a); }
+extern "C" __global__ void fg_k_maxabs(fg_cargs a) { fg_chunk_fold<true>(a); }
+extern "C" __global__ void fg_k_maxabs_final(fg_cargs a) { fg_chunk_final<true>(a); }
 
 /* Program.FillRandom: out[e] = kernels.RandomValue(seed, e) (splitmix64; exact
  * arithmetic, the CPU's bits), rounded to fg_store. */
