@@ -113,18 +113,26 @@ func (s *Simulation) start(cfg FlowConfig) error {
 	if err := s.refuseNonFinite(); err != nil {
 		return err
 	}
-	if auto {
-		// A field changed only by earlier flows of this simulation keeps
-		// their estimate: consecutive calls then step like one long call, and
-		// a call's start costs no gradient evaluations.
-		if !s.stiffOK {
-			lambda, err := s.stiffness(stiffnessIterations)
-			if err != nil {
-				return err
-			}
-			s.stiff, s.stiffOK = lambda, true
+	// A field changed only by earlier flows of this simulation keeps their
+	// stiffness estimate: consecutive calls then step like one long call, and
+	// a call's start costs no gradient evaluations.
+	if !s.stiffOK {
+		lambda, err := s.stiffness(stiffnessIterations)
+		if err != nil {
+			return err
 		}
+		s.stiff, s.stiffOK = lambda, true
+	}
+	if auto {
 		cfg.Dt = stableDt(cfg.Method, cfg.Dt, s.stiff)
+	} else if s.theory.UnitVector() && cfg.Dt > stabilityLimit(cfg.Method, s.stiff)*(1+stabilityMargin) {
+		// Certain to fail, and silently: the projection onto the sphere
+		// keeps the field finite, so the flow would not diverge but churn to
+		// MaxSteps with the velocity reset on nearly every step. (Without a
+		// constraint such a dt diverges within a few steps, and the
+		// divergence error names the limit.)
+		return errs.New(errs.Parameter, "dt=%g is beyond the stability limit of the %s flow for this field: %s",
+			cfg.Dt, methodName(cfg.Method), s.stabilityAdvice(cfg.Method))
 	}
 	if err := s.prog.Combine(s.velB); err != nil {
 		return err
@@ -251,6 +259,9 @@ func (s *Simulation) step(fl *flowState) error {
 		if err := s.checkpoint(); err != nil {
 			return err
 		}
+		if err := s.stalled(fl); err != nil {
+			return err
+		}
 	}
 	if s.cancel.Load() {
 		return errCancelled
@@ -347,7 +358,7 @@ func (s *Simulation) checkpoint() error {
 // energy and gradient were finite).
 func (s *Simulation) diverged(fl *flowState, stage int, g kernels.Buffer) error {
 	fl.done = true
-	s.stiffOK = false
+	defer func() { s.stiffOK = false }()
 	where := "the field"
 	idx, err := s.prog.FirstNonFinite(g)
 	if err != nil {
@@ -386,9 +397,64 @@ func (s *Simulation) diverged(fl *flowState, stage int, g kernels.Buffer) error 
 		return err
 	}
 	fl.last.Done = true
+	advice := "try a smaller dt"
+	if s.stiffOK && s.stiff > 0 {
+		advice = s.stabilityAdvice(fl.cfg.Method)
+	}
 	return errs.New(errs.Divergence,
-		"the flow diverged at step %d (RK4 stage %d, dt=%g): %s; the field kept is the last good one, from step %d (try a smaller dt)",
-		fl.step, stage, fl.cfg.Dt, what, goodStep)
+		"the flow diverged at step %d (RK4 stage %d, dt=%g): %s; the field kept is the last good one, from step %d (%s)",
+		fl.step, stage, fl.cfg.Dt, what, goodStep, advice)
+}
+
+// stallWindow is the span of steps over which a flow must make progress.
+const stallWindow = 200
+
+// stalled ends a flow that makes no progress, with errs.Divergence: over
+// the last stallWindow steps or more (history rows) either the energy rose
+// by more than 1e-3 of itself while max|grad| grew (a healthy arrested
+// Newton flow may drift up by 1e-6 while its gradient falls), or the energy
+// did not fall and max|grad| did not halve while the flow reset its
+// velocity on at least 90% of the steps (a gradient flow has no resets: not
+// falling suffices). It is how
+// a too large dt shows under a constraint, where the projection keeps the
+// field finite; a flow resting on the rounding floor of its storage
+// precision (GradientFloor) is left to reach MaxSteps.
+func (s *Simulation) stalled(fl *flowState) error {
+	h := &fl.hist
+	now := h.len() - 1
+	k := -1
+	for i := now - 1; i >= 0; i-- {
+		if h.step[i] <= h.step[now]-stallWindow {
+			k = i
+			break
+		}
+	}
+	if k < 0 {
+		return nil
+	}
+	steps, resets := h.step[now]-h.step[k], h.resets[now]-h.resets[k]
+	rose := h.energy[now] > h.energy[k]+1e-3*math.Abs(h.energy[k]) && h.maxGrad[now] >= h.maxGrad[k]
+	flat := h.energy[now] >= h.energy[k] && h.maxGrad[now] > 0.5*h.maxGrad[k] &&
+		(fl.cfg.Method == GradientFlow || float64(resets) >= 0.9*float64(steps))
+	if !rose && !flat {
+		return nil
+	}
+	floor, err := s.gradientFloor()
+	if err != nil {
+		return err
+	}
+	if h.maxGrad[now] < 100*floor {
+		return nil
+	}
+	fl.done, fl.last.Done = true, true
+	advice := "try a smaller dt"
+	if s.stiffOK && s.stiff > 0 {
+		advice = s.stabilityAdvice(fl.cfg.Method)
+	}
+	return errs.New(errs.Divergence, "the flow makes no progress: from step %d to %d the velocity was reset on %d of %d steps, "+
+		"the energy went from %.10g to %.10g and max|grad| from %.3g to %.3g, so dt=%g is likely too large for this field "+
+		"(%s); the field kept is the one at step %d", h.step[k], h.step[now], resets, steps, h.energy[k], h.energy[now],
+		h.maxGrad[k], h.maxGrad[now], fl.cfg.Dt, advice, fl.step)
 }
 
 func itoa(i int) string { return fmtFloat(float64(i)) }

@@ -300,12 +300,15 @@ func (s *Simulation) GradientFloor() (float64, error) {
 		return 0, err
 	}
 	defer s.mu.Unlock()
+	return s.gradientFloor()
+}
+
+func (s *Simulation) gradientFloor() (float64, error) {
 	m, err := s.prog.MaxAbs(s.phiB)
 	if err != nil {
 		return 0, err
 	}
-	m = math.Max(m, 1)
-	return 64.0 / 12 * (1/(s.lat.Hx*s.lat.Hx) + 1/(s.lat.Hy*s.lat.Hy)) * s.Epsilon() * m, nil
+	return 64.0 / 12 * (1/(s.lat.Hx*s.lat.Hx) + 1/(s.lat.Hy*s.lat.Hy)) * s.Epsilon() * math.Max(m, 1), nil
 }
 
 // FieldBuffer is the backend buffer holding the simulation's current field

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/fieldgo/fieldgo/kernels"
@@ -236,6 +237,40 @@ func stableDt(method string, dt, lambda float64) float64 {
 		return math.Min(dt, 1/lambda)
 	}
 	return math.Min(dt, 2.5/math.Sqrt(lambda))
+}
+
+// stabilityMargin is how far beyond stabilityLimit an explicit dt must be
+// to be refused: the estimate is from below for a symmetric Hessian, and the
+// margin covers the finite differences' error and the continuum form's
+// slight asymmetry.
+const stabilityMargin = 0.02
+
+// stabilityLimit is the largest stable dt for stiffness lambda: omega*dt <
+// 2*sqrt(2) for RK4 (on the imaginary axis), lambda*dt < 2 for forward
+// Euler; +Inf when no stiffness was seen.
+func stabilityLimit(method string, lambda float64) float64 {
+	if !(lambda > 0) || math.IsInf(lambda, 0) {
+		return math.Inf(1)
+	}
+	if method == GradientFlow {
+		return 2 / lambda
+	}
+	return 2 * math.Sqrt2 / math.Sqrt(lambda)
+}
+
+// stabilityAdvice says what the current stiffness estimate allows.
+func (s *Simulation) stabilityAdvice(method string) string {
+	limit := stabilityLimit(method, s.stiff)
+	return fmt.Sprintf("the stiffest mode of the field at the start of the flow has omega = %.4g (lambda = %.4g), "+
+		"so the flow is stable only for dt < %.4g; use a smaller dt or leave dt unset for the default %.4g",
+		math.Sqrt(s.stiff), s.stiff, limit, stableDt(method, DefaultDt(method, s.lat), s.stiff))
+}
+
+func methodName(method string) string {
+	if method == GradientFlow {
+		return "gradient (forward Euler)"
+	}
+	return "arrested Newton (RK4)"
 }
 
 // Flow returns the settings of the current flow, defaults resolved (dt

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fieldgo/fieldgo/core"
+	"github.com/fieldgo/fieldgo/errs"
 	"github.com/fieldgo/fieldgo/kernels"
 )
 
@@ -143,4 +144,62 @@ func TestStartCostsLessThanTwoStepsAndASecondStartNone(t *testing.T) {
 	s.FieldWritten()
 	g, _ = start()
 	assert.Equal(t, 7, g, "a field written through a view, a new estimate")
+}
+
+// Under a unit-vector constraint a dt beyond the stability limit cannot
+// diverge (the projection keeps the field finite): it is refused at the
+// start, naming the limit.
+func TestUnstableDtUnderAConstraintIsRefused(t *testing.T) {
+	h := 20.0 / 63
+	s := newSim(t, babySkyrme(t), 64, 64, h, h, core.Fixed, []float64{1, 1}, core.Options{}, 0)
+	require.NoError(t, s.Fill(hedgehog(1)))
+	err := s.Start(core.FlowConfig{Dt: 5, MaxSteps: 50000})
+	require.Error(t, err)
+	assert.True(t, errs.Is(err, errs.Parameter), "got %v", err)
+	assert.Contains(t, err.Error(), "stability limit")
+	lambda, err := s.Stiffness()
+	require.NoError(t, err)
+	limit := 2 * math.Sqrt2 / math.Sqrt(lambda)
+	assert.Contains(t, err2s(s.Start(core.FlowConfig{Dt: 1.1 * limit})), "stable only for dt <")
+	require.NoError(t, s.Start(core.FlowConfig{Dt: 0.9 * limit}), "a dt inside the limit runs")
+}
+
+// If the flow churns anyway (here the estimate is made wrong on purpose),
+// the stall sentinel stops it after a few hundred steps instead of letting it
+// run to MaxSteps, and the field left is finite. The O(3) sigma model (Baby
+// Skyrme without its Skyrme term) has gradients bounded by the lattice, so a
+// too large dt churns on the sphere instead of overflowing.
+func TestAFlowThatMakesNoProgressStopsEarly(t *testing.T) {
+	h := 20.0 / 63
+	s := newSim(t, babySkyrme(t), 64, 64, h, h, core.Fixed, []float64{0, 1}, core.Options{}, 0)
+	require.NoError(t, s.Fill(hedgehog(1)))
+	s.SetStiffnessEstimate(1e-6)
+	require.NoError(t, s.Start(core.FlowConfig{Dt: 5, MaxSteps: 50000}))
+	p, err := s.Continue()
+	require.Error(t, err)
+	assert.True(t, errs.Is(err, errs.Divergence), "got %v", err)
+	assert.Contains(t, err.Error(), "makes no progress")
+	assert.Less(t, p.Step, 1000, "stopped long before MaxSteps")
+	e, err := s.Energy()
+	require.NoError(t, err)
+	assert.False(t, math.IsNaN(e))
+	hist, err := s.History()
+	require.NoError(t, err)
+	defer hist.Release()
+	assert.Positive(t, hist.NumRows(), "the history so far stays readable")
+
+	// A healthy flow is not stopped.
+	s = newSim(t, babySkyrme(t), 64, 64, h, h, core.Fixed, []float64{1, 1}, core.Options{}, 0)
+	require.NoError(t, s.Fill(hedgehog(1)))
+	require.NoError(t, s.Start(core.FlowConfig{Tol: 1e-8, MaxSteps: 5000}))
+	p, err = s.Continue()
+	require.NoError(t, err)
+	assert.True(t, p.Converged)
+}
+
+func err2s(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

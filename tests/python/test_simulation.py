@@ -131,16 +131,27 @@ def test_nan_initial_field_is_refused(skyrme):
         sim.set_field(bad)
 
 
-def test_divergence_names_the_step_and_keeps_the_last_good_field(skyrme):
-    sim = make(skyrme)
-    sim.set_field(fg.initial.skyrmion(charge=1))
-    with pytest.raises(fg.DivergenceError, match="step") as info:
-        sim.minimize(tol=1e-12, max_steps=2000, dt=50.0, check_every=5)
+def test_divergence_names_the_step_and_keeps_the_last_good_field():
+    # Unconstrained, a dt far beyond the stability limit blows up within steps.
+    sim = fg.Simulation(fg.theories.abelian_higgs(), grid=(32, 32), spacing=0.4)
+    sim.set_field(fg.initial.vortex())
+    with pytest.raises(fg.DivergenceError, match="step.*stable only for dt <") as info:
+        sim.minimize(tol=1e-12, max_steps=2000, dt=5.0, check_every=5)
     assert isinstance(info.value, FloatingPointError)
     phi = sim.field.numpy()
     assert np.isfinite(phi).all()
     assert np.isfinite(sim.energy())
     sim.history  # readable
+
+
+def test_unstable_dt_under_a_constraint_is_refused_before_any_step(skyrme):
+    # On the sphere such a flow cannot blow up (the projection keeps the field
+    # finite): it would churn to max_steps. It is refused with the limit instead.
+    sim = make(skyrme)
+    sim.set_field(fg.initial.skyrmion(charge=1))
+    with pytest.raises(fg.ParameterError, match="stability limit.*stable only for dt <"):
+        sim.minimize(tol=1e-6, dt=5.0)
+    sim.minimize(tol=1e-6, max_steps=5)  # the default dt still runs
 
 
 def wall():
