@@ -61,7 +61,7 @@ class Report:
 def _device(backend: str) -> str:
     if backend == "cuda":
         cuda = fg.devices()["cuda"]
-        return " ".join(str(cuda.get(k, "")) for k in ("name", "arch")).strip() or "cuda"
+        return " ".join(str(cuda.get(k, "")) for k in ("device", "arch")).strip() or "cuda"
     return f"cpu ({os.cpu_count()} cores)"
 
 
