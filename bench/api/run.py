@@ -19,6 +19,12 @@ startup    A fresh interpreter from ``python -c`` to a converged skyrmion (256^2
            first with an empty kernel cache, then with the cache warm.
 nbody      ``fg.nbody.accelerations`` of N bodies, best of two after a warm-up:
            interactions/s = N^2 / t.
+calls      Every call a user makes on a Baby Skyrme simulation at --call-sizes (default
+           2048 4096 on a GPU, 512 on the CPU), each timed once after a warm-up of the same
+           call, with the bytes of one field it must move at least: Simulation(...),
+           set_field (a function and an array), minimize (first and later calls, one step),
+           sim.field, energy(), integral(), density(), history, save, fg.load, resume,
+           device_field().
 radiation  ``fg.radiation.fields`` on the benchmark scene (16 circular orbits at
            beta 0.5..0.8, 16 knots per period, observers on a sphere of radius 50,
            256 times): samples/s = observers x times x particles / t, float64 and float32.
@@ -149,6 +155,50 @@ def bench_startup(report, backend):
                    compile_cached=r["compile_cached"])
 
 
+def bench_calls(report, backend, sizes, tmpdir):
+    theory = fg.theories.baby_skyrme()
+    init = fg.initial.skyrmion()
+    for n in sizes:
+        field_bytes = 3 * n * n * 8
+
+        def rec(call, seconds, moves=""):
+            report(bench="call", call=call, grid=n, seconds=seconds, ms=seconds * 1e3, moves=moves,
+                   field_mb=field_bytes / 1e6)
+
+        make = lambda: fg.Simulation(theory, grid=(n, n), spacing=20 / (n - 1), backend=backend)  # noqa: E731
+        make().close()
+        t0 = time.perf_counter()
+        sim = make()
+        rec("Simulation(...)", time.perf_counter() - t0, "allocates the field, velocity and work buffers")
+        sim.set_field(init)
+        rec("set_field(f(x, y))", _timed(lambda: sim.set_field(init)), "evaluates f on the host, one upload")
+        arr = np.array(sim.field.numpy())
+        rec("set_field(array)", _timed(lambda: sim.set_field(arr)), "one upload")
+        rec("minimize(max_steps=1), first after set_field",
+            _timed(lambda: sim.minimize(tol=1e-300, max_steps=1, progress=False)), "stiffness estimate, one step")
+        rec("minimize(max_steps=1), later", _timed(lambda: sim.minimize(tol=1e-300, max_steps=1, progress=False)),
+            "one step")
+        rec("sim.field (after a flow)", _timed(lambda: sim.field), "one download of field and velocity")
+        rec("sim.field (again)", _timed(lambda: sim.field), "nothing")
+        rec("sim.field.numpy()", _timed(lambda: sim.field.numpy()), "nothing (a view)")
+        rec("energy()", _timed(sim.energy), "a reduction")
+        rec("integral('charge')", _timed(lambda: sim.integral("charge")), "a reduction")
+        sim.density("charge")
+        rec("density('charge')", _timed(lambda: sim.density("charge")), "one download of one component")
+        rec("history", _timed(lambda: sim.history), "the history rows")
+        path = os.path.join(tmpdir, f"calls_{n}.arrow")
+        sim.save(path)
+        rec("save(path)", _timed(lambda: sim.save(path)), "field and velocity to disk")
+        sim.close()
+        t0 = time.perf_counter()
+        sim = fg.load(path, backend=backend)
+        rec("fg.load(path)", time.perf_counter() - t0, "field and velocity from disk, one upload")
+        sim.minimize(tol=1e-300, max_steps=2, progress=False)
+        rec("resume()", _timed(lambda: sim.resume(progress=False)), "a finished flow: nothing")
+        rec("device_field()", _timed(sim.device_field), "nothing (the device buffer)")
+        sim.close()
+
+
 def bench_nbody(report, backend, n):
     rng = np.random.default_rng(1)
     x = rng.standard_normal((n, 3))
@@ -201,9 +251,11 @@ def bench_radiation(report, backend, observers):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", nargs="?", default="all", choices=["all", "minimize", "startup", "nbody", "radiation"])
+    ap.add_argument("what", nargs="?", default="all",
+                    choices=["all", "minimize", "calls", "startup", "nbody", "radiation"])
     ap.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"])
     ap.add_argument("--sizes", type=int, nargs="+", help="grids (default: 256..4096 on a GPU, 256 512 on the CPU)")
+    ap.add_argument("--call-sizes", type=int, nargs="+", help="grids of the calls part")
     ap.add_argument("--theories", nargs="+", default=["baby_skyrme", "abelian_higgs"])
     ap.add_argument("--precisions", nargs="+", default=["float64", "float32"])
     ap.add_argument("--steps", type=int, nargs=2, default=[100, 1000], metavar=("SHORT", "LONG"))
@@ -218,12 +270,16 @@ def main():
     sizes = a.sizes or ([256, 1024, 2048, 4096] if gpu else [256, 512])
     steps = a.steps
     nb, no = a.nbody or (1 << 20 if gpu else 1 << 14), a.observers or (32768 if gpu else 1024)
+    call_sizes = a.call_sizes or ([2048, 4096] if gpu else [512])
     if a.quick:
-        sizes, steps, nb, no = [64], [10, 30], 2048, 64
+        sizes, call_sizes, steps, nb, no = [64], [64], [10, 30], 2048, 64
     sys.path.insert(0, HERE)
     report = Report(a.out, backend)
     if a.what in ("all", "minimize"):
         bench_minimize(report, backend, sizes, a.theories, a.precisions, steps, a.peer_src)
+    if a.what in ("all", "calls"):
+        with tempfile.TemporaryDirectory() as tmp:
+            bench_calls(report, backend, call_sizes, tmp)
     if a.what in ("all", "startup"):
         bench_startup(report, backend)
     if a.what in ("all", "nbody"):
