@@ -218,3 +218,25 @@ func TestSaveLoadContinueBitIdentical(t *testing.T) {
 	requireBitIdentical(t, want, snapshot(t, loaded), "saved, loaded and continued")
 	assert.Equal(t, "baby_skyrme", loaded.Theory().Spec.Name)
 }
+
+// A field whose saved record is beyond the Arrow reader's default 256 MB
+// body limit loads: 4096 x 2048 sites of 3 components are 201 MB for the
+// field and as much for the velocity.
+func TestSaveLoadOfALargeField(t *testing.T) {
+	s := newSim(t, babySkyrme(t), 4096, 2048, 0.01, 0.01, core.Periodic, []float64{1, 1}, core.Options{}, 0)
+	require.NoError(t, s.Fill(func(x, y float64, out []float64) {
+		out[0], out[1], out[2] = math.Sin(x), math.Cos(x)*math.Sin(y), math.Cos(x)*math.Cos(y)
+	}))
+	path := t.TempDir() + "/large.arrow"
+	require.NoError(t, s.Save(path))
+	want, err := s.Field()
+	require.NoError(t, err)
+	loaded, err := core.Load(backend(0), path)
+	require.NoError(t, err)
+	defer loaded.Close()
+	got, err := loaded.Field()
+	require.NoError(t, err)
+	for c := 0; c < 3; c++ {
+		require.Equal(t, want.Comp(c), got.Comp(c))
+	}
+}

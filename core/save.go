@@ -182,7 +182,14 @@ func LoadAs(backend kernels.Backend, path, precision string) (*Simulation, error
 		return nil, errs.Wrap(errs.Format, err, "cannot open %s", path)
 	}
 	defer f.Close()
-	r, err := ipc.NewFileReader(f, ipc.WithAllocator(Allocator))
+	st, err := f.Stat()
+	if err != nil {
+		return nil, errs.Wrap(errs.Format, err, "cannot open %s", path)
+	}
+	// The reader refuses record bodies over 256 MB unless told otherwise (a
+	// guard against corrupt lengths); a body cannot be larger than the file,
+	// and a 4096^2 field with its velocity is 805 MB.
+	r, err := ipc.NewFileReader(f, ipc.WithAllocator(Allocator), ipc.WithBodySizeLimit(max(st.Size(), 1)))
 	if err != nil {
 		return nil, errs.Wrap(errs.Format, err, "%s is not an Arrow IPC file", path)
 	}
