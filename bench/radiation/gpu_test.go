@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/fieldgo/fieldgo/core/radiation"
 	"github.com/fieldgo/fieldgo/errs"
@@ -746,4 +747,72 @@ func TestRestartCost(t *testing.T) {
 	if ratio, share := restart/sample, restart/4*3.53e10; math.Abs(ratio-1.22) > 0.01 || math.Abs(share-0.234) > 0.005 {
 		t.Fatalf("R/C = %.3f, restart share %.3f", ratio, share)
 	}
+}
+
+// BenchmarkGPUFieldsCall: what a Fields call costs on the GPU beyond its
+// kernel, on the API benchmark's scene (bench/api run.py radiation: 32768
+// observers x 256 samples x 16 particles, 16 knots per period; sizes from
+// FIELDGO_RAD_*), float64 and float32: the call's wall time, the kernel's
+// device time, the cube's copy to the host and its rate, against a plain
+// copy of as many bytes from device memory into pinned memory (the link's
+// rate). The goal (docs/performance/radiation.md): wall <= kernel + copy at
+// 80% of the plain copy's rate, plus 15% of the kernel; float32 under float64.
+func BenchmarkGPUFieldsCall(b *testing.B) {
+	d := gpu(b)
+	for name, def := range map[string]string{"FIELDGO_RAD_O": "32768", "FIELDGO_RAD_S": "256", "FIELDGO_RAD_P": "16", "FIELDGO_RAD_KPP": "16"} {
+		if os.Getenv(name) == "" {
+			b.Setenv(name, def)
+		}
+	}
+	sc := newScene(b)
+	defer sc.release()
+	bytes := 8 * radiation.NComp * sc.O * sc.S
+	link := pinnedCopyRate(b, d, bytes)
+	b.Logf("plain device-to-pinned copy of %d MiB: %.1f GB/s", bytes>>20, link/1e9)
+	for _, prec := range []radiation.Precision{radiation.Float64, radiation.Float32} {
+		b.Run(prec.String(), func(b *testing.B) {
+			opt := radiation.DefaultOptions()
+			opt.Precision, opt.Device = prec, d
+			fieldsOn(b, sc, opt).Release() // pins the cube's block once
+			b.ResetTimer()
+			kernel, cp := 0.0, 0.0
+			for i := 0; i < b.N; i++ {
+				fieldsOn(b, sc, opt).Release()
+				kernel += d.LastSeconds
+				cp += d.LastCopySeconds
+			}
+			wall := b.Elapsed().Seconds() / float64(b.N)
+			kernel /= float64(b.N)
+			cp /= float64(b.N)
+			goal := kernel*1.15 + float64(bytes)/(0.8*link)
+			b.ReportMetric(wall*1e3, "wall-ms")
+			b.ReportMetric(kernel*1e3, "kernel-ms")
+			b.ReportMetric(cp*1e3, "copy-ms")
+			b.ReportMetric(float64(d.LastCopyBytes)/cp/1e9, "copy-GB/s")
+			b.Logf("%v: wall %.2f ms, kernel %.2f ms, copy %.2f ms (%.1f GB/s), goal %.2f ms: %s", prec, wall*1e3, kernel*1e3, cp*1e3,
+				float64(d.LastCopyBytes)/cp/1e9, goal*1e3, map[bool]string{true: "met", false: "missed"}[wall <= goal])
+		})
+	}
+}
+
+// pinnedCopyRate is the device-to-host rate (bytes/s) of a plain copy of n
+// bytes into the device's pinned host memory, best of three.
+func pinnedCopyRate(b *testing.B, d *gpuradiation.Device, n int) float64 {
+	buf, err := d.Module().Alloc(n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer buf.Free()
+	mem := d.HostAllocator()
+	host := mem.Allocate(n)
+	defer mem.Free(host)
+	best := math.Inf(1)
+	for range 3 {
+		t := time.Now()
+		if err := cuda.Download(host, buf, 0); err != nil {
+			b.Fatal(err)
+		}
+		best = min(best, time.Since(t).Seconds())
+	}
+	return float64(n) / best
 }

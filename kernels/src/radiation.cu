@@ -62,7 +62,8 @@
 // columns (at, ax, ay, az)), which the "_cm" entry points read.
 // Observers: ox, oy, oz, r0 = |x_obs| (O each); tp: shifted times
 // t_obs - |x_obs|/c, O x S observer-major (the tiled kernels take the same
-// times as tp_slot, S x O over the observer slots). Output: 10 columns of O*S doubles
+// times as tp_slot, S x O over the observer slots), both built on the device
+// by fg_rad_shift_* from the sample times and the observers' |x_obs|/c. Output: 10 columns of O*S doubles
 // (Ex, Ey, Ez, Bx, By, Bz, phi, Ax, Ay, Az), summed over particles (the tiled
 // kernels write every value; "_obs"/"_cm" add into a zeroed cube), and
 // optionally the retarded lab time per particle.
@@ -111,7 +112,7 @@ template <typename F> struct fg_rad_args {
   int o0; int oc;      // split: this launch's observer slots o0 .. o0+oc-1
   int* queue;          // tiled: the count of work items claimed past the grid's first (zeroed by the host)
   // tiled: the shifted times sample-major over the observer slots, S x O
-  // (gpuradiation.slotMajor): a warp's lanes read one sample of consecutive
+  // (fg_rad_shift_slot_*): a warp's lanes read one sample of consecutive
   // slots, 256 contiguous bytes, where each lane's own row of tp took a line
   // of its own (32 per load; x1.04 on 524288 observers, session 17).
   const F* tp_slot;
@@ -772,6 +773,66 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
     __syncthreads();
     item = fg_rad_next_item;
     __syncthreads();  // every thread has read it before the next item's claim
+  }
+}
+
+// The shifted times t' = t - |x_obs|/c, built on the device from the sample
+// times and each observer's shift |x_obs|/c, both float64 as the CPU kernel
+// forms them (core/radiation's DeviceArrays): one float64 subtraction, then
+// the rounding to F, which is the CPU kernel's F(t - r0/c) bit for bit. The
+// host sent O + S numbers (or O + O x S with a row of times per observer)
+// instead of the O x S shifted times it used to build and transpose. times
+// holds S values shared by every observer (tstride 0) or one row of S per
+// observer (tstride S).
+template <typename F>
+static __device__ __forceinline__ F fg_rad_shifted(const double* times, int tstride, const double* shift, int o, int s) {
+  return (F)__dsub_rn(times[(size_t)o * tstride + s], shift[o]);
+}
+// tp_slot (the tiled kernels'): S x O over the observer slots, element
+// s * O + slot, the slot's observer through perm (NULL: the identity);
+// consecutive threads write consecutive slots.
+template <typename F>
+static __device__ void fg_rad_shift_slots(const double* times, int tstride, const double* shift, const int* perm, int O, int S, F* tp_slot) {
+  const size_t n = (size_t)O * S, step = (size_t)gridDim.x * blockDim.x;
+  for (size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += step) {
+    const int s = (int)(e / (unsigned)O), slot = (int)(e - (size_t)s * O);
+    tp_slot[e] = fg_rad_shifted<F>(times, tstride, shift, perm ? perm[slot] : slot, s);
+  }
+}
+// tp (the split and comparison kernels'): O x S observer-major.
+template <typename F>
+static __device__ void fg_rad_shift_rows(const double* times, int tstride, const double* shift, int O, int S, F* tp) {
+  const size_t n = (size_t)O * S, step = (size_t)gridDim.x * blockDim.x;
+  for (size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += step) {
+    const int o = (int)(e / (unsigned)S), s = (int)(e - (size_t)o * S);
+    tp[e] = fg_rad_shifted<F>(times, tstride, shift, o, s);
+  }
+}
+extern "C" __global__ void fg_rad_shift_slot_f64(const double* times, int tstride, const double* shift, const int* perm, int O, int S, double* tp) {
+  fg_rad_shift_slots<double>(times, tstride, shift, perm, O, S, tp);
+}
+extern "C" __global__ void fg_rad_shift_slot_f32(const double* times, int tstride, const double* shift, const int* perm, int O, int S, float* tp) {
+  fg_rad_shift_slots<float>(times, tstride, shift, perm, O, S, tp);
+}
+extern "C" __global__ void fg_rad_shift_obs_f64(const double* times, int tstride, const double* shift, int O, int S, double* tp) {
+  fg_rad_shift_rows<double>(times, tstride, shift, O, S, tp);
+}
+extern "C" __global__ void fg_rad_shift_obs_f32(const double* times, int tstride, const double* shift, int O, int S, float* tp) {
+  fg_rad_shift_rows<float>(times, tstride, shift, O, S, tp);
+}
+
+// The float32 mode's units taken back on the device (core/radiation's
+// unscale: the same multiplications by powers of two, so the same bits as on
+// the host), before the cube is copied out: column blockIdx.y of n values
+// times f[blockIdx.y]. A NaN is left as the kernel wrote it: the host's
+// multiplication returns its NaN operand unchanged, the device's could
+// return another NaN.
+extern "C" __global__ void fg_rad_unscale(double* out, long long n, const double* f) {
+  double* col = out + (size_t)blockIdx.y * n;
+  const double fk = f[blockIdx.y];
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    const double v = col[i];
+    if (v == v) col[i] = v * fk;
   }
 }
 

@@ -9,9 +9,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
+	"time"
 	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fieldgo/fieldgo/core/radiation"
 	"github.com/fieldgo/fieldgo/errs"
@@ -25,6 +27,15 @@ type Device struct {
 	b  *cuda.Backend
 	m  *cuda.Module
 	mu sync.Mutex
+	// The last runs' observer schedules (HilbertOrder on the host: 10 ms at
+	// 32768 observers, 0.13-0.26 s at 524288, for the same observers call
+	// after call).
+	orders orderCache
+	// The cube's device block, kept from run to run instead of an allocation
+	// and a clear of the benchmark's 640 MiB per call; and the pinned host
+	// blocks the cubes come back into.
+	out    *cuda.DeviceBuffer
+	pinned *pinnedPool
 
 	// BlockSize overrides the threads per block (0: DefaultBlock for the
 	// tiled kernels; the occupancy API's choice, lowered to keep two blocks
@@ -54,6 +65,10 @@ type Device struct {
 	SplitScratch int
 	// LastSeconds is the device time of the last Run's kernel (events).
 	LastSeconds float64
+	// LastCopySeconds is the last Run's copy of the cube to the host (wall
+	// time of the synchronous copies), LastCopyBytes its size.
+	LastCopySeconds float64
+	LastCopyBytes   int
 	// LastLaunch describes the last Run's launch (grid, block, tile, shared
 	// bytes), for the benchmark's log.
 	LastLaunch string
@@ -144,8 +159,13 @@ func New(b *cuda.Backend) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Device{b: b, m: m}, nil
+	return &Device{b: b, m: m, pinned: newPinnedPool(b)}, nil
 }
+
+// HostAllocator is the page-locked host memory the cubes come back into
+// (radiation.HostMemory): the copy from the device runs at the link's
+// speed, and Arrow, numpy and Python use the block where it lies.
+func (d *Device) HostAllocator() memory.Allocator { return d.pinned }
 
 // SMs is the device's multiprocessor count.
 func (d *Device) SMs() int { return d.b.SMs() }
@@ -155,8 +175,12 @@ func (d *Device) Module() *cuda.Module { return d.m }
 
 func (d *Device) String() string { return "cuda: " + d.b.Device() }
 
-// Close unloads the module.
-func (d *Device) Close() error { return d.m.Close() }
+// Close unloads the module and frees the idle pinned blocks (a cube still
+// held keeps its own until it is released).
+func (d *Device) Close() error {
+	d.pinned.drain()
+	return d.m.Close()
+}
 
 // args mirrors fg_rad_args<F> (x86-64 and CUDA lay a struct out alike:
 // natural alignment, in order; Go pads before C exactly when F is float64).
@@ -243,6 +267,7 @@ func (a *alloc) free() {
 
 type arrays struct {
 	T, Y0, Y1, A1, A0, AY0, AY1, AA1, AA0, Charge, OX, OY, OZ, R0, TP, Rec uint64
+	Times, Shift                                                           uint64
 }
 
 // SharedBytes is the tiled kernels' dynamic shared memory for a block of
@@ -263,15 +288,13 @@ const Slot = radiation.NComp + 1
 // that one walker per (thread, particle) would need more.
 const ScratchLimit = 512 << 20
 
-// upload puts the job's arrays on the device: the knot times and observers
-// always; the shifted times as they are unless tiled (the tiled kernels take
-// them slot-major, slotMajor); the interval records, or (columnMajor) the
-// column-major spline arrays.
-func upload[F float32 | float64](a *alloc, x *radiation.DeviceArrays[F], columnMajor, tiled bool) arrays {
-	ar := arrays{T: put(a, x.T), Charge: put(a, x.Charge), OX: put(a, x.OX), OY: put(a, x.OY), OZ: put(a, x.OZ), R0: put(a, x.R0)}
-	if !tiled {
-		ar.TP = put(a, x.TP)
-	}
+// upload puts the job's arrays on the device: the knot times, observers,
+// sample times and shifts (fg_rad_shift_* forms the shifted times from
+// them); the interval records, or (columnMajor) the column-major spline
+// arrays.
+func upload[F float32 | float64](a *alloc, x *radiation.DeviceArrays[F], columnMajor bool) arrays {
+	ar := arrays{T: put(a, x.T), Charge: put(a, x.Charge), OX: put(a, x.OX), OY: put(a, x.OY), OZ: put(a, x.OZ), R0: put(a, x.R0),
+		Times: put(a, x.Times), Shift: put(a, x.Shift)}
 	if columnMajor {
 		ar.Y0, ar.Y1, ar.A1, ar.A0 = put(a, x.Y0), put(a, x.Y1), put(a, x.A1), put(a, x.A0)
 		ar.AY0, ar.AY1, ar.AA1, ar.AA0 = put(a, x.AY0), put(a, x.AY1), put(a, x.AA1), put(a, x.AA0)
@@ -321,9 +344,13 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	var ar arrays
 	fbytes := 8
 	if job.F32 != nil {
-		ar, fbytes = upload(a, job.F32, variant == ColumnMajor, tiled), 4
+		ar, fbytes = upload(a, job.F32, variant == ColumnMajor), 4
 	} else {
-		ar = upload(a, job.F64, variant == ColumnMajor, tiled)
+		ar = upload(a, job.F64, variant == ColumnMajor)
+	}
+	prec := "f64"
+	if job.F32 != nil {
+		prec = "f32"
 	}
 	off := put(a, job.Off)
 	if a.err != nil {
@@ -343,7 +370,7 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		}
 		block, tile, shared = sp.solveBlock, sp.tile, sp.shared
 		if !d.Unsorted {
-			perm = put(a, HilbertOrder(job.OX, job.OY, job.OZ))
+			perm = put(a, d.orders.order(job.OX, job.OY, job.OZ))
 		}
 		w := sp.oc * job.S * job.P
 		wTau, wIdx = scratch(a, w*fbytes), scratch(a, 4*w)
@@ -373,16 +400,10 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		}
 		g = max(1, min(g, ScratchLimit/max(1, job.P*block*WalkBytes)))
 		grid = uint32(g)
-		var order []int32
 		if !d.Unsorted {
-			order = HilbertOrder(job.OX, job.OY, job.OZ)
-			perm = put(a, order)
+			perm = put(a, d.orders.order(job.OX, job.OY, job.OZ))
 		}
-		if job.F32 != nil {
-			tpSlot = put(a, slotMajor(job.F32.TP, order, job.S))
-		} else {
-			tpSlot = put(a, slotMajor(job.F64.TP, order, job.S))
-		}
+		tpSlot = scratch(a, job.O*job.S*fbytes)
 		wWalk = scratch(a, job.P*g*block*WalkBytes)
 		queue = put(a, []int32{0})
 		if job.F32 != nil {
@@ -404,21 +425,59 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		}
 		grid = uint32((job.O + block - 1) / block)
 	}
-	out, err := d.m.Alloc(8 * len(job.Out))
-	if err != nil {
-		return err
+	// The shifted times on the device: slot-major through the schedule for
+	// the tiled kernels, observer-major for the others.
+	times := 0
+	if job.F32 != nil {
+		times = len(job.F32.Times)
+	} else {
+		times = len(job.F64.Times)
 	}
-	defer out.Free()
-	var tret *cuda.DeviceBuffer
-	if job.Tret != nil {
-		if tret, err = d.m.Alloc(8 * len(job.Tret)); err != nil {
+	tstride := int32(0) // times shared by every observer, or a row each
+	if times != job.S {
+		tstride = int32(job.S)
+	}
+	shiftGrid := [3]uint32{uint32(min(max(1, (job.O*job.S+255)/256), 64*d.b.SMs())), 1, 1}
+	if tiled {
+		shift, err := d.m.Function("fg_rad_shift_slot_" + prec)
+		if err != nil {
 			return err
 		}
-		defer tret.Free()
+		err = d.m.Launch(shift, shiftGrid, [3]uint32{256, 1, 1}, 0, ar.Times, tstride, ar.Shift, perm, int32(job.O), int32(job.S), tpSlot)
+		if err != nil {
+			return err
+		}
+	} else {
+		ar.TP = scratch(a, job.O*job.S*fbytes)
+		if a.err != nil {
+			return a.err
+		}
+		shift, err := d.m.Function("fg_rad_shift_obs_" + prec)
+		if err != nil {
+			return err
+		}
+		if err := d.m.Launch(shift, shiftGrid, [3]uint32{256, 1, 1}, 0, ar.Times, tstride, ar.Shift, int32(job.O), int32(job.S), ar.TP); err != nil {
+			return err
+		}
 	}
+	// One block for the cube and its retarded times, kept for the next run;
+	// only the comparison kernels that add into it need it cleared.
+	n := len(job.Out) + len(job.Tret)
+	if d.out == nil || d.out.Len() < 8*n {
+		d.out.Free()
+		if d.out, err = d.m.Alloc(8 * n); err != nil {
+			d.out = nil
+			return err
+		}
+	} else if variant == Obs || variant == ColumnMajor {
+		if err := d.out.Memset(0, 8*n, 0); err != nil {
+			return err
+		}
+	}
+	out := d.out
 	tp := uint64(0)
-	if tret != nil {
-		tp = tret.Ptr()
+	if job.Tret != nil {
+		tp = out.Ptr() + uint64(8*len(job.Out))
 	}
 	lb := launchBuffers{off: off, out: out.Ptr(), tret: tp, perm: perm, wTau: wTau, wIdx: wIdx, wWalk: wWalk, part: part, queue: queue, tpSlot: tpSlot, tile: tile, seg: seg}
 	argsAt := func(o0, oc int) []byte {
@@ -468,46 +527,37 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		return err
 	}
 	end.Record()
+	if job.Scale != nil {
+		if len(job.Scale) < n/max(1, job.O*job.S) {
+			return errs.New(errs.Shape, "%d column factors for a cube of %d columns", len(job.Scale), n/max(1, job.O*job.S))
+		}
+		unscale, err := d.m.Function("fg_rad_unscale")
+		if err != nil {
+			return err
+		}
+		f := put(a, job.Scale)
+		if a.err != nil {
+			return a.err
+		}
+		g := [3]uint32{uint32(min(max(1, (job.O*job.S+255)/256), 4*d.b.SMs())), uint32(n / (job.O * job.S)), 1}
+		if err := d.m.Launch(unscale, g, [3]uint32{256, 1, 1}, 0, out.Ptr(), int64(job.O*job.S), f); err != nil {
+			return err
+		}
+	}
 	if d.LastSeconds, err = cuda.Elapsed(start, end); err != nil {
 		return err
 	}
+	t0 := time.Now()
 	if err := cuda.Download(job.Out, out, 0); err != nil {
 		return err
 	}
-	if tret != nil {
-		return cuda.Download(job.Tret, tret, 0)
+	if job.Tret != nil {
+		if err := cuda.Download(job.Tret, out, 8*len(job.Out)); err != nil {
+			return err
+		}
 	}
+	d.LastCopySeconds, d.LastCopyBytes = time.Since(t0).Seconds(), 8*n
 	return nil
 }
 
 var _ radiation.Device = (*Device)(nil)
-
-// slotMajor lays the shifted times tp (observer-major, O x S) out for the
-// tiled kernels (fg_rad_args.tp_slot): sample-major over the observer slots,
-// element s*O + slot = tp[order[slot]*S + s] (order nil: the identity). The
-// rows are filled in parallel; each worker writes its own samples' rows.
-func slotMajor[F float32 | float64](tp []F, order []int32, S int) []F {
-	O := len(tp) / max(1, S)
-	t := make([]F, len(tp))
-	workers := min(runtime.GOMAXPROCS(0), max(1, S/8))
-	var wg sync.WaitGroup
-	for w := range workers {
-		s0, s1 := w*S/workers, (w+1)*S/workers
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for slot := range O {
-				o := slot
-				if order != nil {
-					o = int(order[slot])
-				}
-				row := tp[o*S : (o+1)*S]
-				for s := s0; s < s1; s++ {
-					t[s*O+slot] = row[s]
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return t
-}

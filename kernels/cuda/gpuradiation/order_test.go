@@ -1,7 +1,9 @@
 package gpuradiation
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -96,36 +98,60 @@ func TestHilbertOrder(t *testing.T) {
 	}
 }
 
-// TestSlotMajor: the tiled kernels' shifted times hold, at s*O + slot, the
-// time of sample s of the slot's observer, for the Hilbert order and the
-// identity, with sample counts that do not divide among the workers.
-func TestSlotMajor(t *testing.T) {
+// TestOrderCache: the cache hands back HilbertOrder's schedule for the
+// observers it is given, computing it again only for observers it does not
+// hold (a moved observer, another count), and keeps the most recent
+// orderCacheSize sets.
+func TestOrderCache(t *testing.T) {
+	var c orderCache
 	x, y, z := fibonacci(1000)
-	for _, S := range []int{1, 7, 256, 1001} {
-		O := len(x)
-		tp := make([]float64, O*S)
-		for i := range tp {
-			tp[i] = float64(i) + 0.25
-		}
-		for _, order := range [][]int32{nil, HilbertOrder(x, y, z)} {
-			got := slotMajor(tp, order, S)
-			if len(got) != O*S {
-				t.Fatalf("S=%d: %d values, want %d", S, len(got), O*S)
-			}
-			for slot := 0; slot < O; slot++ {
-				o := slot
-				if order != nil {
-					o = int(order[slot])
-				}
-				for s := 0; s < S; s++ {
-					if got[s*O+slot] != tp[o*S+s] {
-						t.Fatalf("S=%d, slot %d (observer %d), sample %d: %v, want %v", S, slot, o, s, got[s*O+slot], tp[o*S+s])
-					}
-				}
-			}
-		}
+	want := HilbertOrder(x, y, z)
+	first := c.order(x, y, z)
+	if !slices.Equal(first, want) {
+		t.Fatal("the cached order is not HilbertOrder's")
 	}
-	if got := slotMajor([]float32{1, 2, 3, 4, 5, 6}, []int32{1, 0}, 3); got[0] != 4 || got[1] != 1 || got[4] != 6 || got[5] != 3 {
-		t.Fatalf("float32, two observers: %v", got)
+	if again := c.order(slices.Clone(x), slices.Clone(y), slices.Clone(z)); &again[0] != &first[0] {
+		t.Fatal("the same observers (copied) were sorted again")
+	}
+	x2 := slices.Clone(x)
+	x2[17] = -x2[17]
+	if moved := c.order(x2, y, z); &moved[0] == &first[0] || !slices.Equal(moved, HilbertOrder(x2, y, z)) {
+		t.Fatal("a moved observer kept the old order")
+	}
+	if fewer := c.order(x[:999], y[:999], z[:999]); len(fewer) != 999 {
+		t.Fatalf("999 observers: an order of %d", len(fewer))
+	}
+	for k := 0; k < orderCacheSize; k++ {
+		xs := slices.Clone(x)
+		xs[0] += float64(k + 1)
+		c.order(xs, y, z)
+	}
+	if len(c.entries) != orderCacheSize {
+		t.Fatalf("%d sets kept, want %d", len(c.entries), orderCacheSize)
+	}
+	if again := c.order(x, y, z); &again[0] == &first[0] {
+		t.Fatal("the oldest set was not evicted")
+	}
+}
+
+// BenchmarkObserverOrder: the schedule's cost per call at the benchmark's
+// 32768 observers and at 524288, sorted afresh and from the cache
+// (docs/performance/radiation.md).
+func BenchmarkObserverOrder(b *testing.B) {
+	for _, n := range []int{32768, 524288} {
+		x, y, z := fibonacci(n)
+		b.Run(fmt.Sprintf("O=%d/sort", n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				HilbertOrder(x, y, z)
+			}
+		})
+		b.Run(fmt.Sprintf("O=%d/cached", n), func(b *testing.B) {
+			var c orderCache
+			c.order(x, y, z)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				c.order(x, y, z)
+			}
+		})
 	}
 }
