@@ -83,7 +83,7 @@ import math
 status = sim.last_status
 assert status["converged"] and status["max_grad"] < 1e-6, status
 charge = sim.integral("charge")
-assert abs(abs(charge) - 1) < 5e-3, charge                  # one skyrmion
+assert abs(charge - 1) < 5e-3, charge                       # one skyrmion, charge +1
 assert back.energy() == sim.energy()                         # the file holds the same bits
 assert hist.num_rows >= 2 and hist.column("energy")[-1].as_py() < hist.column("energy")[0].as_py()
 print(f"E = {sim.energy():.8f} (E/4pi = {sim.energy() / (4 * math.pi):.6f}), Q = {charge:.6f}, "
@@ -138,11 +138,14 @@ magnet.display(gradient=True)
 """),
     md("""
 Start from a hedgehog with the wrong helicity guessed or not: the flow finds the Bloch
-skyrmion the DMI selects. Parameters are dynamic: changing $B$ or $K$ never recompiles.
+skyrmion the DMI selects. In a film magnetised along $+z$ its in-plane magnetisation winds
+once counter-clockwise, so its charge $\frac{1}{4\pi}\int \mathbf m\cdot(\partial_x\mathbf m
+\times\partial_y\mathbf m)$ is $-1$: `charge=-1`. Parameters are dynamic: changing $B$ or
+$K$ never recompiles.
 """),
     code("""
 sim = fg.Simulation(magnet, grid=(96, 96), spacing=0.15, boundary="fixed")
-sim.set_field(fg.initial.skyrmion(charge=1, size=1.0, ansatz="bloch"))
+sim.set_field(fg.initial.skyrmion(charge=-1, size=1.0, ansatz="bloch"))
 hist = sim.minimize(tol=1e-6, max_steps=20_000, check_every=20)
 sim
 """),
@@ -168,7 +171,7 @@ tangential, radial
 status = sim.last_status
 assert status["converged"], status
 Q = sim.integral("charge")
-assert abs(abs(Q) - 1) < 1e-3, Q                          # one magnetic skyrmion
+assert abs(Q + 1) < 1e-3, Q                                # one magnetic skyrmion, charge -1
 assert m[2][r < 0.3].min() < -0.9                          # reversed core
 assert abs(tangential) > 5 * abs(radial)                   # Bloch, not Neel
 assert sim.energy() > 0                                    # above the saturated state (E = 0)

@@ -1,9 +1,12 @@
 """Built-in initial configurations.
 
 Each function returns a callable ``f(x, y) -> components`` (arrays broadcast over
-the lattice) for :meth:`fieldgo.Simulation.set_field`. The callables are small
-objects of module-level classes (not closures), so they pickle: ``fg.sweep`` ships
-them to Dask workers, and their ``repr`` names them exactly (a sweep point's id).
+the lattice) for :meth:`fieldgo.Simulation.set_field`, which asks it for the
+theory's components (``components``): a skyrmion fills auxiliary components after
+its unit vector (the chiral magnet's ``psi``, the liquid crystal's ``phi_e``) with
+zeros. The callables are small objects of module-level classes (not closures), so
+they pickle: ``fg.sweep`` ships them to Dask workers, and their ``repr`` names them
+exactly (a sweep point's id).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import numbers
 
 import numpy as np
 
-from .errors import ParameterError
+from .errors import ParameterError, ShapeError
 
 _ANSATZ = ("bloch", "neel", "anti")
 
@@ -38,6 +41,25 @@ class _Configuration:
         args = ", ".join(f"{a}={getattr(self, a)!r}" for a in self._args)
         return f"fg.initial.{type(self).__name__.lower()}({args})"
 
+    # Whether a theory's auxiliary components after the configuration's own are
+    # zero-filled (True) or any other component count is refused (False: a vortex's
+    # components would land in the wrong places of a theory that orders A first).
+    _fills_extra = False
+
+    def components(self, fields, auxiliary, x, y):
+        """The configuration for a theory with components ``fields`` (``auxiliary``
+        among them): its own components, then zeros for trailing auxiliary fields
+        where ``_fills_extra`` allows (the chiral magnet's potential psi)."""
+        own = list(self(x, y))
+        fields, extra = list(fields), list(fields)[len(own):]
+        if len(own) == len(fields):
+            return own
+        if self._fills_extra and extra and all(f in auxiliary for f in extra):
+            zero = np.zeros(np.broadcast(x, y).shape)
+            return own + [zero] * len(extra)
+        fill = " and zeros for auxiliary fields after them" if self._fills_extra else ""
+        raise ShapeError(f"{self!r} gives {len(own)} components{fill}; the theory's fields are {fields}")
+
 
 def _real(name, v, positive=False):
     if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
@@ -56,12 +78,25 @@ def _centre(centre):
 
 
 def skyrmion(charge: int = 1, size: float = 1.0, centre=(0.0, 0.0), ansatz: str = "bloch"):
-    """A Baby Skyrme (or magnetic) skyrmion of charge ``charge``.
+    """A Baby Skyrme (or magnetic) skyrmion of charge ``charge``: the built-in
+    theories' charge density n . (d_x n x d_y n) / (4 pi) (Baby Skyrme ``charge``,
+    the magnets' ``skyrmion_number``) integrates to ``charge``.
 
     Hedgehog profile f(r) = pi exp(-r/size): n3 = cos f runs from -1 at the centre to
-    the vacuum n3 = 1. The in-plane angle is ``charge*theta`` rotated by pi/2 for
-    ``"bloch"``, unrotated for ``"neel"``, and reversed (``-charge*theta``) for
-    ``"anti"`` (an antiskyrmion).
+    the vacuum n3 = 1. With that polarity the charge is minus the winding of the
+    in-plane vector (n1, n2), so its angle is ``-charge*theta + gamma``: gamma = pi/2
+    for ``"bloch"``, 0 for ``"neel"``, -pi/2 for ``"anti"`` (soliton_solver's
+    antiskyrmion ansatz).
+
+    In a magnet magnetised along +z, the Bloch and Neel skyrmions a bulk or
+    interfacial DMI stabilises wind (n1, n2) once counter-clockwise, so they have
+    charge -1 by this density: ``skyrmion(charge=-1, ansatz="bloch")``; charge +1
+    there is an antiskyrmion (Heusler DMI). The Baby Skyrme model does not tell the
+    two apart: its charge-1 skyrmion is ``skyrmion(charge=1)``.
+
+    A theory whose components after the first three are auxiliary (the chiral
+    magnet's ``psi``, the liquid crystal's ``phi_e``) gets the unit vector in its
+    first three and zeros in the rest.
     """
     if isinstance(charge, bool) or not isinstance(charge, numbers.Integral) or charge == 0:
         raise ParameterError(f"charge must be a non-zero integer, got {charge!r}")
@@ -77,6 +112,8 @@ class Skyrmion(_Configuration):
 
     __slots__ = ("charge", "size", "centre", "ansatz")
     _args = __slots__
+    _fills_extra = True
+    _HELICITY = {"bloch": np.pi / 2, "neel": 0.0, "anti": -np.pi / 2}
 
     def __init__(self, charge, size, centre, ansatz):
         self.charge, self.size, self.centre, self.ansatz = charge, size, centre, ansatz
@@ -86,7 +123,7 @@ class Skyrmion(_Configuration):
         cx, cy = self.centre
         r, th = np.hypot(x - cx, y - cy), np.arctan2(y - cy, x - cx)
         f = np.pi * np.exp(-r / size)
-        phase = {"bloch": charge * th + np.pi / 2, "neel": charge * th, "anti": -charge * th}[ansatz]
+        phase = -charge * th + self._HELICITY[ansatz]
         return np.sin(f) * np.cos(phase), np.sin(f) * np.sin(phase), np.cos(f)
 
 

@@ -28,19 +28,26 @@ _SIGNED_FRACTION = 1e-3
 
 
 def colormap_for(values, name: str | None = None):
-    """(cmap, vmin, vmax) for an array: diverging and symmetric when it takes both
-    signs beyond rounding, sequential otherwise. ``name == "energy"`` is always
-    sequential (its small negative values are discretisation noise, not features)."""
+    """(cmap, vmin, vmax) for an array: diverging and symmetric about zero for a
+    signed quantity, sequential otherwise.
+
+    An energy (``name`` "energy" or ending in "energy", e.g. "demag_energy") is
+    sequential: its small negative values are discretisation noise, not features.
+    Any other declared density (``name`` given: a charge, a flux) is signed, so a
+    Q = +1 and a Q = -1 charge density read alike. Unnamed values (field
+    components) are signed when they have a negative part beyond rounding, judged
+    against the largest |value|: a Q = -1 density with a 1e-12 positive maximum is
+    signed; a positive one with -1e-12 dips is not."""
     a = np.asarray(values, dtype=np.float64)
     finite = a[np.isfinite(a)]
     if finite.size == 0:
         return _SEQUENTIAL, None, None
     lo, hi = float(finite.min()), float(finite.max())
     scale = max(abs(lo), abs(hi))
-    signed = lo < 0 < hi and min(-lo, hi) > _SIGNED_FRACTION * scale
-    if name != "energy" and (signed or (lo < 0 and hi <= 0 and scale > 0)):
-        lim = scale or 1.0
-        return _DIVERGING, -lim, lim
+    energy = name is not None and str(name).endswith("energy")
+    negative = lo < 0 and -lo > _SIGNED_FRACTION * scale
+    if not energy and scale > 0 and (negative or name is not None):
+        return _DIVERGING, -scale, scale
     return _SEQUENTIAL, lo, hi
 
 

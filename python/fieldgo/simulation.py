@@ -19,13 +19,13 @@ import numbers
 import os
 import warnings
 
-import numpy as np
 import pyarrow as pa
 
 from . import _interruptible
 from ._go import go, import_table
-from .errors import BackendError, ParameterError, ReleasedError, ShapeError, SpecError
+from .errors import BackendError, ParameterError, ReleasedError, SpecError
 from .field import Field
+from .fieldvalues import constraint_of, field_values
 from .lattice import Lattice
 
 _METHODS = ("anf", "gradient")
@@ -129,6 +129,7 @@ class Simulation:
         # field may have been written, so it estimates the stiffness anew.
         self._views_out = False
         self._backend = None
+        self._field_set = False  # set_field not called yet: the field is all zeros
 
     @classmethod
     def _from_handle(cls, handle, theory, lattice, precision="float64"):
@@ -142,6 +143,7 @@ class Simulation:
         sim._device_views = False
         sim._views_out = False
         sim._backend = None
+        sim._field_set = True  # the saved field
         return sim
 
     # --- state ---
@@ -215,38 +217,47 @@ class Simulation:
 
     def set_field(self, value):
         """Set the field from an array shaped (ncomp, ny, nx) ((ny, nx) for one
-        component), an fg.Field, or a function f(x, y) returning the components
-        (arrays or numbers over the lattice; one bare array for one component).
-        NaN or Inf values are refused. The velocity is reset to zero."""
+        component), an fg.Field, a function f(x, y) returning the components
+        (arrays or numbers over the lattice; one bare array for one component), or
+        an ``fg.initial`` configuration (extra components of the theory zero-filled
+        where the configuration says so, e.g. a skyrmion in the chiral magnet).
+        The velocity is reset to zero.
+
+        Refused, with a typed error: NaN or Inf values, complex values (a complex
+        field is two real components), a shape that does not fit, and a function
+        that cannot be called as f(x, y).
+
+        Under a unit-vector constraint the field is normalised at every site (held
+        boundary sites too): a site whose |phi| is off 1 by more than 1e-6 draws a
+        :class:`fieldgo.fieldvalues.ConstraintWarning` naming the worst site, since
+        a field meant to be a unit vector is rarely that far off; a site where the
+        constrained components are all zero has no direction and is refused
+        (``ParameterError`` naming the site). docs/robustness.md lists these cases."""
         lat = self.lattice
-        ncomp = len(self.theory.fields)
-        if isinstance(value, Field):
-            arr = value.numpy()
-        elif callable(value):
-            X, Y = lat.meshgrid()
-            comps = value(X, Y)
-            if ncomp == 1 and not isinstance(comps, (tuple, list)):
-                comps = [comps]  # one component: the function may return it bare
-            try:
-                arr = np.array([np.broadcast_to(np.asarray(c, dtype=np.float64), lat.shape) for c in comps])
-            except (TypeError, ValueError) as exc:
-                raise ShapeError(f"the initial-field function must return {ncomp} arrays over the "
-                                 f"lattice (shape {lat.shape}): {exc}") from None
-        else:
-            arr = np.asarray(value)
-        if ncomp == 1 and arr.shape == lat.shape:
-            arr = arr[None]  # one component given as (ny, nx)
-        if arr.shape != (ncomp, lat.ny, lat.nx):
-            raise ShapeError(f"field of shape {arr.shape} does not fit: want (ncomp, ny, nx) = "
-                             f"({ncomp}, {lat.ny}, {lat.nx})")
-        if not np.issubdtype(arr.dtype, np.number):
-            raise ShapeError(f"field values must be numbers, got dtype {arr.dtype}")
-        src = Field.from_numpy(np.ascontiguousarray(arr, dtype=np.float64), lat, names=self.theory.fields, copy=True)
+        arr = field_values(value, lat, self.theory.fields, **constraint_of(self.theory.spec))
+        # A view, not a copy: Go copies it into the simulation's memory before
+        # SimSetField returns (a 4096^2 field is 400 MB).
+        src = Field.from_numpy(arr, lat, names=self.theory.fields, copy=not arr.flags.writeable)
         try:
             go.SimSetField(self._h(), src._handle)
         finally:
             src.release()
+        self._field_set = True
         self._field = None
+
+    def _require_field(self, what, density=None):
+        """A typed error instead of results computed from the all-zero field the
+        simulation starts with (an energy of that field, a flow that 'diverges' at
+        step 0 under a unit-vector constraint). Handing out a writable view counts
+        as setting the field: writing through it is a way to set it. A closed
+        simulation and an unknown density name keep their own errors."""
+        self._h()
+        if self._field_set or self._views_out:
+            return
+        if density is not None and density != "energy" and density not in self.theory.spec.get("densities", []):
+            return  # the engine names the unknown density
+        raise ParameterError(f"{what} needs a field, and none has been set: call sim.set_field(...) "
+                             f"first (an array, a function f(x, y) or an fg.initial configuration)")
 
     # --- flows ---
     def minimize(self, tol: float = 1e-6, max_steps: int = 50_000, method: str = "anf", *,
@@ -291,6 +302,7 @@ class Simulation:
                     f"(measured floors 0.52-1.16 of that), so the flow will likely run to "
                     f"max_steps={max_steps} without converging; use tol >= {2 * floor:.2g} or "
                     f"precision='float64'", PrecisionWarning, stacklevel=2)
+        self._require_field("minimize")
         if self._flow_started:
             self._past.append(self._flow_history())
         if self._views_out:
@@ -357,14 +369,17 @@ class Simulation:
     # --- observables ---
     def energy(self) -> float:
         """The energy of the current field (the discrete energy the engine minimises)."""
+        self._require_field("energy()")
         return go.SimEnergy(self._h())
 
     def integral(self, name: str) -> float:
         """hx·hy times the sum of a declared density (or "energy") over the lattice."""
+        self._require_field(f"integral({name!r})", name)
         return go.SimIntegral(self._h(), str(name))
 
     def density(self, name: str) -> Field:
         """A declared density (or "energy") as a one-component field."""
+        self._require_field(f"density({name!r})", name)
         return Field._from_handle(go.SimDensity(self._h(), str(name)))
 
     def describe(self) -> dict:

@@ -35,6 +35,7 @@ import socket
 import sys
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,6 +43,7 @@ import pyarrow as pa
 
 from . import initial as _initial
 from .errors import ParameterError, ShapeError, SpecError
+from .fieldvalues import ConstraintWarning, constraint_of, field_values
 from .lattice import Lattice
 from .theory import Static
 
@@ -365,8 +367,13 @@ class _Theories:
                 tuple(sorted((k, repr(v)) for k, v in static.items())), hashlib.sha256(blob).hexdigest())
 
 
-def _initial_payload(initial, lattice: Lattice, ncomp: int):
-    """(object to ship, label, id key) for an initial configuration."""
+def _initial_payload(initial, lattice: Lattice, spec: dict):
+    """(object to ship, label, id key) for an initial configuration.
+
+    Arrays, fields and functions are turned into values here by the function
+    ``Simulation.set_field`` uses (fieldvalues.field_values), so they are accepted
+    and refused exactly as set_field would; an ``fg.initial`` object travels as
+    itself and is checked by :func:`_check_initial`."""
     if initial is None:
         return None, None, None
     if isinstance(initial, str):
@@ -377,25 +384,36 @@ def _initial_payload(initial, lattice: Lattice, ncomp: int):
         initial = fn()
     if isinstance(initial, _initial._Configuration):
         return initial, repr(initial), repr(initial)
-    if hasattr(initial, "numpy") and callable(initial.numpy):       # an fg.Field
-        initial = np.array(initial.numpy(), dtype=np.float64, copy=True)
-    if callable(initial):
-        # Any other function is evaluated here, exactly as Simulation.set_field would,
-        # and travels as its values: nothing of the user's closure is pickled.
-        X, Y = lattice.meshgrid()
-        comps = initial(X, Y)
-        try:
-            arr = np.array([np.broadcast_to(np.asarray(c, dtype=np.float64), lattice.shape) for c in comps])
-        except (TypeError, ValueError) as exc:
-            raise ShapeError(f"the initial-field function must return {ncomp} arrays over the "
-                             f"lattice (shape {lattice.shape}): {exc}") from None
-        name = getattr(initial, "__qualname__", type(initial).__name__)
-        return _array_payload(arr, f"{name}(x, y)")
-    arr = np.asarray(initial)
-    if not np.issubdtype(arr.dtype, np.number):
+    is_array = not callable(initial) and not (hasattr(initial, "numpy") and callable(initial.numpy))
+    if is_array and not np.issubdtype(np.asarray(initial).dtype, np.number):
         raise ShapeError(f"initial must be an fg.initial configuration, a function f(x, y) or "
                          f"an array, got {type(initial).__name__}")
+    # Any function is evaluated here and travels as its values: nothing of the
+    # user's closure is pickled. The values travel as given and the worker's
+    # set_field projects them, as a set_field here would (projecting twice moves
+    # the last bits); the check with the constraint refuses a zero vector now.
+    arr = field_values(initial, lattice, spec["fields"])
+    field_values(arr, lattice, spec["fields"], **constraint_of(spec), stacklevel=4)
+    if callable(initial) and not hasattr(initial, "numpy"):
+        name = getattr(initial, "__qualname__", type(initial).__name__)
+        return _array_payload(arr, f"{name}(x, y)")
     return _array_payload(arr, "array")
+
+
+def _check_initial(payload, lattice: Lattice, spec: dict, checked: set, key):
+    """Evaluate an fg.initial configuration on the client for a point's lattice and
+    theory, as set_field will on the worker: a mismatch (a skyrmion for a
+    four-component vortex theory) is one error now, not an error row per point
+    after the cluster started. Each (configuration, lattice, theory) once."""
+    if not isinstance(payload, _initial._Configuration):
+        return
+    mark = (key, lattice._json(), tuple(spec["fields"]))
+    if mark in checked:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConstraintWarning)  # the worker normalises it the same way
+        field_values(payload, lattice, spec["fields"], **constraint_of(spec))
+    checked.add(mark)
 
 
 def _array_payload(arr, name):
@@ -528,6 +546,7 @@ def sweep(theory, params=None, *, grid=(128, 128), spacing=0.1, boundary="fixed"
 
     theories = _Theories(theory)
     points, payloads = [], []
+    checked: set = set()
     for values in _points(params):
         run = dict(settings)
         run_minimize = dict(base_minimize)
@@ -547,7 +566,8 @@ def sweep(theory, params=None, *, grid=(128, 128), spacing=0.1, boundary="fixed"
         if clash:
             raise SpecError(f"parameter names {clash} clash with sweep settings")
         lat = Lattice(run["grid"], run["spacing"], origin=run["origin"], boundary=run["boundary"])
-        payload, initial_label, initial_key = _initial_payload(run_initial, lat, len(spec["fields"]))
+        payload, initial_label, initial_key = _initial_payload(run_initial, lat, spec)
+        _check_initial(payload, lat, spec, checked, initial_key)
         labels = {k: _label(v) for k, v in values.items()}
         description = dict(source=source, spec=spec, dynamic=dynamic, labels=labels,
                            lattice=json.loads(lat._json()), backend=backend, precision=precision,

@@ -76,7 +76,8 @@ def test_engine_refuses_auxiliary_spec_without_fg_aux():
 def test_unit_vector_constraint_leaves_the_auxiliary_component_alone():
     sim = fg.Simulation(fg.theories.chiral_magnet(), grid=(8, 8), spacing=0.5,
                         boundary="periodic", backend="cpu")
-    sim.set_field(lambda X, Y: (0 * X + 3.0, 0 * X, 0 * X + 4.0, 0 * X + 0.25))
+    with pytest.warns(fg.fieldvalues.ConstraintWarning, match=r"\|\(m1, m2, m3\)\| is 5"):
+        sim.set_field(lambda X, Y: (0 * X + 3.0, 0 * X, 0 * X + 4.0, 0 * X + 0.25))
     f = sim.field.numpy()
     assert np.allclose(f[0], 0.6) and np.allclose(f[2], 0.8)
     assert np.all(f[3] == 0.25)

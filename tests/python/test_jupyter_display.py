@@ -187,6 +187,7 @@ def test_simulation_card_escapes_and_closed(shell):
     doc = formatted(shell, s)["text/html"]
     parse_html(doc)
     assert "x&lt;b&gt;" in doc
+    assert "not set" in doc and "set_field" in doc      # no field: no energy of zeros
     s.close()
     parse_html(formatted(shell, s)["text/html"])
 
@@ -245,6 +246,7 @@ def e(s, p):
 if WITH_POINT:
     theory.at(phi=[0.3])
 s = fg.Simulation(theory, grid=(16, 16), spacing=0.5)
+s.set_field(lambda x, y: 0 * x)
 assert s.energy() >= 0
 """
 
@@ -309,3 +311,44 @@ def test_live_outside_a_kernel_warns(sim):
         sim.minimize(tol=1e-3, max_steps=10, live=True)
     with pytest.raises(fg.ParameterError):
         sim.minimize(tol=1e-3, max_steps=10, live="often")
+
+
+def test_notebook_bar_of_a_finished_run_is_full_in_the_widget_and_its_text(monkeypatch):
+    """A run that converges at step 381 of max_steps=20000 ends as a full bar: the
+    widget's maximum follows the total, and the text/plain a saved notebook keeps
+    (the last publication of the widget) says 381/381, not 0/20000."""
+    pytest.importorskip("ipywidgets")
+    from tqdm.notebook import tqdm as notebook_tqdm
+
+    published = []
+
+    class Handle:
+        def update(self, obj):
+            published.append(repr(obj))
+
+    def display(obj, display_id=False):
+        published.append(repr(obj))
+        return Handle()
+
+    monkeypatch.setattr(progress, "_tqdm_class", lambda: notebook_tqdm)
+    monkeypatch.setattr(IPython.display, "display", display)
+    m = progress.Monitor(None, 20000, progress=True)
+    for step in (100, 250, 381):
+        m.update(dict(step=step, energy=32.3, max_grad=1e-3, done=step == 381, converged=step == 381))
+    m.close()
+    widget = m.bar.container.children[1]
+    assert (widget.value, widget.max) == (381, 381)
+    assert "0/20000" in published[0]
+    assert "381/381" in published[-1] and "100%" in published[-1]
+
+
+def test_notebook_bar_of_an_interrupted_run_stays_partial(monkeypatch):
+    pytest.importorskip("ipywidgets")
+    from tqdm.notebook import tqdm as notebook_tqdm
+
+    monkeypatch.setattr(progress, "_tqdm_class", lambda: notebook_tqdm)
+    monkeypatch.setattr(IPython.display, "display", lambda obj, display_id=False: None)
+    m = progress.Monitor(None, 20000, progress=True)
+    m.update(dict(step=381, energy=32.3, max_grad=1e-3, done=False))
+    m.close(interrupted=True)
+    assert m.bar.container.children[1].max == 20000

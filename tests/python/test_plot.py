@@ -72,3 +72,20 @@ def test_history_over_two_calls(sim):
     assert np.array_equal(ax.lines[0].get_xdata(), flat)
     with pytest.raises(ValueError, match="history"):
         fg.plot_history(sim.field.to_arrow())
+
+
+def test_signed_is_judged_against_the_largest_value():
+    # a Q = -1 charge density: rounding leaves a 1e-12 positive maximum
+    q = -np.exp(-np.linspace(0, 5, 50) ** 2)
+    q[10] = 1e-12
+    assert colormap_for(q) == ("RdBu_r", 1.0 * q.min(), -q.min())
+    assert colormap_for(-q + 0 * q)[0] == "inferno"          # positive, unnamed: sequential
+    assert colormap_for(-q, "charge")[0] == "RdBu_r"         # a declared density is signed
+    assert colormap_for(-q, "demag_energy")[0] == "inferno"  # an energy is not
+
+
+def test_negative_charge_density_figure_is_diverging():
+    with fg.Simulation(fg.theories.baby_skyrme(), grid=(40, 32), spacing=0.5) as s:
+        s.set_field(fg.initial.skyrmion(charge=-1))
+        im = fg.plot(s, density="charge").axes[0].images[0]
+        assert im.get_cmap().name == "RdBu_r" and im.get_clim()[0] == -im.get_clim()[1]

@@ -125,10 +125,34 @@ def test_factory_static_params_and_function_initial(cluster, tmp_path):
     assert table["initial"][0].as_py().startswith("test_factory_static_params_and_function_initial.")
 
 
-def test_diverging_point_is_an_error_row(cluster, tmp_path):
+def test_one_component_function_returning_a_bare_array(cluster, tmp_path):
+    """What set_field accepts, a sweep accepts: one component returned bare."""
+    client, _ = cluster
+    theory = fg.Theory("kink", fields=["u"], params={"lam": 1.0})
+
+    @theory.energy_density
+    def energy(s, p):
+        return 0.5 * (s.dx.u ** 2 + s.dy.u ** 2) + 0.25 * p.lam * (s.phi.u ** 2 - 1) ** 2
+
+    def kink(x, y):
+        return np.tanh(x)
+
+    table = fg.sweep(theory, {"lam": [1.0, 2.0]}, grid=(40, 32), spacing=0.25, initial=kink,
+                     minimize={"tol": TOL}, client=client, out=tmp_path, progress=False)
+    assert table["error"].to_pylist() == [None, None]
+    for row, lam in zip(table.to_pylist(), (1.0, 2.0)):
+        sim = fg.Simulation(theory, grid=(40, 32), spacing=0.25, boundary="fixed")
+        sim.set_params(lam=lam)
+        sim.set_field(kink)
+        sim.minimize(tol=TOL, progress=False)
+        assert row["energy"] == sim.energy() and row["converged"]
+        sim.close()
+
+
+def test_failing_point_is_an_error_row(cluster, tmp_path):
     client, _ = cluster
     points = [{"kappa": k} for k in KAPPAS]
-    points.insert(2, {"kappa": 1.0, "minimize": {"dt": 100.0}})      # absurd time step
+    points.insert(2, {"kappa": 1.0, "minimize": {"dt": 100.0}})      # beyond the stability limit
     points.append({"kappa": float("nan")})                           # refused on the worker
     table = fg.sweep(fg.theories.baby_skyrme(), points, grid=GRID, spacing=SPACING,
                      initial="skyrmion", minimize={"tol": TOL}, client=client, out=tmp_path,
@@ -136,13 +160,13 @@ def test_diverging_point_is_an_error_row(cluster, tmp_path):
     rows = table.to_pylist()
     assert len(rows) == 6
     bad = rows[2]
-    assert bad["error_type"] == "DivergenceError" and "diverged" in bad["error"]
+    assert bad["error_type"] == "ParameterError" and "stability limit" in bad["error"]
     assert bad["energy"] is None and bad["file"] is None and bad["converged"] is False
     assert rows[5]["error_type"] == "ParameterError"
     good = [r for k, r in enumerate(rows) if k not in (2, 5)]
     assert all(r["error"] is None and r["converged"] and os.path.exists(r["file"]) for r in good)
     assert json.loads((tmp_path / "points" / f"{bad['point_id']}.json").read_text())["error_type"] \
-        == "DivergenceError"
+        == "ParameterError"
 
 
 def test_resume_runs_only_missing_points(cluster, tmp_path):

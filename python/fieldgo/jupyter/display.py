@@ -9,6 +9,7 @@ import math
 import numbers
 
 from .._lazy import sympy
+from ..errors import ParameterError
 
 __all__ = ["theory_latex", "TheoryView", "simulation_html", "field_png", "history_png",
            "register", "unregister"]
@@ -227,9 +228,12 @@ def simulation_html(sim) -> str:
         ("gradient", gradient),
         ("kernels", _kernels_html(d.get("kernels"))),
     ]
-    state = [("energy", _num(sim.energy()))]
-    for name in spec.get("densities", []):
-        state.append((f"∫ {name}", _num(sim.integral(name))))
+    try:
+        state = [("energy", _num(sim.energy()))]
+        for name in spec.get("densities", []):
+            state.append((f"∫ {name}", _num(sim.integral(name))))
+    except ParameterError:  # no field set yet: the card says so instead of zeros' numbers
+        state = [("field", "not set: <code>sim.set_field(...)</code>")]
     flow = d.get("flow")
     if flow:
         status = "converged" if flow.get("converged") else ("stopped" if flow.get("done") else "in progress")

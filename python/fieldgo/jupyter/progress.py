@@ -48,6 +48,16 @@ def _tqdm_class():
     return tqdm
 
 
+def _is_widget_bar(cls) -> bool:
+    """Whether tqdm's class draws an ipywidgets bar (tqdm.notebook, or tqdm.auto's
+    choice in a kernel with ipywidgets)."""
+    try:
+        from tqdm.notebook import tqdm as notebook_tqdm
+    except ImportError:
+        return False
+    return isinstance(cls, type) and issubclass(cls, notebook_tqdm)
+
+
 class Monitor:
     """Progress bar and live field view for one minimize call."""
 
@@ -69,8 +79,18 @@ class Monitor:
         self.sim = sim
         self.every = every
         self.bar = None
+        self.bar_handle = None
         if progress:
-            self.bar = _tqdm_class()(total=max_steps, unit="step", desc="minimize", leave=True)
+            cls = _tqdm_class()
+            if _is_widget_bar(cls):
+                # The widget is displayed here, with a display id, so that close() can
+                # publish it again: the text/plain a saved notebook keeps is the one
+                # of the last publication, else the bar as it started (0/max_steps).
+                self.bar = cls(total=max_steps, unit="step", desc="minimize", leave=True, display=False)
+                from IPython.display import display
+                self.bar_handle = display(self.bar.container, display_id=True)
+            else:
+                self.bar = cls(total=max_steps, unit="step", desc="minimize", leave=True)
         self.handle = None
         self.last_drawn_step = None
         self.last_drawn_time = 0.0
@@ -115,7 +135,14 @@ class Monitor:
             st = self.status
             if st is not None and st.get("done") and not interrupted:
                 self.bar.total = self.bar.n  # a finished run is a full bar, however few steps it took
+                widget = getattr(self.bar, "container", None)
+                if widget is not None:
+                    # the notebook widget keeps the maximum it was made with: 381/381
+                    # would be drawn 2% full against max_steps
+                    widget.children[1].max = max(self.bar.n, 1)
             self.bar.close()
+            if self.bar_handle is not None:
+                self.bar_handle.update(self.bar.container)
 
 
 def _fmt(v, spec):

@@ -1,0 +1,145 @@
+"""What ``Simulation.set_field`` and ``fg.sweep``'s ``initial=`` accept, turned into
+one array of float64 values shaped (ncomp, ny, nx).
+
+Both go through :func:`field_values`, so a sweep refuses (on the client, before a
+cluster starts) exactly what ``set_field`` refuses, and accepts exactly what it
+accepts. The rules:
+
+* an array (ncomp, ny, nx), or (ny, nx) for a one-component theory; an ``fg.Field``;
+  a function ``f(x, y)`` returning the components (arrays or numbers over the
+  lattice; one bare array for one component); an ``fg.initial`` configuration
+  (a skyrmion fills a theory's auxiliary fields after its unit vector with zeros);
+* complex values are refused (``LayoutError``): the engine's fields are real, so a
+  complex order parameter is two components, e.g. ``psi_re`` and ``psi_im``;
+* a function that cannot be called as ``f(x, y)`` is refused (``ParameterError``
+  naming the function and the signature it has);
+* under a unit-vector constraint the constrained (non-auxiliary) components are
+  normalised at every site, held boundary sites included, with a
+  :class:`ConstraintWarning` when a site was off the sphere by more than
+  ``UNIT_TOLERANCE``; a site where they are all zero has no direction and is refused
+  (``ParameterError`` naming the site). NaN and Inf are refused by the engine.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+
+import numpy as np
+
+from .errors import LayoutError, ParameterError, ShapeError
+
+__all__ = ["field_values", "constraint_of", "ConstraintWarning", "UNIT_TOLERANCE"]
+
+# |n| this far from 1 is a field the user did not mean to be a unit vector (rounding
+# in any ansatz stays near 1e-15); below it normalising is silent and harmless.
+UNIT_TOLERANCE = 1e-6
+
+
+class ConstraintWarning(UserWarning):
+    """A field given to ``set_field`` broke the theory's constraint and was projected
+    onto it (a unit-vector field normalised)."""
+
+
+def constraint_of(spec) -> dict:
+    """The constraint keywords of :func:`field_values` for a theory spec (docs/abi.md)."""
+    return dict(unit_vector=spec.get("constraint") == "unit_vector", auxiliary=tuple(spec.get("auxiliary", ())))
+
+
+def field_values(value, lattice, fields, *, unit_vector=False, auxiliary=(), stacklevel=3):
+    """``value`` as a C-contiguous float64 array (len(fields), ny, nx), checked and,
+    for a unit-vector theory, normalised (see the module docstring)."""
+    from . import initial as _initial
+    from .field import Field
+
+    ncomp = len(fields)
+    shape = lattice.shape
+    if isinstance(value, Field):
+        arr = value.numpy()
+    elif isinstance(value, _initial._Configuration):
+        X, Y = lattice.meshgrid()
+        arr = _stack(value.components(fields, auxiliary, X, Y), ncomp, shape, value)
+    elif callable(value):
+        X, Y = lattice.meshgrid()
+        _check_signature(value)
+        comps = value(X, Y)
+        if ncomp == 1 and not isinstance(comps, (tuple, list)):
+            comps = [comps]  # one component: the function may return it bare
+        arr = _stack(comps, ncomp, shape, value)
+    else:
+        arr = np.asarray(value)
+    if np.iscomplexobj(arr):
+        raise LayoutError(f"field values are complex (dtype {arr.dtype}): fieldgo fields are real; "
+                          f"give the real and imaginary parts as two components (e.g. psi_re, psi_im)")
+    if ncomp == 1 and arr.shape == shape:
+        arr = arr[None]  # one component given as (ny, nx)
+    if arr.shape != (ncomp, lattice.ny, lattice.nx):
+        raise ShapeError(f"field of shape {arr.shape} does not fit: want (ncomp, ny, nx) = "
+                         f"({ncomp}, {lattice.ny}, {lattice.nx})")
+    if not np.issubdtype(arr.dtype, np.number):
+        raise ShapeError(f"field values must be numbers, got dtype {arr.dtype}")
+    arr = np.array(arr, dtype=np.float64, order="C", copy=True)
+    if unit_vector:
+        _normalise(arr, fields, auxiliary, stacklevel + 1)
+    return arr
+
+
+def _name(fn) -> str:
+    name = getattr(fn, "__qualname__", None) or type(fn).__qualname__
+    module = getattr(fn, "__module__", None)
+    return f"{module}.{name}" if module and module not in ("__main__", "builtins") else name
+
+
+def _check_signature(fn):
+    """Refuse a function that cannot take (x, y) before calling it, so that a
+    TypeError raised inside a correctly shaped function stays the user's own."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return  # a builtin or extension callable: calling it is the only check
+    try:
+        sig.bind(0.0, 0.0)
+    except TypeError:
+        raise ParameterError(f"the initial-field function {_name(fn)}{sig} cannot be called as f(x, y): "
+                             f"set_field calls it with the lattice coordinates x and y (arrays "
+                             f"shaped (ny, nx)) and wants the components back") from None
+
+
+def _stack(comps, ncomp, shape, fn):
+    if isinstance(comps, np.ndarray) and comps.ndim == len(shape) + 1:
+        comps = list(comps)
+    try:
+        parts = [np.broadcast_to(np.asarray(c), shape) for c in comps]
+    except (TypeError, ValueError) as exc:
+        raise ShapeError(f"the initial-field function {_name(fn)} must return {ncomp} arrays over the "
+                         f"lattice (shape {shape}): {exc}") from None
+    if len(parts) != ncomp:
+        raise ShapeError(f"the initial-field function {_name(fn)} returned {len(parts)} components; "
+                         f"the theory has {ncomp}")
+    return np.array(parts)
+
+
+def _normalise(arr, fields, auxiliary, stacklevel):
+    idx = [k for k, f in enumerate(fields) if f not in set(auxiliary)]
+    n = arr[idx]
+    with np.errstate(invalid="ignore", over="ignore"):
+        norm = np.sqrt(np.sum(n * n, axis=0))
+    if not np.all(np.isfinite(norm)):
+        return  # NaN or Inf: the engine refuses it, naming the site
+    zero = np.argwhere(norm == 0)
+    if zero.size:
+        j, i = (int(v) for v in zero[0])
+        raise ParameterError(
+            f"the field is zero at site (i, j) = ({i}, {j}) ({len(zero)} such site(s)), but the theory "
+            f"constrains ({', '.join(fields[k] for k in idx)}) to unit length: a zero vector has no "
+            f"direction to normalise to; give every site a non-zero vector")
+    dev = np.abs(norm - 1.0)
+    worst = np.unravel_index(int(np.argmax(dev)), dev.shape)
+    if dev[worst] > UNIT_TOLERANCE:
+        j, i = (int(v) for v in worst)
+        warnings.warn(
+            f"the field is not a unit vector: |({', '.join(fields[k] for k in idx)})| is "
+            f"{norm[worst]:.6g} at site (i, j) = ({i}, {j}) (and off 1 by more than {UNIT_TOLERANCE:g} at "
+            f"{int(np.count_nonzero(dev > UNIT_TOLERANCE))} site(s)); set_field normalised it",
+            ConstraintWarning, stacklevel=stacklevel)
+    arr[idx] = n / norm
