@@ -263,6 +263,8 @@ class Theory:
             site3 = tracer.symbolic_site(sym, True, f"density {name!r}")
             densities[name] = to_sympy(tracer.scalar_result(fn, (site3, params), f"density {name!r}"))
         st = SymbolicTheory(sym, energy, parts, gradient, kind, densities, dict(static))
+        if kind == "hand":
+            self._refuse_gradient_mismatch(st)
 
         origins = {"energy": codegen.Origin(*diagnostics.def_line(self._energy_fn))}
         if self._gradient_fn is not None:
@@ -280,6 +282,36 @@ class Theory:
         result = (st, codegen.emit(pf))
         self._generated[key] = result
         return result
+
+    def check_gradient(self, **static) -> None:
+        """Check a hand-written ``@theory.gradient`` against the Euler–Lagrange form
+        derived from ``@theory.energy_density`` (fieldgo.gradcheck): at three points of
+        a smooth test field, with parameters away from zero, every component must agree
+        to 1e-8 of the gradient's size (tangent parts under a unit-vector constraint).
+        Raises SpecError naming the component and the difference. It also runs when the
+        theory is first traced, so a Simulation never relaxes a field with a gradient
+        that is not the energy's; a derived gradient passes by construction."""
+        st = self.symbolic(**static)
+        if st.gradient_kind == "hand":
+            self._refuse_gradient_mismatch(st)
+
+    def _refuse_gradient_mismatch(self, st):
+        from . import gradcheck
+
+        unit = bool(self.constraint) and self.constraint.spec_name == "unit_vector"
+        bad = gradcheck.mismatches(st, unit, list(self.auxiliary))
+        if not bad:
+            return
+        a, diff, scale, (x0, y0) = max(bad, key=lambda m: m[1] / m[2])
+        comps = sorted({self.fields[m[0]] for m in bad})
+        file, line = diagnostics.def_line(self._gradient_fn)
+        where = f" ({file}:{line})" if file else ""
+        raise SpecError(
+            f"the hand-written gradient of theory {self.name!r}{where} is not the derivative of its energy "
+            f"density: component {self.fields[a]!r} differs from the derived one by {diff:.3g} where the "
+            f"gradient is {scale:.3g} in size (relative {diff / scale:.2g}, at a test point x={x0}, y={y0}); "
+            f"components that differ: {', '.join(comps)}. Fix the gradient, or drop @theory.gradient to use "
+            f"the derived one")
 
     # --- outputs ---------------------------------------------------------------------
     @property
