@@ -40,14 +40,23 @@ def main(path: str) -> None:
         print()
     starts = [r for r in recs if r["bench"] == "minimize_start"]
     if starts:
-        print("What a `minimize()` call costs beyond its steps (ms): the first call after `set_field` "
-              "(it estimates the stiffness) and later calls:\n")
+        print("What a `minimize(max_steps=1)` call costs beyond its one step (ms; start, check step, end): "
+              "the first call after `set_field` (it estimates the stiffness) and a later call:\n")
         print("| theory | grid | precision | step | first call | later calls |")
         print("|---|---|---|---|---|---|")
         for r in starts:
             first = r.get("first_start_ms")
+            later = r["one_step_call_ms"] - r["step_ms"]
             print(f"| {r['theory']} | {r['grid']}² | {r['precision']} | {r['step_ms']:.3f} | "
-                  f"{'' if first is None else f'{first:.2f}'} | {r['start_ms']:.2f} |")
+                  f"{'' if first is None else f'{first:.2f}'} | {later:.2f} |")
+        print()
+    calls = [r for r in recs if r["bench"] == "call"]
+    if calls:
+        print("Every call on a Baby Skyrme simulation, timed once after a warm-up of the same call:\n")
+        print("| call | grid | ms | moves |")
+        print("|---|---|---|---|")
+        for r in calls:
+            print(f"| `{r['call']}` | {r['grid']}² | {r['ms']:.2f} | {r['moves']} |")
         print()
     for r in recs:
         if r["bench"] == "startup":
