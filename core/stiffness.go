@@ -27,7 +27,8 @@ const stiffnessSeed = 0x5eed5eed5eed5eed
 // omega^2 = lambda. The estimate is a Ritz value, so from below for a
 // symmetric Hessian, and deterministic (fixed start vector, fixed-order
 // reductions). Every vector stays on the backend: a step is one gradient
-// evaluation, a few linear combinations and two dot products.
+// evaluation (of the shifted field, formed by the gradient's loader), two
+// linear combinations, a projection and two dot products.
 //
 // The default time step comes from it because the stiffest mode depends on the
 // theory and the field, not only on the spacing: the Skyrme term raises the
@@ -49,11 +50,10 @@ func (s *Simulation) Stiffness() (float64, error) {
 // (a large lattice would otherwise pay for the allocation on every start).
 type lanczosBuffers struct {
 	v, prev, w kernels.Buffer
-	unit       kernels.Buffer // the field normalised, for the tangent projection (unit-vector theories)
 }
 
 func (l *lanczosBuffers) release() {
-	for _, b := range []kernels.Buffer{l.v, l.prev, l.w, l.unit} {
+	for _, b := range []kernels.Buffer{l.v, l.prev, l.w} {
 		if b != nil {
 			b.Release()
 		}
@@ -66,11 +66,7 @@ func (s *Simulation) lanczos() (*lanczosBuffers, error) {
 	}
 	n := s.phi.NComp() * s.lat.Sites()
 	l := &lanczosBuffers{}
-	slots := []*kernels.Buffer{&l.v, &l.prev, &l.w}
-	if s.theory.UnitVector() {
-		slots = append(slots, &l.unit)
-	}
-	for _, b := range slots {
+	for _, b := range []*kernels.Buffer{&l.v, &l.prev, &l.w} {
 		var err error
 		if *b, err = s.prog.NewBuffer(n); err != nil {
 			l.release()
@@ -93,17 +89,13 @@ func (s *Simulation) stiffness(iters int) (float64, error) {
 	// For a unit-vector field the flow moves on the sphere, so only tangent
 	// directions count: the start vector and every H v are projected at each
 	// site (the radial stiffness of the unconstrained energy is not a mode of
-	// the flow). Constrain normalises its copy of the field and projects.
+	// the flow).
+	uv := s.theory.UnitVector()
 	project := func(x kernels.Buffer) error {
-		if l.unit == nil {
+		if !uv {
 			return nil
 		}
-		return s.prog.Constrain(s.grid, l.unit, x)
-	}
-	if l.unit != nil {
-		if err := s.prog.Combine(l.unit, T(1, s.phiB)); err != nil {
-			return 0, err
-		}
+		return s.prog.Project(s.grid, s.phiB, x)
 	}
 	// The Lanczos vectors are kept unnormalised, q_j = scale[j] * u_j, which
 	// saves a pass over the lattice per step; the buffers rotate.
@@ -127,10 +119,11 @@ func (s *Simulation) stiffness(iters int) (float64, error) {
 	scale, prevScale := 1/math.Sqrt(nu), 0.0
 	var alpha, beta []float64
 	for it := 0; it < iters; it++ {
-		if err := s.prog.Combine(s.trial, T(1, s.phiB), T(eps*scale, u)); err != nil {
-			return 0, err
-		}
-		if _, err := s.prog.Gradient(s.gradArgs(s.trial, nil, s.g[1], false, false)); err != nil {
+		// The gradient at phi + eps q, the shifted field formed by the
+		// gradient's own loader where the backend can (no trial field stored).
+		ga := s.gradArgs(s.phiB, nil, s.g[1], false, false)
+		ga.Shift = []kernels.Term{T(eps*scale, u)}
+		if _, err := s.prog.Gradient(ga); err != nil {
 			return 0, err
 		}
 		if err := s.prog.Combine(w, T(1/eps, s.g[1]), T(-1/eps, s.g[0])); err != nil {

@@ -36,7 +36,13 @@ type Grid struct {
 	Nx, Ny   int
 	Hx, Hy   float64
 	Ox, Oy   float64
-	Periodic bool // otherwise "fixed": the outer two layers are held
+	Periodic bool // wrap both directions
+	// Free is the natural (Neumann) boundary of the discrete energy: no site
+	// is held, the energy sums over every site, and the stencils near the
+	// edges use only in-box sites (kernels/src/stencil.h). Only the
+	// Consistent form is its gradient. Neither Periodic nor Free: "fixed",
+	// the outer two layers are held and carry no energy.
+	Free bool
 }
 
 // Sites is Nx*Ny.
@@ -47,6 +53,9 @@ func (g Grid) Sites() int { return g.Nx * g.Ny }
 func (u Unit) CheckLaunch(g Grid, params []float64) error {
 	if g.Nx < 5 || g.Ny < 5 {
 		return errs.New(errs.Lattice, "the stencils need at least 5 x 5 sites, got %d x %d", g.Nx, g.Ny)
+	}
+	if g.Periodic && g.Free {
+		return errs.New(errs.Lattice, "a grid is periodic or free, not both")
 	}
 	if len(params) != u.NParams {
 		return errs.New(errs.Parameter, "%d parameters given, the theory has %d", len(params), u.NParams)
@@ -76,6 +85,14 @@ func (f Form) String() string {
 	return "unknown"
 }
 
+// GridChecker is implemented by a Program that runs only some grids (a
+// boundary it does not implement). core asks it when a simulation is made, so
+// the refusal comes before any work; the Program's operations refuse such a
+// grid all the same.
+type GridChecker interface {
+	CheckGrid(g Grid) error
+}
+
 // Buffer is memory a Program's operations read and write: n float64 values,
 // for a field C columns of nx*ny, x fastest.
 type Buffer interface {
@@ -96,6 +113,7 @@ type GradientArgs struct {
 	Params  []float64 // dynamic parameters, spec order
 	Project bool      // project onto the tangent space of a unit-vector field
 	Phi     Buffer    // the field
+	Shift   []Term    // at most 2: the field is Phi + these terms, formed as Combine would (nil: Phi)
 	Vel     Buffer    // a velocity for the power v.g, or nil
 	Out     Buffer    // the gradient per unit area; zero on held sites
 	Energy  bool      // also compute the energy (needed for Reduction.Energy)
@@ -134,6 +152,10 @@ type Program interface {
 	// Constrain normalises phi to a unit vector at every site that is not
 	// held and projects vel onto the tangent space there.
 	Constrain(g Grid, phi, vel Buffer) error
+	// Project removes from x, at every site that is not held, its part along
+	// the unit vector phi/|phi| (the constrained components; phi is read,
+	// not written).
+	Project(g Grid, phi, x Buffer) error
 	// Density writes density k of phi (k < 0: the energy density e; k >= 0:
 	// the point source's fg_density(k)) into out (nil: not written) and
 	// returns its integral, hx*hy times the sum over the energy's sites.

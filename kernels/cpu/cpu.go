@@ -51,7 +51,8 @@ func (b *Backend) threads() int {
 	return runtime.GOMAXPROCS(0)
 }
 
-var kernelNames = []string{"fg_k_continuum", "fg_k_partials", "fg_k_consistent", "fg_k_combine", "fg_k_constrain", "fg_k_density"}
+var kernelNames = []string{"fg_k_continuum", "fg_k_partials", "fg_k_consistent", "fg_k_combine", "fg_k_constrain", "fg_k_project", "fg_k_density",
+	"fg_k_partials_free", "fg_k_consistent_free", "fg_k_density_free"}
 
 // TranslationUnit is the C source Compile builds for u: size checks, the point
 // source, then the templates.
@@ -130,11 +131,12 @@ type program struct {
 	float32 bool // float32 storage: stores and uploads round to float32
 	cached  bool // the shared object came from the disk cache
 
-	mu     sync.Mutex
-	params *buffer // C copy of the parameters
-	rows   *buffer // per-row energy, max, power
-	work   *buffer // consistent-form partials
-	closed bool
+	mu      sync.Mutex
+	params  *buffer // C copy of the parameters
+	rows    *buffer // per-row energy, max, power
+	work    *buffer // consistent-form partials
+	shifted *buffer // Gradient's Phi + Shift
+	closed  bool
 }
 
 // Cached reports whether the shared object came from the disk cache.
@@ -265,6 +267,9 @@ func (p *program) args(g kernels.Grid, params []float64) (*C.fg_args, error) {
 	if g.Periodic {
 		a.periodic = 1
 	}
+	if g.Free {
+		a.free_edges = 1
+	}
 	a.hx, a.hy, a.ox, a.oy = C.double(g.Hx), C.double(g.Hy), C.double(g.Ox), C.double(g.Oy)
 	pb := scratch(&p.params, len(params)+1)
 	copy(pb.slice(), params)
@@ -304,6 +309,30 @@ func (p *program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 	if err != nil {
 		return r, err
 	}
+	if len(ga.Shift) > 0 && phi != nil {
+		// The kernels read one field: form Phi + Shift as Combine would.
+		if len(ga.Shift) > 2 {
+			return r, errs.New(errs.Internal, "Gradient takes at most 2 shift terms, got %d", len(ga.Shift))
+		}
+		sum := scratch(&p.shifted, phi.n)
+		sum.round = p.float32
+		c := &C.fg_args{}
+		c.out = sum.ptr
+		c.nterms = C.int(1 + len(ga.Shift))
+		c.coef[0], c.terms[0] = 1, phi.ptr
+		for t, term := range ga.Shift {
+			x, err := buf(term.X)
+			if err != nil {
+				return r, err
+			}
+			if x == nil || x.n != phi.n {
+				return r, errs.New(errs.Shape, "Gradient shift term %d does not match the field's length %d", t, phi.n)
+			}
+			c.coef[t+1], c.terms[t+1] = C.double(term.Coef), x.ptr
+		}
+		p.run("fg_k_combine", c, phi.n)
+		phi = &buffer{ptr: sum.ptr, n: phi.n}
+	}
 	out, err := buf(ga.Out)
 	if err != nil {
 		return r, err
@@ -334,10 +363,18 @@ func (p *program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 		a.want_energy = 1
 	}
 	ny := ga.Grid.Ny
-	switch ga.Form {
-	case kernels.Continuum:
+	switch {
+	case ga.Grid.Free && ga.Form == kernels.Continuum:
+		return r, errs.New(errs.Parameter, "the continuum gradient form has no free boundary: "+
+			"its expression at an edge site is the derivative of no energy; use the consistent form")
+	case ga.Grid.Free && ga.Form == kernels.Consistent:
+		a.penalty = C.double(ga.Penalty)
+		a.work = scratch(&p.work, 5*p.unit.NComp*ga.Grid.Sites()).ptr
+		p.run("fg_k_partials_free", a, ny)
+		p.run("fg_k_consistent_free", a, ny)
+	case ga.Form == kernels.Continuum:
 		p.run("fg_k_continuum", a, ny)
-	case kernels.Consistent:
+	case ga.Form == kernels.Consistent:
 		a.penalty = C.double(ga.Penalty)
 		a.work = scratch(&p.work, 5*p.unit.NComp*ga.Grid.Sites()).ptr
 		p.run("fg_k_partials", a, ny)
@@ -429,6 +466,34 @@ func (p *program) Constrain(g kernels.Grid, phi, vel kernels.Buffer) error {
 	return nil
 }
 
+func (p *program) Project(g kernels.Grid, phi, x kernels.Buffer) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	a, err := p.args(g, make([]float64, p.unit.NParams))
+	if err != nil {
+		return err
+	}
+	f, err := buf(phi)
+	if err != nil {
+		return err
+	}
+	v, err := buf(x)
+	if err != nil {
+		return err
+	}
+	for _, b := range []struct {
+		name string
+		b    *buffer
+	}{{"field", f}, {"projected", v}} {
+		if err := p.checkField(b.name, b.b, g); err != nil {
+			return err
+		}
+	}
+	a.phi, a.work = f.ptr, v.ptr
+	p.run("fg_k_project", a, g.Ny)
+	return nil
+}
+
 func (p *program) Density(g kernels.Grid, params []float64, phi kernels.Buffer, k int, out kernels.Buffer) (float64, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -461,7 +526,11 @@ func (p *program) Density(g kernels.Grid, params []float64, phi kernels.Buffer, 
 		k = -1
 	}
 	a.density = C.int(k)
-	p.run("fg_k_density", a, g.Ny)
+	if g.Free {
+		p.run("fg_k_density_free", a, g.Ny)
+	} else {
+		p.run("fg_k_density", a, g.Ny)
+	}
 	e, _, _ := p.rowSlices(g.Ny)
 	return kernels.SumCompensated(e), nil
 }
@@ -586,7 +655,7 @@ func (p *program) Close() error {
 		return nil
 	}
 	p.closed = true
-	for _, b := range []*buffer{p.params, p.rows, p.work} {
+	for _, b := range []*buffer{p.params, p.rows, p.work, p.shifted} {
 		if b != nil {
 			b.Release()
 		}

@@ -111,3 +111,71 @@ func TestMaxAbsFindsTheLargestMagnitudeAndNaN(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, math.IsNaN(m))
 }
+
+func TestProjectRemovesThePartAlongTheFieldAtFreeSites(t *testing.T) {
+	p, err := cpu.New(cpu.Options{Threads: 2, CacheDir: t.TempDir()}).Compile(abelianHiggs(t))
+	require.NoError(t, err)
+	defer p.Close()
+	g := kernels.Grid{Nx: 9, Ny: 7, Hx: 0.1, Hy: 0.1} // fixed: two held layers
+	n := g.Sites()
+	phi, err := p.NewBuffer(4 * n)
+	require.NoError(t, err)
+	x, err := p.NewBuffer(4 * n)
+	require.NoError(t, err)
+	f, v := cpu.BufferSlice(phi), cpu.BufferSlice(x)
+	for e := range f {
+		f[e], v[e] = 2+kernels.RandomValue(1, e), kernels.RandomValue(2, e)
+	}
+	f0, v0 := append([]float64(nil), f...), append([]float64(nil), v...)
+	require.NoError(t, p.Project(g, phi, x))
+	assert.Equal(t, f0, f, "the field is read, not written")
+	for j := 0; j < g.Ny; j++ {
+		for i := 0; i < g.Nx; i++ {
+			site := j*g.Nx + i
+			held := i < 2 || i >= g.Nx-2 || j < 2 || j >= g.Ny-2
+			var dot, norm float64
+			for k := 0; k < 4; k++ {
+				dot += v[k*n+site] * f[k*n+site]
+				norm += v0[k*n+site] * v0[k*n+site]
+				if held {
+					require.Equal(t, v0[k*n+site], v[k*n+site], "held site (%d, %d)", i, j)
+				}
+			}
+			if !held {
+				require.InDelta(t, 0, dot, 1e-14*math.Sqrt(norm)*10, "site (%d, %d) keeps a part along the field", i, j)
+			}
+		}
+	}
+}
+
+// Gradient's Shift forms Phi + the terms as Combine would: the same bits as
+// the gradient of the combined field.
+func TestGradientOfAShiftedFieldIsTheGradientOfTheCombination(t *testing.T) {
+	p, err := cpu.New(cpu.Options{Threads: 2, CacheDir: t.TempDir()}).Compile(abelianHiggs(t))
+	require.NoError(t, err)
+	defer p.Close()
+	g := kernels.Grid{Nx: 16, Ny: 12, Hx: 0.3, Hy: 0.3, Periodic: true}
+	n := 4 * g.Sites()
+	bufs := make([]kernels.Buffer, 5)
+	for i := range bufs {
+		bufs[i], err = p.NewBuffer(n)
+		require.NoError(t, err)
+	}
+	phi, x, sum, out1, out2 := bufs[0], bufs[1], bufs[2], bufs[3], bufs[4]
+	for e, f := 0, cpu.BufferSlice(phi); e < n; e++ {
+		f[e] = math.Sin(0.1*float64(e)) + 0.5
+		cpu.BufferSlice(x)[e] = kernels.RandomValue(5, e)
+	}
+	require.NoError(t, p.Combine(sum, kernels.Term{Coef: 1, X: phi}, kernels.Term{Coef: 1e-3, X: x}))
+	params := []float64{1}
+	r1, err := p.Gradient(kernels.GradientArgs{Grid: g, Params: params, Phi: sum, Out: out1, Energy: true})
+	require.NoError(t, err)
+	r2, err := p.Gradient(kernels.GradientArgs{Grid: g, Params: params, Phi: phi, Shift: []kernels.Term{{Coef: 1e-3, X: x}},
+		Out: out2, Energy: true})
+	require.NoError(t, err)
+	assert.Equal(t, r1, r2)
+	assert.Equal(t, cpu.BufferSlice(out1), cpu.BufferSlice(out2))
+	_, err = p.Gradient(kernels.GradientArgs{Grid: g, Params: params, Phi: phi, Out: out2,
+		Shift: []kernels.Term{{Coef: 1, X: x}, {Coef: 1, X: x}, {Coef: 1, X: x}}})
+	assert.True(t, errs.Is(err, errs.Internal), "at most two shift terms")
+}

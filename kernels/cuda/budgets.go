@@ -57,6 +57,8 @@ var Budgets = map[string]int{
 	"fg_k_maxabs":       40,
 	"fg_k_maxabs_final": 40,
 	"fg_k_random":       40,
+	// Program.Project: fg_k_constrain without the normalised field's store.
+	"fg_k_project": 40,
 }
 
 // Float32Budgets are the float32-storage variants' exceptions to Budgets

@@ -29,7 +29,7 @@ import (
 // Describe lists them.
 var KernelNames = []string{"fg_k_continuum", "fg_k_consistent", "fg_k_density", "fg_k_rows", "fg_k_final",
 	"fg_k_combine", "fg_k_constrain", "fg_k_nonfinite", "fg_k_tile", "fg_k_decide", "fg_k_update", "fg_k_tile_up",
-	"fg_k_widen", "fg_k_narrow", "fg_k_stages234", "fg_k_dot", "fg_k_dot_final", "fg_k_maxabs", "fg_k_maxabs_final", "fg_k_random"}
+	"fg_k_widen", "fg_k_narrow", "fg_k_stages234", "fg_k_dot", "fg_k_dot_final", "fg_k_maxabs", "fg_k_maxabs_final", "fg_k_random", "fg_k_project"}
 
 // TranslationUnit is the CUDA C++ source Compile hands NVRTC for u with
 // float64 storage: FG_FUNC, the point source, size checks, then the templates.

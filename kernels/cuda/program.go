@@ -72,6 +72,7 @@ type Program struct {
 	lastParams []float64
 	part       devScratch // chunk partials
 	dotPart    devScratch // Dot's partials, one per FG_DOT_CHUNK
+	shifted    devScratch // Gradient's Phi + Shift for the consistent form
 	rows       devScratch // row partials
 	stage      devScratch // float32 storage: float64 staging of Upload/Download
 	res        C.CUdeviceptr
@@ -436,12 +437,25 @@ func (p *Program) field(name string, b kernels.Buffer, g kernels.Grid, optional 
 	return cb, p.checkField(name, cb, g)
 }
 
+// CheckGrid refuses the free boundary (kernels.Grid.Free): its in-box edge
+// stencils and transposed gradient exist in the CPU backend's kernels only.
+func (p *Program) CheckGrid(g kernels.Grid) error {
+	if g.Free {
+		return errs.New(errs.Backend, "the free boundary is implemented on the CPU backend only: "+
+			"use backend \"cpu\" for it, or boundary \"fixed\" or \"periodic\" on the GPU")
+	}
+	return nil
+}
+
 // args fills the grid part of the argument block, uploads the parameters if
 // they changed and sizes the reduction scratch. Called with the context
 // current and p.mu held.
 func (p *Program) args(g kernels.Grid, params []float64) (*C.fg_cargs, error) {
 	if p.closed {
 		return nil, errs.New(errs.Released, "the program has been closed")
+	}
+	if err := p.CheckGrid(g); err != nil {
+		return nil, err
 	}
 	if err := p.unit.CheckLaunch(g, params); err != nil {
 		return nil, err
@@ -557,6 +571,20 @@ func (p *Program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 		if vel != nil {
 			a.vel = C.fg_dptr(vel.d)
 		}
+		if len(ga.Shift) > 2 {
+			return errs.New(errs.Internal, "Gradient takes at most 2 shift terms, got %d", len(ga.Shift))
+		}
+		shift := make([]*buffer, len(ga.Shift))
+		for t, term := range ga.Shift {
+			x, err := p.buf(term.X)
+			if err != nil {
+				return err
+			}
+			if x == nil || x.n != phi.n {
+				return errs.New(errs.Shape, "Gradient shift term %d does not match the field's length %d", t, phi.n)
+			}
+			shift[t] = x
+		}
 		if ga.Project {
 			a.project = 1
 		}
@@ -567,8 +595,13 @@ func (p *Program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 		switch ga.Form {
 		case kernels.Continuum:
 			// The tiled kernel: the same site arithmetic and chunk partials
-			// as fg_k_continuum, its stencil read from shared memory.
+			// as fg_k_continuum, its stencil read from shared memory. Its
+			// loader forms Phi + Shift in registers, as Combine would.
 			a.nterms, a.coef[0], a.terms[0] = 1, 1, a.phi
+			for t, x := range shift {
+				a.coef[t+1], a.terms[t+1] = C.double(ga.Shift[t].Coef), C.fg_dptr(x.d)
+				a.nterms++
+			}
 			sh, err := p.tileFor(a, ga.Grid)
 			if err != nil {
 				return err
@@ -577,6 +610,23 @@ func (p *Program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 				return err
 			}
 		case kernels.Consistent:
+			if len(shift) > 0 {
+				// fg_k_consistent reads one field: form Phi + Shift first.
+				if err := p.shifted.ensure(p.prec.Bytes() * phi.n); err != nil {
+					return err
+				}
+				c := &C.fg_cargs{}
+				c.out, c.len, c.nterms = C.fg_dptr(p.shifted.d), C.longlong(phi.n), C.int(1+len(shift))
+				c.coef[0], c.terms[0] = 1, C.fg_dptr(phi.d)
+				for t, x := range shift {
+					c.coef[t+1], c.terms[t+1] = C.double(ga.Shift[t].Coef), C.fg_dptr(x.d)
+				}
+				bs := p.k["fg_k_combine"].info.BlockSize
+				if err := p.launch("fg_k_combine", (phi.n+bs-1)/bs, c); err != nil {
+					return err
+				}
+				a.phi = C.fg_dptr(p.shifted.d)
+			}
 			if p.unit.NComp > ConsistentMaxComponents {
 				return errs.New(errs.Backend, "the consistent gradient form runs on CUDA for up to %d components "+
 					"(this theory has %d: one thread cannot hold its neighbours' partials without spilling); "+
@@ -669,6 +719,30 @@ func (p *Program) Constrain(g kernels.Grid, phi, vel kernels.Buffer) error {
 		}
 		bs := p.k["fg_k_constrain"].info.BlockSize
 		return p.launch("fg_k_constrain", (g.Sites()+bs-1)/bs, a)
+	})
+}
+
+// Project removes from x its part along phi/|phi| at the sites that are not
+// held (fg_k_project).
+func (p *Program) Project(g kernels.Grid, phi, x kernels.Buffer) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.withCtx(func() error {
+		a, err := p.args(g, make([]float64, p.unit.NParams))
+		if err != nil {
+			return err
+		}
+		f, err := p.field("field", phi, g, false)
+		if err != nil {
+			return err
+		}
+		v, err := p.field("projected", x, g, false)
+		if err != nil {
+			return err
+		}
+		a.phi, a.vel = C.fg_dptr(f.d), C.fg_dptr(v.d)
+		bs := p.k["fg_k_project"].info.BlockSize
+		return p.launch("fg_k_project", (g.Sites()+bs-1)/bs, a)
 	})
 }
 
@@ -839,6 +913,7 @@ func (p *Program) Close() error {
 		p.params.free()
 		p.part.free()
 		p.dotPart.free()
+		p.shifted.free()
 		p.rows.free()
 		p.stage.free()
 		C.fg_cuMemFree(p.res)

@@ -81,3 +81,65 @@ func TestDotAndFillRandomAgreeWithCPU(t *testing.T) {
 		}
 	}
 }
+
+// TestProjectAndShiftedGradientAgreeWithCPU: Program.Project and a Gradient
+// whose field is Phi + Shift (formed by the tiled kernel's loader for the
+// continuum form, by a combination first for the consistent form) against
+// the CPU's.
+func TestProjectAndShiftedGradientAgreeWithCPU(t *testing.T) {
+	b := gpu(t)
+	defer b.Close()
+	for _, th := range builtins(t) {
+		p := newPair(t, b, th)
+		g := kernels.Grid{Nx: 130, Ny: 97, Hx: 0.1, Hy: 0.1, Ox: -6.5, Oy: -4.8}
+		n := p.unit.NComp * g.Sites()
+		phi, x, out := p.mirror(t, n), p.mirror(t, n), p.mirror(t, n)
+		initial(th.name, g, phi.h)
+		for i := range x.h {
+			x.h[i] = kernels.RandomValue(9, i)
+		}
+		phi.g.Upload()
+		x.g.Upload()
+		for _, form := range []kernels.Form{kernels.Continuum, kernels.Consistent} {
+			ga := kernels.GradientArgs{Grid: g, Form: form, Penalty: 0.05, Params: p.params, Energy: true,
+				Phi: phi.g, Shift: []kernels.Term{{Coef: 1e-4, X: x.g}}, Out: out.g}
+			rg, err := p.gp.Gradient(ga)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out.g.Download()
+			got := append([]float64(nil), out.h...)
+			ga.Phi, ga.Shift[0].X, ga.Out = phi.c, x.c, out.c
+			rc, err := p.cp.Gradient(ga)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m, d float64
+			for i := range got {
+				m = math.Max(m, math.Abs(out.h[i]))
+				d = math.Max(d, math.Abs(got[i]-out.h[i]))
+			}
+			if d > 1e-9*m || math.Abs(rg.Energy-rc.Energy) > 1e-10*math.Abs(rc.Energy) {
+				t.Errorf("%s %v: shifted gradient differs from the CPU's by %.3g of %.3g, energy %v vs %v", th.name, form, d, m, rg.Energy, rc.Energy)
+			}
+		}
+		// Project, on the field as it is (unit or not: phi/|phi| is used).
+		if err := p.gp.Project(g, phi.g, x.g); err != nil {
+			t.Fatal(err)
+		}
+		x.g.Download()
+		got := append([]float64(nil), x.h...)
+		for i := range x.h {
+			x.h[i] = kernels.RandomValue(9, i)
+		}
+		if err := p.cp.Project(g, phi.c, x.c); err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if math.Abs(got[i]-x.h[i]) > 1e-13 {
+				t.Fatalf("%s: Project differs from the CPU's at %d: %v vs %v", th.name, i, got[i], x.h[i])
+			}
+		}
+		p.close()
+	}
+}

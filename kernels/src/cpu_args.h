@@ -8,7 +8,9 @@
 
 typedef struct {
     long nx, ny;
-    int periodic;     /* else fixed: the outer two layers are held */
+    int periodic;     /* wrap both directions */
+    int free_edges;   /* natural boundary: no site held, in-box stencils at the edges;
+                         neither: fixed, the outer two layers are held */
     int project;      /* project gradients onto the unit-vector tangent space */
     int want_energy;
     int density;      /* -1: energy density, k >= 0: fg_density(k) */

@@ -523,6 +523,30 @@ extern "C" __global__ void fg_k_random(fg_cargs a) {
     }
 }
 
+/* Program.Project: vel less its part along phi/|phi| (phi read only), at
+ * sites that are not held: the tangent projection of a unit-vector field. */
+extern "C" __global__ void fg_k_project(fg_cargs a) {
+    const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= a.n) return;
+    const long long j = idx / a.nx, i = idx - j * a.nx;
+    if (!a.periodic && (i < 2 || i >= a.nx - 2 || j < 2 || j >= a.ny - 2)) return;
+    const fg_store* phi = (const fg_store*)a.phi;
+    fg_store* x = (fg_store*)a.vel;
+    double nn = 0.0, xp = 0.0;
+#pragma unroll
+    for (int k = 0; k < FG_NCOMP; k++) {
+        if (FG_AUX(k)) continue;
+        const double u = phi[(long long)k * a.n + idx];
+        nn += u * u;
+        xp += (double)x[(long long)k * a.n + idx] * u;
+    }
+    const double c = xp / nn;
+#pragma unroll
+    for (int k = 0; k < FG_NCOMP; k++)
+        if (!FG_AUX(k))
+            x[(long long)k * a.n + idx] = (fg_store)((double)x[(long long)k * a.n + idx] - c * (double)phi[(long long)k * a.n + idx]);
+}
+
 /* The smallest index e < len whose value is not finite, into *out (an
  * unsigned long long preset to all ones). atomicMin is order independent. */
 extern "C" __global__ void fg_k_nonfinite(fg_cargs a) {
