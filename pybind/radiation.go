@@ -148,23 +148,68 @@ func (ro radiationOptions) options() (radiation.Options, error) {
 // The input blocks' structs are moved; free all blocks afterwards.
 func RadiationFields(job int64, traj, obs, times uintptr, nsamples int, options string) (p uintptr, err error) {
 	defer recoverInto(&err)
+	cube, err := radiationCube(job, traj, obs, times, nsamples, options, false)
+	if err != nil {
+		return 0, bridge(err)
+	}
+	rec := cube.Record()
+	cube.Release() // the record holds its own reference
+	defer rec.Release()
+	return exportBatch(rec), nil
+}
+
+// RadiationFieldsOnDevice is RadiationFields with the cube left in GPU
+// memory, for a consumer there: it returns JSON {handle, ptr, bytes, device,
+// columns, observers, samples}, the columns one after the other
+// (observers x samples float64 each, observer-major) from device address
+// ptr, settled. ReleaseRadiationCube(handle) frees it.
+func RadiationFieldsOnDevice(job int64, traj, obs, times uintptr, nsamples int, options string) (info string, err error) {
+	defer recoverInto(&err)
+	cube, err := radiationCube(job, traj, obs, times, nsamples, options, true)
+	if err != nil {
+		return "", bridge(err)
+	}
+	d := map[string]any{"columns": cube.Columns, "observers": cube.O, "samples": cube.S, "ptr": uint64(0), "bytes": 0, "device": 0}
+	if cube.Device != nil {
+		d["ptr"], d["bytes"], d["device"] = cube.Device.Ptr, cube.Device.Bytes, cube.Device.Device
+	}
+	d["handle"] = register(cube)
+	return jsonString(d), nil
+}
+
+// ReleaseRadiationCube frees a cube left on the device.
+func ReleaseRadiationCube(h int64) (err error) {
+	defer recoverInto(&err)
+	obj, err := unregister(h)
+	if err != nil {
+		return bridge(errs.New(errs.Released, "the device cube has already been released"))
+	}
+	cube, ok := obj.(*radiation.Cube)
+	if !ok {
+		return bridge(errs.New(errs.Handle, "handle %d is a %T, not a radiation cube", h, obj))
+	}
+	return bridge(cube.Release())
+}
+
+func radiationCube(job int64, traj, obs, times uintptr, nsamples int, options string, onDevice bool) (*radiation.Cube, error) {
 	var ro radiationOptions
 	if options != "" {
 		if e := json.Unmarshal([]byte(options), &ro); e != nil {
-			return 0, bridge(errs.New(errs.Parameter, "radiation options are not a JSON object: %v", e))
+			return nil, errs.New(errs.Parameter, "radiation options are not a JSON object: %v", e)
 		}
 	}
 	opt, err := ro.options()
 	if err != nil {
-		return 0, bridge(err)
+		return nil, err
 	}
 	if opt.Device, err = radiationDevice(ro.Backend); err != nil {
-		return 0, bridge(err)
+		return nil, err
 	}
+	opt.OnDevice = onDevice
 	if job != 0 {
 		j, err := lookup[*radiationJob](job)
 		if err != nil {
-			return 0, bridge(err)
+			return nil, err
 		}
 		opt.Cancel = &j.cancel
 	}
@@ -178,40 +223,33 @@ func RadiationFields(job int64, traj, obs, times uintptr, nsamples int, options 
 	}()
 	for i, a := range []uintptr{traj, obs, times} {
 		if recs[i], err = importPair(a, []string{"trajectories", "observers", "times"}[i]); err != nil {
-			return 0, bridge(err)
+			return nil, err
 		}
 	}
 	tr, err := trajectory.FromRecord(recs[0], trajectory.Options{Tolerance: ro.Tolerance})
 	if err != nil {
-		return 0, bridge(err)
+		return nil, err
 	}
 	defer tr.Release()
 	var ob radiation.Observers
 	for i, name := range []string{"x", "y", "z"} {
 		col, err := float64Column(recs[1], name, "observers")
 		if err != nil {
-			return 0, bridge(err)
+			return nil, err
 		}
 		*[]*[]float64{&ob.X, &ob.Y, &ob.Z}[i] = col
 	}
 	ts, err := float64Column(recs[2], "t", "times")
 	if err != nil {
-		return 0, bridge(err)
+		return nil, err
 	}
 	state, accel, err := tr.Splines()
 	if err != nil {
-		return 0, bridge(err)
+		return nil, err
 	}
 	defer state.Release()
 	defer accel.Release()
-	cube, err := radiation.Fields(radiation.Source{State: state, Accel: accel, Charge: tr.Charge, C: tr.C}, ob, ts, nsamples, opt)
-	if err != nil {
-		return 0, bridge(err)
-	}
-	rec := cube.Record()
-	cube.Release() // the record holds its own reference
-	defer rec.Release()
-	return exportBatch(rec), nil
+	return radiation.Fields(radiation.Source{State: state, Accel: accel, Charge: tr.Charge, C: tr.C}, ob, ts, nsamples, opt)
 }
 
 // TrajectoryInfo validates the trajectory table in pair block p (moving its

@@ -27,7 +27,8 @@ calls      Every call a user makes on a Baby Skyrme simulation at --call-sizes (
            device_field().
 radiation  ``fg.radiation.fields`` on the benchmark scene (16 circular orbits at
            beta 0.5..0.8, 16 knots per period, observers on a sphere of radius 50,
-           256 times): samples/s = observers x times x particles / t, float64 and float32.
+           256 times): samples/s = observers x times x particles / t, float64 and float32,
+           the cube returned to host memory and, on a GPU, left on the device.
 """
 
 from __future__ import annotations
@@ -242,11 +243,16 @@ def bench_radiation(report, backend, observers):
     traj, obs, times = radiation_scene(observers)
     samples = observers * times.size * 16
     for prec in ("float64", "float32"):
-        call = lambda: fg.radiation.fields(traj, obs, times, precision=prec, backend=backend)  # noqa: E731
-        call()
-        best = min(_timed(call) for _ in range(2))
-        report(bench="radiation_fields", observers=observers, times=int(times.size), particles=16,
-               knots_per_period=16, precision=prec, seconds=best, samples_per_s=samples / best)
+        for on_device in ((False, True) if backend == "cuda" else (False,)):
+            def call():
+                cube = fg.radiation.fields(traj, obs, times, precision=prec, backend=backend, on_device=on_device)
+                if on_device:
+                    cube.release()
+            call()
+            best = min(_timed(call) for _ in range(3))
+            report(bench="radiation_fields", observers=observers, times=int(times.size), particles=16,
+                   knots_per_period=16, precision=prec, on_device=on_device, seconds=best,
+                   samples_per_s=samples / best)
 
 
 def main():

@@ -792,6 +792,65 @@ func BenchmarkGPUFieldsCall(b *testing.B) {
 			b.Logf("%v: wall %.2f ms, kernel %.2f ms, copy %.2f ms (%.1f GB/s), goal %.2f ms: %s", prec, wall*1e3, kernel*1e3, cp*1e3,
 				float64(d.LastCopyBytes)/cp/1e9, goal*1e3, map[bool]string{true: "met", false: "missed"}[wall <= goal])
 		})
+		// The cube left on the device: the goal is the kernel's time plus 15%.
+		b.Run(prec.String()+"_on_device", func(b *testing.B) {
+			opt := radiation.DefaultOptions()
+			opt.Precision, opt.Device, opt.OnDevice = prec, d, true
+			fieldsOn(b, sc, opt).Release()
+			b.ResetTimer()
+			kernel := 0.0
+			for i := 0; i < b.N; i++ {
+				fieldsOn(b, sc, opt).Release()
+				kernel += d.LastSeconds
+			}
+			wall := b.Elapsed().Seconds() / float64(b.N)
+			kernel /= float64(b.N)
+			b.ReportMetric(wall*1e3, "wall-ms")
+			b.ReportMetric(kernel*1e3, "kernel-ms")
+			b.Logf("%v on the device: wall %.2f ms, kernel %.2f ms, goal %.2f ms: %s", prec, wall*1e3, kernel*1e3, 1.15*kernel*1e3,
+				map[bool]string{true: "met", false: "missed"}[wall <= 1.15*kernel])
+		})
+	}
+}
+
+// TestGPUCubeOnDevice: a cube left on the device holds the bits of the one
+// copied to the host (float64 and float32, with retarded times), and is
+// freed with the cube.
+func TestGPUCubeOnDevice(t *testing.T) {
+	d := gpu(t)
+	t.Setenv("FIELDGO_RAD_O", "300")
+	t.Setenv("FIELDGO_RAD_S", "64")
+	t.Setenv("FIELDGO_RAD_P", "3")
+	sc := newScene(t)
+	defer sc.release()
+	for _, prec := range []radiation.Precision{radiation.Float64, radiation.Float32} {
+		opt := radiation.DefaultOptions()
+		opt.Precision, opt.Device, opt.Retarded = prec, d, true
+		host := fieldsOn(t, sc, opt)
+		opt.OnDevice = true
+		dev := fieldsOn(t, sc, opt)
+		if dev.Device == nil || len(dev.Data) != 0 {
+			t.Fatalf("%v: the cube on the device has Device %v and %d host columns", prec, dev.Device, len(dev.Data))
+		}
+		n := sc.O * sc.S
+		if dev.Device.Bytes != 8*n*len(host.Columns) {
+			t.Fatalf("%v: %d bytes on the device for %d columns of %d", prec, dev.Device.Bytes, len(host.Columns), n)
+		}
+		got := make([]float64, n*len(host.Columns))
+		if err := cuda.DownloadFrom(got, d.Module(), dev.Device.Ptr); err != nil {
+			t.Fatal(err)
+		}
+		for k, col := range host.Data {
+			for i, v := range col {
+				if w := got[k*n+i]; math.Float64bits(w) != math.Float64bits(v) && !(math.IsNaN(w) && math.IsNaN(v)) {
+					t.Fatalf("%v: %s[%d] is %v on the device, %v on the host", prec, host.Columns[k], i, w, v)
+				}
+			}
+		}
+		host.Release()
+		if err := dev.Release(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -60,8 +60,11 @@ type DeviceJob struct {
 	C       float64
 	F64     *DeviceArrays[float64]
 	F32     *DeviceArrays[float32]
-	Out     []float64
+	Out     []float64 // nil when Options.OnDevice
 	Tret    []float64
+	// DeviceOut is the cube the Device left in its memory when
+	// Options.OnDevice: NComp columns and, when Retarded, P more.
+	DeviceOut *DeviceBuffer
 	Scale   []float64
 	// Observer positions in float64 (O each).
 	OX, OY, OZ []float64
@@ -137,13 +140,21 @@ func fieldsOnDevice[F float](k *knots[F], src Source, obs Observers, times []flo
 	case *DeviceArrays[float32]:
 		job.F32 = a
 	}
-	base := unsafe.SliceData(cube.Data[0])
-	job.Out = unsafe.Slice(base, NComp*o*S)
-	if opt.Retarded {
-		job.Tret = unsafe.Slice(unsafe.SliceData(cube.Data[NComp]), P*o*S)
+	if !opt.OnDevice {
+		base := unsafe.SliceData(cube.Data[0])
+		job.Out = unsafe.Slice(base, NComp*o*S)
+		if opt.Retarded {
+			job.Tret = unsafe.Slice(unsafe.SliceData(cube.Data[NComp]), P*o*S)
+		}
 	}
 	if err := opt.Device.Run(job); err != nil {
 		return err
+	}
+	if opt.OnDevice {
+		if job.DeviceOut == nil {
+			return errs.New(errs.Backend, "%v cannot leave the cube in its memory", opt.Device)
+		}
+		cube.Device = job.DeviceOut
 	}
 	if opt.Cancel != nil && opt.Cancel.Load() {
 		return errs.New(errs.Cancelled, "radiation fields cancelled")

@@ -87,6 +87,19 @@ type Options struct {
 	Threads int          // goroutines; 0: GOMAXPROCS
 	Cancel  *atomic.Bool // polled between work items and every 64 samples (CPU), before and after the launch (Device)
 	Device  Device       // nil: the CPU's goroutines; else the kernel runs there
+	// OnDevice leaves the cube in the Device's memory (Cube.Device) for a
+	// consumer there, with no copy to the host; it needs a Device.
+	OnDevice bool
+}
+
+// DeviceBuffer is a cube left in device memory: Bytes from device address
+// Ptr, the columns one after the other (O*S float64 each, observer-major),
+// settled (no work pending) when Fields returns. Free releases it.
+type DeviceBuffer struct {
+	Ptr    uint64
+	Bytes  int
+	Device int // the device's ordinal
+	Free   func()
 }
 
 // Observers are observer positions.
@@ -99,7 +112,8 @@ type Cube struct {
 	Columns  []string
 	Data     [][]float64
 	Options  Options
-	C        float64 // the source's speed of light (the cube's units)
+	C        float64       // the source's speed of light (the cube's units)
+	Device   *DeviceBuffer // Options.OnDevice: the columns on the device; Data is then empty
 	buf      *memory.Buffer
 	released atomic.Bool
 }
@@ -109,7 +123,12 @@ func (c *Cube) Release() error {
 	if c == nil || !c.released.CompareAndSwap(false, true) {
 		return errs.New(errs.Released, "the cube has already been released")
 	}
-	c.buf.Release()
+	if c.buf != nil {
+		c.buf.Release()
+	}
+	if c.Device != nil && c.Device.Free != nil {
+		c.Device.Free()
+	}
 	c.Data = nil
 	return nil
 }
@@ -124,6 +143,9 @@ func newCube(o, s, p int, retarded bool, mem memory.Allocator, clear bool, threa
 		}
 	}
 	n := o * s
+	if mem == nil { // the cube stays on the device
+		return &Cube{O: o, S: s, P: p, Columns: cols}
+	}
 	buf := memory.NewBufferWithAllocator(mem.Allocate(8*n*len(cols)), mem)
 	c := &Cube{O: o, S: s, P: p, Columns: cols, buf: buf}
 	var all []float64
@@ -288,6 +310,12 @@ func Fields(src Source, obs Observers, times []float64, nsamples int, opt Option
 		if h, ok := opt.Device.(HostMemory); ok {
 			mem = h.HostAllocator()
 		}
+	}
+	if opt.OnDevice {
+		if opt.Device == nil {
+			return nil, errs.New(errs.Backend, "a cube left on the device needs a GPU: the CPU backend computes it in host memory")
+		}
+		mem = nil
 	}
 	cube := newCube(o, S, src.State.P, opt.Retarded, mem, clear, opt.Threads)
 	cube.Options = opt // with the segment taken

@@ -122,6 +122,9 @@ func New(opt Options) (*Backend, error) {
 // Name is "cuda".
 func (b *Backend) Name() string { return "cuda" }
 
+// Ordinal is the device's ordinal (Options.Device).
+func (b *Backend) Ordinal() int { return b.opt.Device }
+
 // Device describes the GPU: name, architecture, multiprocessors, driver and
 // NVRTC versions.
 func (b *Backend) Device() string {

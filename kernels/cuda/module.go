@@ -273,6 +273,20 @@ func Download[T any](dst []T, d *DeviceBuffer, off int) error {
 	})
 }
 
+// DownloadFrom copies len(dst) values from device address ptr of m's
+// context (memory handed out by address, such as a cube left on the
+// device), after the work queued before it.
+func DownloadFrom[T any](dst []T, m *Module, ptr uint64) error {
+	var z T
+	n := len(dst) * int(unsafe.Sizeof(z))
+	if n == 0 {
+		return nil
+	}
+	return m.do(func() error {
+		return check(C.fg_cuMemcpyDtoH(unsafe.Pointer(unsafe.SliceData(dst)), C.CUdeviceptr(ptr), C.size_t(n)), "cuMemcpyDtoH")
+	})
+}
+
 // Memset sets n bytes from byte offset off to v.
 func (d *DeviceBuffer) Memset(off, n int, v byte) error {
 	return d.m.do(func() error {

@@ -22,15 +22,16 @@ in Go on C memory and seen by numpy and pyarrow without a copy::
 from __future__ import annotations
 
 import json
+import weakref
 
 import numpy as np
 import pyarrow as pa
 
 from . import _interruptible
 from ._go import go, import_batch, import_table
-from .errors import BackendError, LayoutError, ParameterError, ShapeError
+from .errors import BackendError, LayoutError, ParameterError, ReleasedError, ShapeError
 
-__all__ = ["fields", "trajectory_table", "from_lab_time", "validate", "Cube", "spectrum",
+__all__ = ["fields", "trajectory_table", "from_lab_time", "validate", "Cube", "DeviceCube", "spectrum",
            "harmonic_powers", "harmonic_map", "COMPONENTS"]
 
 COMPONENTS = ("Ex", "Ey", "Ez", "Bx", "By", "Bz", "phi", "Ax", "Ay", "Az")
@@ -263,6 +264,73 @@ class Cube:
         return f"Cube({self.observers} observers x {self.samples} samples, {self.metadata.get('method')}, {self.metadata.get('precision')})"
 
 
+class DeviceCube:
+    """A cube left in GPU memory (``fields(..., on_device=True)``) for a consumer
+    there, with no copy to the host: ``__cuda_array_interface__`` describes it as a
+    float64 array (components, observers, samples), the components in ``columns``
+    order (``cupy.asarray(cube)``, ``torch.as_tensor(cube, device="cuda")``,
+    ``numba.cuda.as_cuda_array(cube)``); ``cube["Ex"]`` is one component
+    (observers, samples). Its memory is the cube's own until ``release()`` or the
+    object is collected; views taken from it must not outlive it."""
+
+    def __init__(self, info: dict, times: np.ndarray):
+        self.columns = tuple(info["columns"])
+        self.observers, self.samples = info["observers"], info["samples"]
+        self.ptr, self.nbytes, self.device_id = info["ptr"], info["bytes"], info["device"]
+        self.times = times
+        self._handle = info["handle"]
+        self._finalizer = weakref.finalize(self, _release_device_cube, self._handle)
+
+    @property
+    def released(self) -> bool:
+        return not self._finalizer.alive
+
+    def release(self) -> None:
+        """Free the device memory now (otherwise when the object is collected)."""
+        self._finalizer()
+
+    def _live(self):
+        if self.released:
+            raise ReleasedError("the device cube has been released")
+
+    @property
+    def __cuda_array_interface__(self):
+        self._live()
+        return {"shape": (len(self.columns), self.observers, self.samples), "typestr": "<f8",
+                "data": (self.ptr, False), "version": 3, "strides": None, "stream": None}
+
+    def __getitem__(self, name: str) -> "_DeviceColumn":
+        self._live()
+        if name not in self.columns:
+            raise ParameterError(f"the cube has no component {name!r} (it has {', '.join(self.columns)})")
+        k = self.columns.index(name)
+        return _DeviceColumn(self, self.ptr + 8 * k * self.observers * self.samples)
+
+    def __repr__(self):
+        state = "released" if self.released else f"at 0x{self.ptr:x} on cuda:{self.device_id}"
+        return f"DeviceCube({self.observers} observers x {self.samples} samples x {len(self.columns)} columns, {state})"
+
+
+class _DeviceColumn:
+    """One component of a DeviceCube, (observers, samples); it keeps the cube alive."""
+
+    def __init__(self, cube: DeviceCube, ptr: int):
+        self._cube, self._ptr = cube, ptr
+
+    @property
+    def __cuda_array_interface__(self):
+        self._cube._live()
+        return {"shape": (self._cube.observers, self._cube.samples), "typestr": "<f8",
+                "data": (self._ptr, False), "version": 3, "strides": None, "stream": None}
+
+
+def _release_device_cube(handle: int) -> None:
+    try:
+        go.ReleaseRadiationCube(handle)
+    except Exception:  # noqa: BLE001  (interpreter shutdown: the runtime may be gone)
+        pass
+
+
 def _observers(observers) -> pa.RecordBatch:
     if isinstance(observers, (pa.Table, pa.RecordBatch)) or hasattr(observers, "__arrow_c_stream__"):
         b = _batch(observers)
@@ -282,7 +350,7 @@ def _observers(observers) -> pa.RecordBatch:
 def fields(trajectories, observers, times, method: str = "newton", n_iters: int = 2, n_substeps: int = 4,
            precision: str = "float64", coef_reuse: bool = True, backend: str = "auto", *,
            search: str = "warm", retarded: bool = False, threads: int = 0, tolerance: float = 1e-6,
-           segment: int = 0, charge=None, c=None) -> Cube:
+           segment: int = 0, charge=None, c=None, on_device: bool = False) -> Cube:
     """Liénard–Wiechert fields and potentials at every observer and time.
 
     ``observers``: (n, 3) positions (or a table with x, y, z); ``times``: (S,) times
@@ -316,6 +384,9 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
     ``backend``: "auto" (a usable NVIDIA GPU, else the CPU), "cpu" or "cuda".
     ``charge`` (one or one per particle) and ``c`` override the table's metadata
     (polars drops schema metadata; without any, charge and c are 1).
+    ``on_device=True`` (a GPU only) leaves the cube in GPU memory and returns a
+    :class:`DeviceCube` (``__cuda_array_interface__``) instead of copying it to
+    the host: the call then costs about the kernel alone.
     Ctrl-C cancels the computation."""
     if backend not in ("auto", "cpu", "cuda"):
         raise BackendError(f"unknown backend {backend!r}: use 'auto', 'cpu' or 'cuda'")
@@ -349,17 +420,22 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
         if c is not None:
             md[b"c"] = repr(_scalar(c, "c")).encode()
         traj = traj.replace_schema_metadata(md)
+    if on_device and backend == "cpu":
+        raise BackendError("on_device=True leaves the cube in GPU memory: use backend='cuda' (or 'auto' with a GPU)")
     pairs = [_export(traj), _export(obs), _export(tbatch)]
     job = go.RadiationNewJob()
+    call = go.RadiationFieldsOnDevice if on_device else go.RadiationFields
     try:
         # The pairs are freed only after the call has returned, Ctrl-C or not.
-        pair = _interruptible.call(lambda: go.RadiationFields(job, pairs[0], pairs[1], pairs[2], s, opts),
-                                   lambda: go.RadiationCancel(job), "fieldgo-radiation")
+        out = _interruptible.call(lambda: call(job, pairs[0], pairs[1], pairs[2], s, opts),
+                                  lambda: go.RadiationCancel(job), "fieldgo-radiation")
     finally:
         for p in pairs:
             go.FreeArrowPair(p)
         go.RadiationReleaseJob(job)
-    return Cube(import_batch(pair), o, s, ts)
+    if on_device:
+        return DeviceCube(json.loads(out), ts)
+    return Cube(import_batch(out), o, s, ts)
 
 
 # --- spectra and harmonic maps (numpy FFT) ---

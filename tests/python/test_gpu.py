@@ -299,6 +299,31 @@ def test_radiation_on_the_gpu_matches_the_cpu():
     assert np.array_equal(g[ok], g2[ok])  # cold search without reuse: the same bits
 
 
+def test_radiation_cube_left_on_the_gpu_holds_the_host_cubes_bits():
+    cp = pytest.importorskip("cupy")
+    gamma = 1 / np.sqrt(1 - 0.25)
+    tau = np.linspace(0, 40, 400)
+    traj = fg.radiation.trajectory_table(
+        tau, gamma * tau, 0.5 * np.cos(gamma * tau), 0.5 * np.sin(gamma * tau), 0 * tau,
+        gamma + 0 * tau, -0.5 * gamma * np.sin(gamma * tau), 0.5 * gamma * np.cos(gamma * tau), 0 * tau)
+    obs = np.random.default_rng(2).normal(size=(300, 3)) * 20
+    times = np.linspace(30, 45, 200)
+    for precision in ("float64", "float32"):
+        host = fg.radiation.fields(traj, obs, times, backend="cuda", precision=precision, retarded=True)
+        dev = fg.radiation.fields(traj, obs, times, backend="cuda", precision=precision, retarded=True,
+                                  on_device=True)
+        assert isinstance(dev, fg.radiation.DeviceCube) and dev.columns == host.columns
+        got = cp.asarray(dev).get()
+        assert got.shape == (len(host.columns), 300, 200)
+        for k, name in enumerate(host.columns):
+            np.testing.assert_array_equal(got[k], host[name])
+            np.testing.assert_array_equal(cp.asarray(dev[name]).get(), host[name])
+        dev.release()
+        assert dev.released
+        with pytest.raises(fg.ReleasedError):
+            cp.asarray(dev)
+
+
 def test_time_to_first_step_in_a_fresh_process(tmp_path):
     import subprocess
     import sys

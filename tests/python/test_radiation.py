@@ -305,3 +305,10 @@ def test_ctrl_c_while_the_worker_starts(monkeypatch):
     assert isinstance(seen.get("error"), fg.CancelledError), seen
     cube = rad.fields(tab, obs, times)
     assert np.isfinite(cube.numpy()).all()
+
+
+def test_a_cube_on_the_device_needs_a_gpu():
+    tau = np.linspace(0, 10, 50)
+    traj = fg.radiation.trajectory_table(tau, tau, 0 * tau, 0 * tau, 0 * tau, 1 + 0 * tau, 0 * tau, 0 * tau, 0 * tau)
+    with pytest.raises(fg.BackendError, match="GPU memory"):
+        fg.radiation.fields(traj, [[10.0, 0, 0]], [12.0], backend="cpu", on_device=True)

@@ -326,7 +326,11 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	name := job.Options.Kernel() + variant
 	split := variant == Split
 	tiled := variant == ""
-	if tiled && job.Tret != nil {
+	nOut, nTret := radiation.NComp*job.O*job.S, 0
+	if job.Options.Retarded {
+		nTret = job.P * job.O * job.S
+	}
+	if tiled && nTret > 0 {
 		name += Tret
 	}
 	fn, err := d.m.Function(name)
@@ -460,24 +464,42 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 			return err
 		}
 	}
-	// One block for the cube and its retarded times, kept for the next run;
+	// One block for the cube and its retarded times, kept for the next run
+	// (a cube left on the device takes a block of its own, which it owns);
 	// only the comparison kernels that add into it need it cleared.
-	n := len(job.Out) + len(job.Tret)
-	if d.out == nil || d.out.Len() < 8*n {
-		d.out.Free()
-		if d.out, err = d.m.Alloc(8 * n); err != nil {
-			d.out = nil
+	n := nOut + nTret
+	var out *cuda.DeviceBuffer
+	if job.Options.OnDevice {
+		if out, err = d.m.Alloc(8 * n); err != nil {
 			return err
 		}
-	} else if variant == Obs || variant == ColumnMajor {
-		if err := d.out.Memset(0, 8*n, 0); err != nil {
-			return err
+		defer func() {
+			if job.DeviceOut == nil { // not handed out: an error on the way
+				out.Free()
+			}
+		}()
+		if variant == Obs || variant == ColumnMajor {
+			if err := out.Memset(0, 8*n, 0); err != nil {
+				return err
+			}
 		}
+	} else {
+		if d.out == nil || d.out.Len() < 8*n {
+			d.out.Free()
+			if d.out, err = d.m.Alloc(8 * n); err != nil {
+				d.out = nil
+				return err
+			}
+		} else if variant == Obs || variant == ColumnMajor {
+			if err := d.out.Memset(0, 8*n, 0); err != nil {
+				return err
+			}
+		}
+		out = d.out
 	}
-	out := d.out
 	tp := uint64(0)
-	if job.Tret != nil {
-		tp = out.Ptr() + uint64(8*len(job.Out))
+	if nTret > 0 {
+		tp = out.Ptr() + uint64(8*nOut)
 	}
 	lb := launchBuffers{off: off, out: out.Ptr(), tret: tp, perm: perm, wTau: wTau, wIdx: wIdx, wWalk: wWalk, part: part, queue: queue, tpSlot: tpSlot, tile: tile, seg: seg}
 	argsAt := func(o0, oc int) []byte {
@@ -547,12 +569,21 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	if d.LastSeconds, err = cuda.Elapsed(start, end); err != nil {
 		return err
 	}
+	if job.Options.OnDevice {
+		// Settled before it is handed out: a consumer may read it on any
+		// stream.
+		if err := d.m.Synchronize(); err != nil {
+			return err
+		}
+		job.DeviceOut = &radiation.DeviceBuffer{Ptr: out.Ptr(), Bytes: 8 * n, Device: d.b.Ordinal(), Free: func() { out.Free() }}
+		return nil
+	}
 	t0 := time.Now()
 	if err := cuda.Download(job.Out, out, 0); err != nil {
 		return err
 	}
-	if job.Tret != nil {
-		if err := cuda.Download(job.Tret, out, 8*len(job.Out)); err != nil {
+	if nTret > 0 {
+		if err := cuda.Download(job.Tret, out, 8*nOut); err != nil {
 			return err
 		}
 	}
