@@ -65,7 +65,7 @@ type DeviceJob struct {
 	// DeviceOut is the cube the Device left in its memory when
 	// Options.OnDevice: NComp columns and, when Retarded, P more.
 	DeviceOut *DeviceBuffer
-	Scale   []float64
+	Scale     []float64
 	// Observer positions in float64 (O each).
 	OX, OY, OZ []float64
 }
