@@ -314,25 +314,92 @@ func TestNewtonFallsBackWhenNotConverged(t *testing.T) {
 	}
 }
 
-// converged: quadratic convergence with a small predicted error passes,
-// steps that do not shrink quadratically or NaN fail, rounding-level steps pass.
+// At beta = 0.99 (4096 knots and 2048 samples per period) the received
+// pulse is a few samples wide, and at its peak the predictor lands ~63 knot
+// intervals off the root, across the light cone's sharp change of curvature.
+// Every sample's retarded time must still be within NewtonTolerance of the
+// local knot interval of the root solved from scratch (Segment 1, the
+// bracketed solve), wherever the pulse falls between samples: each ring of
+// 64 observers sweeps its azimuth over one sample's worth of the orbit, so
+// the pulse's peak arrives at 64 phases of the sample grid. The quadratic
+// ratio |d2|^3/d1^2 accepted errors of 1.5-28x the bound here.
+func TestNewtonErrorBoundAtSharpPulse(t *testing.T) {
+	const beta, kpp, spp = 0.99, 4096, 2048
+	g := 1 / math.Sqrt(1-beta*beta)
+	T := 2 * math.Pi / beta
+	src := source(t, 1, []float64{1}, -2*T/g, 2*T/g, 4*kpp+1, helix(1, 1, beta, 0, 0))
+	dt := T / kpp // the knot interval in lab time (t = gamma tau)
+	for _, ring := range []struct{ R, el float64 }{{10, 0.005}, {10, 0.02}, {40, 0.02}, {200, 0}, {200, 0.005}} {
+		var obs Observers
+		for o := 0; o < 64; o++ {
+			ph := 2 * math.Pi * float64(o) / 64 / spp
+			obs.X = append(obs.X, ring.R*math.Cos(ph))
+			obs.Y = append(obs.Y, ring.R*math.Sin(ph))
+			obs.Z = append(obs.Z, ring.R*ring.el)
+		}
+		var times []float64
+		for s := 0; s < spp; s++ {
+			times = append(times, ring.R+T*float64(s)/spp-T/2)
+		}
+		opt := DefaultOptions()
+		opt.Retarded = true
+		cube := run1(t, src, obs, times, len(times), opt)
+		opt.Segment = 1
+		cold := run1(t, src, obs, times, len(times), opt)
+		got, ref := cubeCol(cube, "t_ret_0"), cubeCol(cold, "t_ret_0")
+		worst, at := 0.0, 0
+		for i := range ref {
+			if math.IsNaN(got[i]) || math.IsNaN(ref[i]) {
+				t.Fatalf("R %v: sample %d has no root (%v, %v)", ring.R, i, got[i], ref[i])
+			}
+			if e := math.Abs(got[i]-ref[i]) / dt; e > worst {
+				worst, at = e, i
+			}
+		}
+		peak, field := 0.0, 0.0
+		for c := 0; c < 3; c++ {
+			for i, v := range cold.Data[c] {
+				peak = math.Max(peak, math.Abs(v))
+				field = math.Max(field, math.Abs(cube.Data[c][i]-v))
+			}
+		}
+		t.Logf("R %v, elevation %v: retarded time off by at most %.3gx the bound (observer %d, sample %d); E by %.2g of the peak",
+			ring.R, ring.el, worst/NewtonTolerance, at/spp, at%spp, field/peak)
+		if !(worst <= NewtonTolerance) {
+			t.Fatalf("R %v, elevation %v: observer %d, sample %d: retarded time off by %.3g knot intervals, %.3gx the bound 2^-16",
+				ring.R, ring.el, at/spp, at%spp, worst, worst/NewtonTolerance)
+		}
+	}
+}
+
+// converged: a settled or rounding-level last step passes whatever the
+// curvature; otherwise the error bound 8 K d2^2 (K = |hp|/(2h)) must be
+// below 2^-16 of the interval and 4 K |d2| below 1/2; NaN and a slope that
+// is not positive fail.
 func TestConverged(t *testing.T) {
 	for _, c := range []struct {
-		d1, d2, h, tau float64
-		want           bool
+		d2, w, tau, h, hp float64
+		want              bool
 	}{
-		{1e-3, 1e-6, 1, 5, true},        // error left ~1e-9 h
-		{1e-9, 5e-7, 1, 5, true},        // last step below 2^-20 h: settled, whatever the step before
-		{1e-7, 2e-6, 1, 5, false},       // above it and growing: not converging
-		{1e-2, 2e-3, 1, 5, false},       // ~8e-5 h: over 2^-16
-		{0.5, 0.25, 1, 5, false},        // linear, not quadratic
-		{0, 0, 1, 5, true},              // exact
-		{1e-15, 1e-15, 1, 5, true},      // rounding of tau
-		{math.NaN(), 1e-3, 1, 5, false}, // NaN: the cold solve
-		{1e-3, math.NaN(), 1, 5, false},
+		{5e-7, 1, 5, 1, 1e9, true},     // below 2^-20 w: settled, whatever the curvature
+		{1e-15, 1, 5, 1, 1e9, true},    // rounding of tau
+		{0, 1, 5, 1, 1e9, true},        // exact
+		{1e-3, 1, 5, 1, 1, true},       // 8 K d2^2 = 4e-6 w: below 2^-16
+		{1e-3, 1, 5, 1, 4, false},      // 1.6e-5 w: over it
+		{1e-3, 1, 5, 2, 4, true},       // a steeper light cone halves K
+		{1e-3, 1e-2, 5, 1, 1e-3, true}, // the bound scales with the interval
+		{2e-6, 1, 5, 1, 1e5, true},     // 8 K d2^2 = 1.6e-6 w, 4 K |d2| = 0.4
+		{2e-6, 1, 5, 1, 2e5, false},    // 8 K d2^2 = 3.2e-6 w, but 4 K |d2| = 0.8: x1 may be further than 2 |d2| from the root
+		{1e-4, 1, 5, 1, -300, true},    // |hp|: the curvature's sign does not matter
+		{1e-4, 1, 5, 1, -400, false},
+		{1e-3, 1, 5, 0, 0, false}, // no slope: no bound
+		{1e-3, 1, 5, -1, 0, false},
+		{math.NaN(), 1, 5, 1, 1, false}, // NaN: the cold solve
+		{1e-3, 1, 5, math.NaN(), 1, false},
+		{1e-3, 1, 5, 1, math.NaN(), false},
 	} {
-		if got := converged(c.d1, c.d2, c.h, c.tau); got != c.want {
-			t.Errorf("converged(%g, %g, %g, %g) = %v, want %v", c.d1, c.d2, c.h, c.tau, got, c.want)
+		if got := converged(c.d2, c.w, c.tau, c.h, c.hp); got != c.want {
+			t.Errorf("converged(%g, %g, %g, %g, %g) = %v, want %v", c.d2, c.w, c.tau, c.h, c.hp, got, c.want)
 		}
 	}
 }

@@ -287,6 +287,16 @@ template <typename F> static __device__ __forceinline__ void fg_rad_position(con
   for (int d = 0; d < 4; d++) dx[d] = (iv.x.a1[d] + iv.x.y1[d] * w.Q1) - iv.x.y0[d] * w.Q2;
 }
 
+// The position, its derivative and its second derivative d2x/dtau2 =
+// 6 (y1 dt1 + y0 dt2) at tau (core/radiation's curvature: the Newton
+// advance's acceptance bound, off the usual sample's path).
+template <typename F> static __device__ __forceinline__ void fg_rad_position2(const fg_rad_interval<F>& iv, F tau, F* x, F* dx, F* ddx) {
+  fg_rad_position(iv, tau, x, dx);
+  const F dt1 = tau - iv.t0, dt2 = iv.t1 - tau;
+#pragma unroll
+  for (int d = 0; d < 4; d++) ddx[d] = 6 * (iv.x.y1[d] * dt1 + iv.x.y0[d] * dt2);
+}
+
 // The state (t, x, y, z, ut, ux, uy, uz) at the powers w of iv: the position
 // from iv, the 4-velocity from its own spline's coefficients u.
 template <typename F> static __device__ __forceinline__ void fg_rad_state(const fg_rad_interval<F>& iv, const fg_rad_quad<F>& u, const fg_rad_powers<F>& w, F* st) {
@@ -336,6 +346,7 @@ template <typename F, int SEARCH, int LAYOUT> struct fg_rad_walker {
     return true;
   }
   __device__ __forceinline__ void position(F tau, F* x, F* dx) { locate(tau); fg_rad_position(iv, tau, x, dx); }
+  __device__ __forceinline__ void position2(F tau, F* x, F* dx, F* ddx) { locate(tau); fg_rad_position2(iv, tau, x, dx, ddx); }
   // The state at tau (the field's; the split solve's predictor).
   __device__ __forceinline__ void state(F tau, F* st) {
     fg_rad_quad<F> u;
@@ -390,6 +401,18 @@ static __device__ __forceinline__ F fg_rad_newton_step(const fg_rad_observer<F>&
   F h = o.c * dx[0] * X0 - (rx * dx[1] + ry * dx[2] + rz * dx[3]);
   *ok = h > 0;
   return fg_quot_normal((F)0.5 * (num - D * (X0 + o.r0)), h);
+}
+
+// fg_rad_newton_step's h (g' = -2h) and its derivative hp (g'' = -2hp) from
+// the position and its first two derivatives (core/radiation's newtonSlope):
+// hp = (c t'' X0 - R_s.r'') - (c^2 t'^2 - |r'|^2), K = g''/(2g') = hp/(2h).
+template <typename F>
+static __device__ __forceinline__ void fg_rad_newton_slope(const fg_rad_observer<F>& o, const F* x, const F* dx, const F* ddx, F tp, F* h, F* hp) {
+  const F rx = o.x - x[1], ry = o.y - x[2], rz = o.z - x[3];
+  const F X0 = o.c * (tp - x[0]) + o.r0;
+  const F cdt = o.c * dx[0];
+  *h = cdt * X0 - (rx * dx[1] + ry * dx[2] + rz * dx[3]);
+  *hp = (o.c * ddx[0] * X0 - (rx * ddx[1] + ry * ddx[2] + rz * ddx[3])) - (cdt * cdt - (dx[1] * dx[1] + dx[2] * dx[2] + dx[3] * dx[3]));
 }
 
 // The part of the field that depends on the state only: the separation X =
@@ -505,16 +528,20 @@ static __device__ bool fg_rad_cold_solve(fg_rad_walker<F, SEARCH, LAYOUT>& w, co
 }
 
 // The Newton advance's acceptance test after its corrections (core/radiation's
-// converged, the same operations): the last step d2 below 2^-20 of the last
-// step's interval width h (the usual sample: one compare, fg_rad_settled),
-// or else (fg_rad_converged_rest) the error left, about |d2|^3/d1^2 from the
-// last two steps, below 2^-16 h, or d2 at the rounding of tau; else the cold
-// solve decides the sample. The rest runs on the cold solve's branch, off the
-// usual sample's path (if-converted beside it, its instructions cost x0.95).
-template <typename F> static __device__ __forceinline__ bool fg_rad_settled(F d2, F h) { return fg_rad_abs(d2) <= (F)0x1p-20 * h; }
-template <typename F> static __device__ __forceinline__ bool fg_rad_converged_rest(F d1, F d2, F h, F tau) {
-  const F a1 = fg_rad_abs(d1), a2 = fg_rad_abs(d2);
-  return a2 <= 16 * fg_rad_eps<F>() * (fg_rad_abs(tau) + h) || a2 * a2 * a2 <= (F)0x1p-16 * h * a1 * a1;
+// settled and converged, the same operations): the last step d2 at most
+// 2^-20 of its interval's width w (the usual sample: one compare,
+// fg_rad_settled), or else (fg_rad_converged_rest, from the light cone's
+// slope h and its derivative hp at the final tau, fg_rad_newton_slope) d2 at
+// the rounding of tau, or the error bound 8 K d2^2 (K = |hp|/(2h), the
+// curvature) below 2^-16 w with 4 K |d2| below 1/2; else the cold solve
+// decides the sample. The rest runs on the cold solve's branch, off the
+// usual sample's path.
+template <typename F> static __device__ __forceinline__ bool fg_rad_settled(F d2, F w) { return fg_rad_abs(d2) <= (F)0x1p-20 * w; }
+template <typename F> static __device__ __forceinline__ bool fg_rad_converged_rest(F d2, F w, F tau, F h, F hp) {
+  const F a2 = fg_rad_abs(d2);
+  if (a2 <= 16 * fg_rad_eps<F>() * (fg_rad_abs(tau) + w)) return true;
+  const F p = 4 * fg_rad_abs(hp) * a2;
+  return p < h && p * a2 <= (F)0x1p-16 * w * h;
 }
 
 // One sample of one walker: advance tau from the previous sample (have) by
@@ -530,7 +557,7 @@ static __device__ __forceinline__ bool fg_rad_advance(fg_rad_walker<F, SEARCH, L
   const fg_rad_args<F>& A = w.A;
   F tau = *tau_io;
   F x[4], dx[4];
-  F d1 = 0, d2 = 0, h = 0;  // Newton: the last two steps; the width of the interval the last one was taken on
+  F d2 = 0, h = 0;  // Newton: the last step; the width of the interval it was taken on
   bool done = false;        // kept, and (Newton) its last step below 2^-20 h or fewer than 2 corrections
   if (have) {
     F dt = tp - tprev;
@@ -551,11 +578,11 @@ static __device__ __forceinline__ bool fg_rad_advance(fg_rad_walker<F, SEARCH, L
         return step;
       };
       if (A.n_iters == 2) {
-        if (have) d1 = correct();
+        if (have) correct();
         if (have) { h = w.iv.t1 - w.iv.t0; d2 = correct(); }
         done = have && fg_rad_settled(d2, h);
       } else {
-        for (int it = 0; have && it < A.n_iters; it++) { h = w.iv.t1 - w.iv.t0; d1 = d2; d2 = correct(); }
+        for (int it = 0; have && it < A.n_iters; it++) { h = w.iv.t1 - w.iv.t0; d2 = correct(); }
         done = have && (A.n_iters < 2 || fg_rad_settled(d2, h));
       }
     } else if (METHOD == FG_RAD_NEWTON) {
@@ -564,7 +591,7 @@ static __device__ __forceinline__ bool fg_rad_advance(fg_rad_walker<F, SEARCH, L
       for (int it = 0; have && it < A.n_iters; it++) {
         bool ok;
         w.position(tau, x, dx);
-        h = w.iv.t1 - w.iv.t0; d1 = d2; d2 = fg_rad_newton_step(ob, x, dx, tp, &ok);
+        h = w.iv.t1 - w.iv.t0; d2 = fg_rad_newton_step(ob, x, dx, tp, &ok);
         tau -= d2;
         have = ok && tau >= lo && tau <= hi;
       }
@@ -583,8 +610,13 @@ static __device__ __forceinline__ bool fg_rad_advance(fg_rad_walker<F, SEARCH, L
       done = have;
     }
   }
-  if (!done) {  // a kept Newton advance is unsettled here
-    if (have) have = fg_rad_converged_rest(d1, d2, h, tau);
+  if (!done) {  // a kept advance is an unsettled Newton one here (RK4's are done)
+    if (METHOD == FG_RAD_NEWTON && have) {
+      F ddx[4], rho, rhop;
+      w.position2(tau, x, dx, ddx);
+      fg_rad_newton_slope(ob, x, dx, ddx, tp, &rho, &rhop);
+      have = fg_rad_converged_rest(d2, h, tau, rho, rhop);
+    }
     if (!have) have = fg_rad_cold_solve(w, ob, tp, &tau);
   }
   *tau_io = tau;

@@ -356,15 +356,23 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
     ``observers``: (n, 3) positions (or a table with x, y, z); ``times``: (S,) times
     shared by all observers or (n, S), one row per observer. ``method`` "newton"
     (``n_iters`` corrections per sample from the previous sample's root; with 2 or
-    more, a sample whose last correction is over 2^-20 of a knot interval and
-    whose last two corrections do not show convergence, an error left over 2^-16
-    of a knot interval, as when the samples miss a Doppler-compressed pulse, is
-    solved from scratch instead. Where the samples
-    resolve the signal two corrections leave far less, ~1e-17 of a knot interval
-    for the median sample of a synchrotron orbit; with very coarse knots or
-    unresolved pulses raise ``n_iters``, or give ``segment=1`` to solve every
-    sample from scratch, for roots exact to rounding) or "rk4"
-    (``n_substeps`` RK4 steps of dtau/dt_obs per sample interval). ``precision``
+    more, every sample's retarded time is within 2^-16 of the local knot interval
+    of the root: a sample whose last correction is over 2^-20 of a knot interval
+    is kept only if the error that correction leaves, bounded from its size and
+    the light cone's local curvature, is below that, and is solved from scratch
+    otherwise, as when the samples miss a Doppler-compressed pulse. The bound
+    assumes the curvature changes by less than 2x within the last correction,
+    which splines that resolve the worldline meet by far; measured at beta = 0.99
+    with 4096 knots and 2048 samples per period the worst sample is at 1/8 of it.
+    Where the samples resolve the signal two corrections leave far less, ~1e-17 of
+    a knot interval for the median sample of a synchrotron orbit; give
+    ``segment=1`` to solve every sample from scratch, for roots exact to
+    rounding) or "rk4" (``n_substeps`` RK4 steps of dtau/dt_obs per sample
+    interval, no error control: on a circular orbit with 4096 knots and 2048
+    samples per period and the default 4 substeps, the worst retarded time is off
+    by 1e-7 of a knot interval at beta = 0.9 (fields 5e-10 of the peak) but by
+    0.04 of one at beta = 0.99 (6e-4 of the peak) where the pulse is sharp; raise
+    ``n_substeps`` or use Newton there). ``precision``
     "float64" or "float32" (shifted time, in power-of-two units of its own, so any
     units work; error 1e-5 to 5e-4 of the peak at gamma = 5). The splines are
     natural (zero second derivative at a trajectory's ends): within a few knots of
