@@ -20,7 +20,7 @@ const (
 	MetaHx         = "hx"
 	MetaHy         = "hy"
 	MetaOrigin     = "origin"     // JSON [ox, oy]
-	MetaBoundary   = "boundary"   // "fixed" | "periodic"
+	MetaBoundary   = "boundary"   // "fixed" | "periodic" | "free"
 	MetaComponents = "components" // JSON list of component names
 	MetaTheory     = "theory"     // optional theory name
 )

@@ -55,6 +55,16 @@ func TestConsistentGradientIsEnergyGradient(t *testing.T) {
 			[]site{{0, 10, 12}, {3, 11, 13}, {2, 2, 2}, {1, 19, 23}, {3, 2, 12}, {0, 3, 22}}},
 		{"abelian_higgs_periodic", abelianHiggs(t), 20, 24, 0.5, 0.4, core.Periodic, []float64{0.9}, 0, periodicWave(20, 24, 0.5, 0.4),
 			[]site{{0, 0, 0}, {1, 19, 23}, {2, 0, 12}, {3, 10, 0}, {3, 1, 22}, {2, 9, 11}}},
+		// The free boundary: every site is free, so corners, edges and the
+		// sites whose transposed stencils reach the one-sided edge rows
+		// (i, j <= 4 or >= n-5) are checked as well as the inside.
+		{"baby_skyrme_free", babySkyrme(t), 24, 20, 0.3, 0.35, core.Free, []float64{1.2, 0.8}, 0, wobble(hedgehog(1)),
+			[]site{{0, 0, 0}, {1, 23, 19}, {2, 0, 10}, {0, 1, 9}, {1, 22, 1}, {2, 12, 0}, {0, 3, 4}, {1, 4, 15},
+				{2, 19, 16}, {0, 20, 3}, {1, 5, 5}, {2, 11, 10}}},
+		{"baby_skyrme_free_penalty_big", babySkyrme(t), 24, 20, 0.3, 0.35, core.Free, []float64{1, 1}, 0.5, wobble(hedgehog(1)),
+			[]site{{0, 0, 0}, {1, 1, 1}, {2, 2, 2}, {0, 23, 10}, {1, 12, 18}, {2, 11, 10}}},
+		{"abelian_higgs_free", abelianHiggs(t), 22, 26, 0.4, 0.3, core.Free, []float64{1.5}, 0, wobble(vortex(1)),
+			[]site{{0, 0, 25}, {3, 21, 0}, {1, 1, 12}, {2, 20, 24}, {3, 4, 21}, {0, 17, 4}, {2, 10, 13}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

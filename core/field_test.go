@@ -38,6 +38,11 @@ func TestLatticeValidation(t *testing.T) {
 	}
 	_, err := ParseBoundary("dirichlet")
 	assert.True(t, errs.Is(err, errs.Lattice))
+	for _, b := range []Boundary{Fixed, Periodic, Free} {
+		got, err := ParseBoundary(b.String())
+		require.NoError(t, err)
+		assert.Equal(t, b, got)
+	}
 	lat := testLattice(t)
 	assert.InDelta(t, -lat.X(0), lat.X(lat.Nx-1), 1e-15)
 	assert.InDelta(t, -lat.Y(0), lat.Y(lat.Ny-1), 1e-15)

@@ -10,10 +10,19 @@ import (
 type Boundary int
 
 const (
-	// Fixed holds the outer two layers of sites at their initial values.
+	// Fixed holds the outer two layers of sites at their initial values; the
+	// energy sums over the other sites. The held layers are part of the
+	// problem: a relaxed energy depends on the field they were given
+	// (docs/robustness.md).
 	Fixed Boundary = iota
 	// Periodic wraps both directions.
 	Periodic
+	// Free holds no site and sums the energy over every site, with in-box
+	// stencils at the edges: the natural (Neumann) boundary of the discrete
+	// energy, whose relaxed solitons do not depend on the starting field
+	// (kernels/src/cpu_kernels.c.tmpl says how the edges are differenced).
+	// Only the consistent gradient form is its gradient.
+	Free
 )
 
 func (b Boundary) String() string {
@@ -22,6 +31,8 @@ func (b Boundary) String() string {
 		return "fixed"
 	case Periodic:
 		return "periodic"
+	case Free:
+		return "free"
 	}
 	return "unknown"
 }
@@ -33,8 +44,10 @@ func ParseBoundary(name string) (Boundary, error) {
 		return Fixed, nil
 	case "periodic":
 		return Periodic, nil
+	case "free":
+		return Free, nil
 	}
-	return 0, errs.New(errs.Lattice, "unknown boundary %q: use \"fixed\" or \"periodic\"", name)
+	return 0, errs.New(errs.Lattice, "unknown boundary %q: use \"fixed\", \"periodic\" or \"free\"", name)
 }
 
 // Lattice is a rectangular nx × ny grid of sites with spacings hx, hy. Site (i, j)
@@ -79,7 +92,7 @@ func (l Lattice) Validate() error {
 	if math.IsNaN(l.Ox) || math.IsInf(l.Ox, 0) || math.IsNaN(l.Oy) || math.IsInf(l.Oy, 0) {
 		return errs.New(errs.Lattice, "origin must be finite, got (%v, %v)", l.Ox, l.Oy)
 	}
-	if l.Boundary != Fixed && l.Boundary != Periodic {
+	if l.Boundary != Fixed && l.Boundary != Periodic && l.Boundary != Free {
 		return errs.New(errs.Lattice, "unknown boundary %d", int(l.Boundary))
 	}
 	return nil

@@ -134,15 +134,26 @@ func NewSimulation(backend kernels.Backend, theory *Theory, lat Lattice, params 
 		return nil, errs.New(errs.Lattice, "the fourth-order stencils need at least 5 x 5 sites, got %d x %d", lat.Nx, lat.Ny)
 	}
 	s := &Simulation{backend: backend, theory: theory, lat: lat}
-	s.grid = kernels.Grid{Nx: lat.Nx, Ny: lat.Ny, Hx: lat.Hx, Hy: lat.Hy, Ox: lat.Ox, Oy: lat.Oy, Periodic: lat.Boundary == Periodic}
+	s.grid = kernels.Grid{Nx: lat.Nx, Ny: lat.Ny, Hx: lat.Hx, Hy: lat.Hy, Ox: lat.Ox, Oy: lat.Oy,
+		Periodic: lat.Boundary == Periodic, Free: lat.Boundary == Free}
 	if err := s.setParams(params); err != nil {
 		return nil, err
 	}
 	s.form = DefaultForm(theory)
+	if lat.Boundary == Free {
+		// The free boundary is the natural boundary of the discrete energy,
+		// so its gradient is that energy's (kernels.Grid.Free).
+		s.form = kernels.Consistent
+	}
 	if opt.Form != "" {
 		f, err := ParseForm(opt.Form)
 		if err != nil {
 			return nil, err
+		}
+		if lat.Boundary == Free && f == kernels.Continuum {
+			return nil, errs.New(errs.Parameter, "the free boundary needs the consistent gradient form (the exact gradient of "+
+				"its energy), not the continuum form, whose expression at an edge site is the derivative of no energy: "+
+				"leave the form to its default or use \"consistent\"")
 		}
 		s.form = f
 	}
@@ -162,6 +173,12 @@ func NewSimulation(backend kernels.Backend, theory *Theory, lat Lattice, params 
 		return nil, err
 	}
 	s.prog, s.prec, s.compileTime = prog, prec, time.Since(t0)
+	if gc, ok := prog.(kernels.GridChecker); ok {
+		if err := gc.CheckGrid(s.grid); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
 	if err := s.allocate(); err != nil {
 		s.Close()
 		return nil, err
@@ -448,7 +465,7 @@ func (s *Simulation) gradArgs(phi, vel, out kernels.Buffer, energy, project bool
 }
 
 // Energy is the discrete energy hx*hy*sum(e) over the energy's sites (all of
-// them when periodic, all but the two held layers when fixed), plus the
+// them when periodic or free, all but the two held layers when fixed), plus the
 // doubler penalty W when the consistent form uses one. The consistent
 // gradient is its exact gradient. Deterministic bit for bit.
 func (s *Simulation) Energy() (float64, error) {

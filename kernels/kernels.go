@@ -39,7 +39,7 @@ type Grid struct {
 	Periodic bool // wrap both directions
 	// Free is the natural (Neumann) boundary of the discrete energy: no site
 	// is held, the energy sums over every site, and the stencils near the
-	// edges use only in-box sites (kernels/src/stencil.h). Only the
+	// edges use only in-box sites (kernels/src/cpu_kernels.c.tmpl). Only the
 	// Consistent form is its gradient. Neither Periodic nor Free: "fixed",
 	// the outer two layers are held and carry no energy.
 	Free bool

@@ -112,6 +112,7 @@ type BudgetOverride struct {
 // 2026-11-29 with a margin of 8 registers for the GPU machine's NVRTC 13.0.
 var TheoryBudgets = map[string]map[string]BudgetOverride{
 	"anisotropic_gl": {
+		"fg_k_project":    {56, "6 components: the site's components of the field and the projected vector are loaded together; measured 48 (NVRTC 13.5, sm_80/sm_90, float64 and float32, no spill), +8 for NVRTC 13.0"},
 		"fg_k_stages234":  {176, "stages 2-4 and the update in one kernel hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 164 (sm_80/sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
 		"fg_k_consistent": {255, "6 components: the partials (de/ddx, de/ddy) of 8 stencil neighbours per component stay live across the neighbour loop; measured 230 (NVRTC 13.5) and 254 (NVRTC 13.0, sm_80, on the H200), no spill: the hardware limit"},
 		"fg_k_constrain":  {56, "6 components: one site's components and velocity are held together for the projection; measured 42 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
@@ -135,6 +136,7 @@ var TheoryBudgets = map[string]map[string]BudgetOverride{
 		"fg_k_density":    {72, "4 components: its densities are evaluated from the whole site struct, second derivatives included; measured 64 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 	},
 	"ferromagnetic_superconductor": {
+		"fg_k_project":    {64, "8 components: the site's components of the field and the projected vector are loaded together; measured 56 (NVRTC 13.5, sm_80/sm_90, float64 and float32, no spill), +8 for NVRTC 13.0"},
 		"fg_k_stages234":  {168, "stages 2-4 and the update in one kernel hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 148 (sm_80) / 154 (sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
 		"fg_k_consistent": {255, "8 components: the partials (de/ddx, de/ddy) of 8 stencil neighbours per component stay live across the neighbour loop; measured 254 (NVRTC 13.5, sm_80/sm_90, no spill): the hardware limit, so theories above 8 components get no consistent kernel (ConsistentMaxComponents)"},
 		"fg_k_constrain":  {56, "8 components: one site's components and velocity are held together for the projection; measured 48 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
@@ -152,6 +154,7 @@ var TheoryBudgets = map[string]map[string]BudgetOverride{
 		"fg_k_tile_up":    {136, "4 components: stage 4 fused with the RK4 update holds the site struct and the generated gradient's common subexpressions, then phi', v' of every component; measured 128 (sm_80) / 126 (sm_90) (NVRTC 13.5, sm_80/sm_90, no spill, 2026-11-29), +8 for NVRTC 13.0"},
 	},
 	"spin_triplet": {
+		"fg_k_project":   {72, "10 components: the site's components of the field and the projected vector are loaded together; measured 64 (NVRTC 13.5, sm_80/sm_90, float64 and float32, no spill), +8 for NVRTC 13.0"},
 		"fg_k_stages234": {160, "stages 2-4 and the update in one kernel hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 148 (sm_80) / 126 (sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
 		"fg_k_constrain": {64, "10 components: one site's components and velocity are held together for the projection; measured 56 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 		"fg_k_continuum": {144, "10 components: the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions are live at once; measured 130 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},

@@ -11,7 +11,7 @@ import numpy as np
 from ._go import go
 from .errors import LatticeError
 
-BOUNDARIES = ("fixed", "periodic")
+BOUNDARIES = ("fixed", "periodic", "free")
 
 
 def _size(v, name):
@@ -31,8 +31,22 @@ class Lattice:
     """An nx × ny grid of sites, site (i, j) at ``(origin[0] + i*hx, origin[1] + j*hy)``.
 
     ``spacing`` is one number or ``(hx, hy)``; the default origin centres the grid
-    on (0, 0). ``boundary`` is ``"fixed"`` (the outer two layers are held) or
-    ``"periodic"``.
+    on (0, 0). ``boundary`` says what lies beyond the edges:
+
+    * ``"fixed"`` (the default): the outer two layers of sites are held at the field
+      you set and carry no energy; the energy sums over the other sites. The held
+      layers are part of the problem: a skyrmion whose tail reaches them relaxes to
+      an energy that depends on the starting field (docs/robustness.md).
+    * ``"periodic"``: both directions wrap (a torus); a soliton interacts with its
+      images across the box.
+    * ``"free"``: no site is held and the energy sums over every site, with
+      derivatives at the edges taken from sites inside the box (first-order one-sided
+      at the edge, second-order central one site in, fourth-order central inside):
+      the natural (Neumann) boundary of the discrete energy, the choice of
+      Skyrmions3D.jl and micromagnetics codes. A soliton well inside relaxes to the
+      same energy from any starting field. Its gradient is the exact gradient of that
+      energy (the ``"consistent"`` form, with the doubler penalty, which ``energy()``
+      includes); CPU backend only.
     """
 
     nx: int

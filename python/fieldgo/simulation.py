@@ -76,6 +76,18 @@ def _finite_param(name, v):
 class Simulation:
     """A theory on a lattice with a backend: fields, flows and observables.
 
+    ``boundary``: ``"fixed"`` (default; the outer two layers are held at the field
+    you set and carry no energy, so a relaxed energy depends on what you gave them),
+    ``"periodic"`` (both directions wrap) or ``"free"`` (no site held, the energy
+    summed over every site with in-box derivatives at the edges: the natural boundary,
+    where a soliton well inside relaxes to the same energy from any starting field;
+    CPU backend only, and its gradient is the ``"consistent"`` form:
+    ``gradient="continuum"`` is refused). ``fg.Lattice`` says more.
+
+    ``gradient``: ``"auto"`` (the continuum Euler-Lagrange form; the consistent form
+    on a free boundary), ``"continuum"`` or ``"consistent"`` (the exact gradient of
+    the reported energy, doubler penalty included; docs/convergence.md).
+
     ``precision``: ``"float64"`` (default) or ``"float32"``.
     float32 is a *storage* precision: the field, the velocity and the flow's stage
     gradients live on the GPU as float32 (half the bytes each step moves and half the
