@@ -438,6 +438,18 @@ func (p *program) Combine(out kernels.Buffer, terms ...kernels.Term) error {
 }
 
 func (p *program) Constrain(g kernels.Grid, phi, vel kernels.Buffer) error {
+	// fg_k_constrain writes the field (a->out) and the velocity (a->work).
+	return p.sitePass("fg_k_constrain", g, phi, vel, "velocity", true, func(a *C.fg_args, f *buffer) { a.out = f.ptr })
+}
+
+func (p *program) Project(g kernels.Grid, phi, x kernels.Buffer) error {
+	// fg_k_project reads the field (a->phi) and writes x (a->work).
+	return p.sitePass("fg_k_project", g, phi, x, "projected", false, func(a *C.fg_args, f *buffer) { a.phi = f.ptr })
+}
+
+// sitePass runs a per-row kernel over the field phi (placed by setField)
+// and a second field in a->work (may be nil when optional).
+func (p *program) sitePass(kernel string, g kernels.Grid, phi, second kernels.Buffer, what string, optional bool, setField func(*C.fg_args, *buffer)) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	a, err := p.args(g, make([]float64, p.unit.NParams))
@@ -451,46 +463,18 @@ func (p *program) Constrain(g kernels.Grid, phi, vel kernels.Buffer) error {
 	if err := p.checkField("field", f, g); err != nil {
 		return err
 	}
-	a.out = f.ptr
-	v, err := buf(vel)
+	setField(a, f)
+	v, err := buf(second)
 	if err != nil {
 		return err
 	}
-	if v != nil {
-		if err := p.checkField("velocity", v, g); err != nil {
+	if v != nil || !optional {
+		if err := p.checkField(what, v, g); err != nil {
 			return err
 		}
 		a.work = v.ptr
 	}
-	p.run("fg_k_constrain", a, g.Ny)
-	return nil
-}
-
-func (p *program) Project(g kernels.Grid, phi, x kernels.Buffer) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	a, err := p.args(g, make([]float64, p.unit.NParams))
-	if err != nil {
-		return err
-	}
-	f, err := buf(phi)
-	if err != nil {
-		return err
-	}
-	v, err := buf(x)
-	if err != nil {
-		return err
-	}
-	for _, b := range []struct {
-		name string
-		b    *buffer
-	}{{"field", f}, {"projected", v}} {
-		if err := p.checkField(b.name, b.b, g); err != nil {
-			return err
-		}
-	}
-	a.phi, a.work = f.ptr, v.ptr
-	p.run("fg_k_project", a, g.Ny)
+	p.run(kernel, a, g.Ny)
 	return nil
 }
 

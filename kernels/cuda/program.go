@@ -698,6 +698,18 @@ func (p *Program) Combine(out kernels.Buffer, terms ...kernels.Term) error {
 
 // Constrain normalises phi and projects vel at the sites that are not held.
 func (p *Program) Constrain(g kernels.Grid, phi, vel kernels.Buffer) error {
+	return p.siteKernel("fg_k_constrain", g, phi, vel, "velocity", true)
+}
+
+// Project removes from x its part along phi/|phi| at the sites that are not
+// held (fg_k_project).
+func (p *Program) Project(g kernels.Grid, phi, x kernels.Buffer) error {
+	return p.siteKernel("fg_k_project", g, phi, x, "projected", false)
+}
+
+// siteKernel launches a one-thread-per-site kernel over the field phi and a
+// second field in a.vel (may be nil when optional).
+func (p *Program) siteKernel(name string, g kernels.Grid, phi, second kernels.Buffer, what string, optional bool) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.withCtx(func() error {
@@ -710,39 +722,15 @@ func (p *Program) Constrain(g kernels.Grid, phi, vel kernels.Buffer) error {
 			return err
 		}
 		a.phi = C.fg_dptr(f.d)
-		v, err := p.field("velocity", vel, g, true)
+		v, err := p.field(what, second, g, optional)
 		if err != nil {
 			return err
 		}
 		if v != nil {
 			a.vel = C.fg_dptr(v.d)
 		}
-		bs := p.k["fg_k_constrain"].info.BlockSize
-		return p.launch("fg_k_constrain", (g.Sites()+bs-1)/bs, a)
-	})
-}
-
-// Project removes from x its part along phi/|phi| at the sites that are not
-// held (fg_k_project).
-func (p *Program) Project(g kernels.Grid, phi, x kernels.Buffer) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.withCtx(func() error {
-		a, err := p.args(g, make([]float64, p.unit.NParams))
-		if err != nil {
-			return err
-		}
-		f, err := p.field("field", phi, g, false)
-		if err != nil {
-			return err
-		}
-		v, err := p.field("projected", x, g, false)
-		if err != nil {
-			return err
-		}
-		a.phi, a.vel = C.fg_dptr(f.d), C.fg_dptr(v.d)
-		bs := p.k["fg_k_project"].info.BlockSize
-		return p.launch("fg_k_project", (g.Sites()+bs-1)/bs, a)
+		bs := p.k[name].info.BlockSize
+		return p.launch(name, (g.Sites()+bs-1)/bs, a)
 	})
 }
 
