@@ -34,9 +34,8 @@ type Device struct {
 	// The cube's device block, kept from run to run instead of an allocation
 	// and a clear of the benchmark's 640 MiB per call; and the pinned host
 	// blocks the cubes come back into.
-	out     *cuda.DeviceBuffer
-	pinned  *pinnedPool
-	scratch scratchPool
+	out    *cuda.DeviceBuffer
+	pinned *pinnedPool
 
 	// BlockSize overrides the threads per block (0: DefaultBlock for the
 	// tiled kernels; the occupancy API's choice, lowered to keep two blocks
@@ -160,7 +159,7 @@ func New(b *cuda.Backend) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Device{b: b, m: m, pinned: newPinnedPool(b), scratch: scratchPool{free: map[int][]*cuda.DeviceBuffer{}}}, nil
+	return &Device{b: b, m: m, pinned: newPinnedPool(b)}, nil
 }
 
 // HostAllocator is the page-locked host memory the cubes come back into
@@ -180,7 +179,6 @@ func (d *Device) String() string { return "cuda: " + d.b.Device() }
 // held keeps its own until it is released).
 func (d *Device) Close() error {
 	d.pinned.drain()
-	d.scratch.drain()
 	return d.m.Close()
 }
 
@@ -224,45 +222,10 @@ func bytesOf[T any](v *T) []byte {
 	return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(v)), unsafe.Sizeof(*v))...)
 }
 
-// alloc hands out a run's device buffers from the Device's scratch pool
-// and gives them back when the run ends: a call allocated and freed some
-// twenty buffers (cuMemFree waits for the device), which cost more than a
-// small scene's kernel.
 type alloc struct {
 	m    *cuda.Module
-	pool *scratchPool
 	bufs []*cuda.DeviceBuffer
 	err  error
-}
-
-// scratchPool keeps device buffers between runs (runs are serialised by
-// Device.mu), by power-of-two size class, up to scratchPoolBytes in all.
-type scratchPool struct {
-	free  map[int][]*cuda.DeviceBuffer
-	bytes int
-}
-
-const scratchPoolBytes = 1 << 30
-
-func sizeClass(n int) int {
-	c := 256
-	for c < n {
-		c <<= 1
-	}
-	return c
-}
-
-func (a *alloc) get(n int) (*cuda.DeviceBuffer, error) {
-	c := sizeClass(n)
-	if p := a.pool; p != nil {
-		if l := p.free[c]; len(l) > 0 {
-			b := l[len(l)-1]
-			p.free[c] = l[:len(l)-1]
-			p.bytes -= c
-			return b, nil
-		}
-	}
-	return a.m.Alloc(c)
 }
 
 func put[T any](a *alloc, host []T) uint64 {
@@ -270,7 +233,7 @@ func put[T any](a *alloc, host []T) uint64 {
 		return 0
 	}
 	var z T
-	buf, err := a.get(len(host) * int(unsafe.Sizeof(z)))
+	buf, err := a.m.Alloc(len(host) * int(unsafe.Sizeof(z)))
 	if err != nil {
 		a.err = err
 		return 0
@@ -287,7 +250,7 @@ func scratch(a *alloc, bytes int) uint64 {
 	if a.err != nil || bytes == 0 {
 		return 0
 	}
-	buf, err := a.get(bytes)
+	buf, err := a.m.Alloc(bytes)
 	if err != nil {
 		a.err = err
 		return 0
@@ -298,22 +261,8 @@ func scratch(a *alloc, bytes int) uint64 {
 
 func (a *alloc) free() {
 	for _, b := range a.bufs {
-		if p := a.pool; p != nil && p.bytes+b.Len() <= scratchPoolBytes {
-			p.free[b.Len()] = append(p.free[b.Len()], b)
-			p.bytes += b.Len()
-			continue
-		}
 		b.Free()
 	}
-}
-
-func (p *scratchPool) drain() {
-	for _, l := range p.free {
-		for _, b := range l {
-			b.Free()
-		}
-	}
-	p.free, p.bytes = map[int][]*cuda.DeviceBuffer{}, 0
 }
 
 type arrays struct {
@@ -394,7 +343,7 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 			return err
 		}
 	}
-	a := &alloc{m: d.m, pool: &d.scratch}
+	a := &alloc{m: d.m}
 	defer a.free()
 	var ar arrays
 	fbytes := 8
