@@ -287,14 +287,25 @@ template <typename F> static __device__ __forceinline__ void fg_rad_position(con
   for (int d = 0; d < 4; d++) dx[d] = (iv.x.a1[d] + iv.x.y1[d] * w.Q1) - iv.x.y0[d] * w.Q2;
 }
 
+// Rounded products and sums that the compiler may not fuse: the Newton
+// acceptance test decides between two roots, and its inputs must be the same
+// bits in every kernel that instantiates it (warm, reuse and cold searches,
+// tiled and split), whatever contractions each instantiation's code gets.
+static __device__ __forceinline__ double fg_rad_mul(double a, double b) { return __dmul_rn(a, b); }
+static __device__ __forceinline__ float fg_rad_mul(float a, float b) { return __fmul_rn(a, b); }
+static __device__ __forceinline__ double fg_rad_add(double a, double b) { return __dadd_rn(a, b); }
+static __device__ __forceinline__ float fg_rad_add(float a, float b) { return __fadd_rn(a, b); }
+static __device__ __forceinline__ double fg_rad_sub(double a, double b) { return __dsub_rn(a, b); }
+static __device__ __forceinline__ float fg_rad_sub(float a, float b) { return __fsub_rn(a, b); }
+
 // The position, its derivative and its second derivative d2x/dtau2 =
 // 6 (y1 dt1 + y0 dt2) at tau (core/radiation's curvature: the Newton
 // advance's acceptance bound, off the usual sample's path).
 template <typename F> static __device__ __forceinline__ void fg_rad_position2(const fg_rad_interval<F>& iv, F tau, F* x, F* dx, F* ddx) {
   fg_rad_position(iv, tau, x, dx);
-  const F dt1 = tau - iv.t0, dt2 = iv.t1 - tau;
+  const F dt1 = fg_rad_sub(tau, iv.t0), dt2 = fg_rad_sub(iv.t1, tau);
 #pragma unroll
-  for (int d = 0; d < 4; d++) ddx[d] = 6 * (iv.x.y1[d] * dt1 + iv.x.y0[d] * dt2);
+  for (int d = 0; d < 4; d++) ddx[d] = fg_rad_mul((F)6, fg_rad_add(fg_rad_mul(iv.x.y1[d], dt1), fg_rad_mul(iv.x.y0[d], dt2)));
 }
 
 // The state (t, x, y, z, ut, ux, uy, uz) at the powers w of iv: the position
@@ -408,11 +419,14 @@ static __device__ __forceinline__ F fg_rad_newton_step(const fg_rad_observer<F>&
 // hp = (c t'' X0 - R_s.r'') - (c^2 t'^2 - |r'|^2), K = g''/(2g') = hp/(2h).
 template <typename F>
 static __device__ __forceinline__ void fg_rad_newton_slope(const fg_rad_observer<F>& o, const F* x, const F* dx, const F* ddx, F tp, F* h, F* hp) {
-  const F rx = o.x - x[1], ry = o.y - x[2], rz = o.z - x[3];
-  const F X0 = o.c * (tp - x[0]) + o.r0;
-  const F cdt = o.c * dx[0];
-  *h = cdt * X0 - (rx * dx[1] + ry * dx[2] + rz * dx[3]);
-  *hp = (o.c * ddx[0] * X0 - (rx * ddx[1] + ry * ddx[2] + rz * ddx[3])) - (cdt * cdt - (dx[1] * dx[1] + dx[2] * dx[2] + dx[3] * dx[3]));
+  const F rx = fg_rad_sub(o.x, x[1]), ry = fg_rad_sub(o.y, x[2]), rz = fg_rad_sub(o.z, x[3]);
+  const F X0 = fg_rad_add(fg_rad_mul(o.c, fg_rad_sub(tp, x[0])), o.r0);
+  const F cdt = fg_rad_mul(o.c, dx[0]);
+  const F rdx = fg_rad_add(fg_rad_add(fg_rad_mul(rx, dx[1]), fg_rad_mul(ry, dx[2])), fg_rad_mul(rz, dx[3]));
+  const F rddx = fg_rad_add(fg_rad_add(fg_rad_mul(rx, ddx[1]), fg_rad_mul(ry, ddx[2])), fg_rad_mul(rz, ddx[3]));
+  const F dx2 = fg_rad_add(fg_rad_add(fg_rad_mul(dx[1], dx[1]), fg_rad_mul(dx[2], dx[2])), fg_rad_mul(dx[3], dx[3]));
+  *h = fg_rad_sub(fg_rad_mul(cdt, X0), rdx);
+  *hp = fg_rad_sub(fg_rad_sub(fg_rad_mul(fg_rad_mul(o.c, ddx[0]), X0), rddx), fg_rad_sub(fg_rad_mul(cdt, cdt), dx2));
 }
 
 // The part of the field that depends on the state only: the separation X =
@@ -540,8 +554,8 @@ template <typename F> static __device__ __forceinline__ bool fg_rad_settled(F d2
 template <typename F> static __device__ __forceinline__ bool fg_rad_converged_rest(F d2, F w, F tau, F h, F hp) {
   const F a2 = fg_rad_abs(d2);
   if (a2 <= 16 * fg_rad_eps<F>() * (fg_rad_abs(tau) + w)) return true;
-  const F p = 4 * fg_rad_abs(hp) * a2;
-  return p < h && p * a2 <= (F)0x1p-16 * w * h;
+  const F p = fg_rad_mul(fg_rad_mul((F)4, fg_rad_abs(hp)), a2);
+  return p < h && fg_rad_mul(p, a2) <= fg_rad_mul(fg_rad_mul((F)0x1p-16, w), h);
 }
 
 // One sample of one walker: advance tau from the previous sample (have) by
