@@ -314,24 +314,11 @@ func (p *program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 		if len(ga.Shift) > 2 {
 			return r, errs.New(errs.Internal, "Gradient takes at most 2 shift terms, got %d", len(ga.Shift))
 		}
-		sum := scratch(&p.shifted, phi.n)
-		sum.round = p.float32
-		c := &C.fg_args{}
-		c.out = sum.ptr
-		c.nterms = C.int(1 + len(ga.Shift))
-		c.coef[0], c.terms[0] = 1, phi.ptr
-		for t, term := range ga.Shift {
-			x, err := buf(term.X)
-			if err != nil {
-				return r, err
-			}
-			if x == nil || x.n != phi.n {
-				return r, errs.New(errs.Shape, "Gradient shift term %d does not match the field's length %d", t, phi.n)
-			}
-			c.coef[t+1], c.terms[t+1] = C.double(term.Coef), x.ptr
+		sum := &buffer{ptr: scratch(&p.shifted, phi.n).ptr, n: phi.n}
+		if err := p.combine(sum, append([]kernels.Term{{Coef: 1, X: ga.Phi}}, ga.Shift...)); err != nil {
+			return r, err
 		}
-		p.run("fg_k_combine", c, phi.n)
-		phi = &buffer{ptr: sum.ptr, n: phi.n}
+		phi = sum
 	}
 	out, err := buf(ga.Out)
 	if err != nil {
@@ -412,12 +399,17 @@ func (p *program) Combine(out kernels.Buffer, terms ...kernels.Term) error {
 	if p.closed {
 		return errs.New(errs.Released, "the program has been closed")
 	}
-	if len(terms) > C.FG_MAX_TERMS {
-		return errs.New(errs.Internal, "Combine takes at most %d terms, got %d", C.FG_MAX_TERMS, len(terms))
-	}
 	o, err := buf(out)
 	if err != nil || o == nil {
 		return errs.New(errs.Shape, "Combine needs an output buffer")
+	}
+	return p.combine(o, terms)
+}
+
+// combine sets o = sum of the terms with fg_k_combine (p.mu held).
+func (p *program) combine(o *buffer, terms []kernels.Term) error {
+	if len(terms) > C.FG_MAX_TERMS {
+		return errs.New(errs.Internal, "Combine takes at most %d terms, got %d", C.FG_MAX_TERMS, len(terms))
 	}
 	a := &C.fg_args{}
 	a.out = o.ptr

@@ -615,14 +615,7 @@ func (p *Program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 				if err := p.shifted.ensure(p.prec.Bytes() * phi.n); err != nil {
 					return err
 				}
-				c := &C.fg_cargs{}
-				c.out, c.len, c.nterms = C.fg_dptr(p.shifted.d), C.longlong(phi.n), C.int(1+len(shift))
-				c.coef[0], c.terms[0] = 1, C.fg_dptr(phi.d)
-				for t, x := range shift {
-					c.coef[t+1], c.terms[t+1] = C.double(ga.Shift[t].Coef), C.fg_dptr(x.d)
-				}
-				bs := p.k["fg_k_combine"].info.BlockSize
-				if err := p.launch("fg_k_combine", (phi.n+bs-1)/bs, c); err != nil {
+				if err := p.combine(p.shifted.d, phi.n, append([]kernels.Term{{Coef: 1, X: ga.Phi}}, ga.Shift...)); err != nil {
 					return err
 				}
 				a.phi = C.fg_dptr(p.shifted.d)
@@ -665,35 +658,39 @@ func (p *Program) Combine(out kernels.Buffer, terms ...kernels.Term) error {
 	if p.closed {
 		return errs.New(errs.Released, "the program has been closed")
 	}
-	if len(terms) > C.FG_CUDA_MAX_TERMS {
-		return errs.New(errs.Internal, "Combine takes at most %d terms, got %d", C.FG_CUDA_MAX_TERMS, len(terms))
-	}
 	o, err := p.buf(out)
 	if err != nil || o == nil {
 		return errs.New(errs.Shape, "Combine needs an output buffer")
 	}
+	return p.withCtx(func() error { return p.combine(o.d, o.n, terms) })
+}
+
+// combine sets the n values at out to the sum of the terms with
+// fg_k_combine (p.mu held, context current).
+func (p *Program) combine(out C.CUdeviceptr, n int, terms []kernels.Term) error {
+	if len(terms) > C.FG_CUDA_MAX_TERMS {
+		return errs.New(errs.Internal, "Combine takes at most %d terms, got %d", C.FG_CUDA_MAX_TERMS, len(terms))
+	}
 	a := &C.fg_cargs{}
-	a.out = C.fg_dptr(o.d)
-	a.len = C.longlong(o.n)
+	a.out = C.fg_dptr(out)
+	a.len = C.longlong(n)
 	a.nterms = C.int(len(terms))
 	for t, term := range terms {
 		x, err := p.buf(term.X)
 		if err != nil {
 			return err
 		}
-		if x == nil || x.n != o.n {
-			return errs.New(errs.Shape, "Combine term %d does not match the output length %d", t, o.n)
+		if x == nil || x.n != n {
+			return errs.New(errs.Shape, "Combine term %d does not match the output length %d", t, n)
 		}
 		a.coef[t] = C.double(term.Coef)
 		a.terms[t] = C.fg_dptr(x.d)
 	}
-	if o.n == 0 {
+	if n == 0 {
 		return nil
 	}
-	return p.withCtx(func() error {
-		bs := p.k["fg_k_combine"].info.BlockSize
-		return p.launch("fg_k_combine", (o.n+bs-1)/bs, a)
-	})
+	bs := p.k["fg_k_combine"].info.BlockSize
+	return p.launch("fg_k_combine", (n+bs-1)/bs, a)
 }
 
 // Constrain normalises phi and projects vel at the sites that are not held.
