@@ -296,8 +296,7 @@ class DeviceCube:
     @property
     def __cuda_array_interface__(self):
         self._live()
-        return {"shape": (len(self.columns), self.observers, self.samples), "typestr": "<f8",
-                "data": (self.ptr, False), "version": 3, "strides": None, "stream": None}
+        return _cuda_array((len(self.columns), self.observers, self.samples), self.ptr)
 
     def __getitem__(self, name: str) -> "_DeviceColumn":
         self._live()
@@ -320,8 +319,12 @@ class _DeviceColumn:
     @property
     def __cuda_array_interface__(self):
         self._cube._live()
-        return {"shape": (self._cube.observers, self._cube.samples), "typestr": "<f8",
-                "data": (self._ptr, False), "version": 3, "strides": None, "stream": None}
+        return _cuda_array((self._cube.observers, self._cube.samples), self._ptr)
+
+
+def _cuda_array(shape, ptr):
+    """__cuda_array_interface__ of float64 device memory, C order, settled (no stream)."""
+    return {"shape": shape, "typestr": "<f8", "data": (ptr, False), "version": 3, "strides": None, "stream": None}
 
 
 def _release_device_cube(handle: int) -> None:
