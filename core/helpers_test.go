@@ -3,7 +3,6 @@ package core_test
 import (
 	"math"
 	"os"
-	"runtime"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -61,8 +60,6 @@ func newSim(t testing.TB, th *core.Theory, nx, ny int, hx, hy float64, b core.Bo
 
 // The initial fields the tests start from (internal/fixtures).
 var hedgehog, vortex = fixtures.Hedgehog, fixtures.Vortex
-
-func threadsAvailable() int { return runtime.GOMAXPROCS(0) }
 
 func columnFloat(t testing.TB, rec arrow.RecordBatch, name string) []float64 {
 	t.Helper()

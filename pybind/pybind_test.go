@@ -13,6 +13,7 @@ func TestPanicsBecomeInternalErrors(t *testing.T) {
 	f := func() (err error) {
 		defer recoverInto(&err)
 		var m map[string]int
+		//lint:ignore SA5000 the test needs a runtime panic
 		m["x"] = 1 // panics
 		return nil
 	}

@@ -152,7 +152,7 @@ func FromRecord(rec arrow.RecordBatch, opt Options) (*Trajectories, error) {
 	if pcol.NullN() != 0 {
 		return nil, errs.New(errs.Trajectory, "column \"particle\" has nulls")
 	}
-	pid := func(i int) int64 { return 0 }
+	var pid func(i int) int64
 	switch c := pcol.(type) {
 	case *array.Int64:
 		pid = func(i int) int64 { return c.Value(i) }

@@ -89,7 +89,7 @@ func float32Agree(t *testing.T, b *Backend, p32, p64 *Program, th builtin, param
 	x := host(n)
 	initial(th.name, g, x)
 	orig := append([]float64(nil), x...)
-	special := []float64{1e-40, -0.0, 1 + 0x1p-24, 1 + 3*0x1p-25, 3.4e38, 1e39, -7.25}
+	special := []float64{1e-40, math.Copysign(0, -1), 1 + 0x1p-24, 1 + 3*0x1p-25, 3.4e38, 1e39, -7.25}
 	copy(x, special)
 	copy(orig, special)
 	xb := bind(p32, x)

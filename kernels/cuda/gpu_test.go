@@ -216,8 +216,10 @@ func agree(t *testing.T, p *pair, g kernels.Grid) {
 			worst = math.Max(worst, d)
 		}
 		// Sum of |e| over the energy's sites bounds the summation error.
-		eabs, _ := p.cp.Density(g, p.params, phi.c, -1, db)
-		eabs = 0
+		if _, err := p.cp.Density(g, p.params, phi.c, -1, db); err != nil {
+			t.Fatal(err)
+		}
+		eabs := 0.0
 		for _, v := range dens {
 			eabs += math.Abs(v) * g.Hx * g.Hy
 		}
