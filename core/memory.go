@@ -19,8 +19,8 @@ func AllocatedBytes() int64 { return Allocator.AllocatedBytes() }
 // ClearParallel zeroes b with up to workers goroutines (0: GOMAXPROCS; chunks
 // of at least 4 MiB). A fresh C buffer's pages are faulted in on first touch,
 // about 0.4 ms per MiB on one core: a radiation cube of 671 MiB took 0.45 s of
-// a 0.62 s GPU call to clear on one core (docs/performance/radiation.md,
-// session 7), and the device's download into untouched pages is no faster.
+// a 0.62 s fields() call on the GPU to clear on one core (docs/performance/radiation.md),
+// and the device's download into untouched pages is no faster.
 func ClearParallel(b []byte, workers int) {
 	const minChunk = 4 << 20
 	if workers <= 0 {

@@ -68,7 +68,7 @@ func compile(backend kernels.Backend, theory *Theory, precision string) (kernels
 // DefaultForm is the gradient form chosen for a theory by measurement
 // (docs/convergence.md): the continuum form. With the power arrest it
 // reached max|grad| < 1e-8 fastest on both measured families (Baby Skyrme:
-// 476 steps, energy 2.2e-7 from soliton_solver's; Abelian Higgs at h = 0.2:
+// 736 steps, energy 2.2e-7 from soliton_solver's; Abelian Higgs at h = 0.2:
 // 9,381 steps), at half the cost per step of the consistent form, which
 // loses the Abelian Higgs vortex. The consistent form stays available.
 func DefaultForm(t *Theory) kernels.Form {

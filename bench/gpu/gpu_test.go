@@ -382,10 +382,10 @@ func TestStepTimes(t *testing.T) {
 		modes = append(modes, "hostloop")
 	}
 	// FIELDGO_BENCH_PHASES=1 adds the device flow with the stage-1 reduction
-	// folded ("device-fold", FIELDGO_FLOW_FOLD=1) and the phase-2 step
-	// ("device-p2": no fused update, 22 streams), same call.
+	// folded ("device-fold", FIELDGO_FLOW_FOLD=1) and the step without the
+	// fused update ("device-unfused": 22 streams), in the same run.
 	if os.Getenv("FIELDGO_BENCH_PHASES") != "" {
-		modes = append(modes, "device-fold", "device-p2")
+		modes = append(modes, "device-fold", "device-unfused")
 	}
 	// FIELDGO_BENCH_MODES=device (a comma list) times only those modes.
 	if v := os.Getenv("FIELDGO_BENCH_MODES"); v != "" {
@@ -417,7 +417,7 @@ func TestStepTimes(t *testing.T) {
 					switch mode {
 					case "device-fold":
 						os.Setenv("FIELDGO_FLOW_FOLD", "1")
-					case "device-p2":
+					case "device-unfused":
 						os.Setenv("FIELDGO_FLOW_FOLD", "0")
 						os.Setenv("FIELDGO_FLOW_FUSE", "0")
 					}
@@ -446,7 +446,7 @@ func TestStepTimes(t *testing.T) {
 					// Streams the step moves: 17 with stage 4 fused with the update
 					// (stage 1: phi, v, g1 out; stage 2: phi, v, g2 out; stage 3:
 					// phi, v, g1, g3 out; stage 4: phi, v, g2, g1, g3, phi', v' out),
-					// else 22 (phase 2).
+					// else 22 (a separate update kernel).
 					streams := 22.0
 					if strings.Contains(s.DeviceFlow(), "fuses the update") {
 						streams = 17

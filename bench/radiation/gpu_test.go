@@ -597,8 +597,8 @@ func BenchmarkGPURadiation(b *testing.B) {
 		{name: "newton2_f32_warm_reuse_split", opt: mk(func(o *radiation.Options) { o.Precision = radiation.Float32 }), kind: gpuradiation.Split},
 	}
 	// Launch shapes of the default kernel (block x tile <= 48 KiB of shared).
-	// Smaller tiles leave the L1 cache more of the SM (session 10: tiles of 4 in
-	// 16 blocks take 200 KiB of shared memory) but restart the walks more often;
+	// Smaller tiles leave the L1 cache more of the SM (tiles of 4 in 16 blocks
+	// take 200 KiB of shared memory) but restart the walks more often;
 	// larger blocks keep warps of neighbouring observers on one particle together.
 	for _, bt := range [][2]int{{64, 4}, {32, 4}, {64, 8}, {32, 16}, {32, 1}, {32, 2}, {32, 3}, {32, 5}, {64, 2}, {128, 1}, {128, 2}, {128, 4}} {
 		variants = append(variants, variant{name: fmt.Sprintf("newton2_f64_warm_reuse_block=%d_tile=%d", bt[0], bt[1]), opt: def, block: bt[0], tile: bt[1]})
@@ -736,7 +736,7 @@ func restartCost(t2, t4 float64) (restart, sample float64) {
 }
 
 // TestRestartCost: the fit recovers C and R from times built from them, and
-// session 16's H200 times (tiles of 2: 2.86e10, 4: 3.53e10 samples/s) give
+// measured H200 times (tiles of 2: 2.86e10, 4: 3.53e10 samples/s) give
 // R = 1.22 C, the restarts 23% of the time at tiles of 4.
 func TestRestartCost(t *testing.T) {
 	restart, sample := restartCost(2+3.0/2, 2+3.0/4)

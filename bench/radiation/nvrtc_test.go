@@ -17,45 +17,38 @@ import (
 // registers (coef_reuse keeps them across samples; the cold solve reuses the
 // same registers), plus the 8-value state, the 4-value acceleration and the
 // field's temporaries; float64 needs twice the registers per value. The
-// tiled kernels (2026-11-29) also carry the walker's tile bookkeeping (its
-// scratch index, the interval step, the previous shifted time): NVRTC 13.5
-// here gives float64 181-196, float32 110-143; NVRTC 13.0 on the H200
-// float64 182-211 (RK4 cold the most), float32 104-129. ptxas takes
-// registers freely below 255, and capping the float64 kernels lower with
-// __launch_bounds__ or __maxnreg__ spilled (116 B at 168 registers). The
-// budgets are sm_90 occupancy steps: 224 (float64: at least 9 warps per SM)
-// and 144 (float32: 14). A kernel above its budget, or any spill, fails.
+// tiled kernels also carry the walker's tile bookkeeping (its scratch index,
+// the interval step, the previous shifted time). ptxas takes registers
+// freely below 255, and capping the float64 kernels lower with
+// __launch_bounds__ or __maxnreg__ spilled (116 B at 168 registers), so the
+// budgets are occupancy steps. A kernel above its budget, or any spill,
+// fails.
 //
-// The split variant (2026-11-29): its solve kernels (fg_rad_<method>_<search>_<f64|f32>_split)
+// The hardware-estimate reciprocals (fg_rad_rcp, fg_rad_rsqrt) avoid the
+// library's slow-path calls and the registers they hold: NVRTC 13.5, sm_90,
+// float64 tiled and split solves 142-188 (RK4 cold the most), float32
+// 78-112; on the H200 (NVRTC 13.0) the tiled Newton float64 kernels 148-168.
+// So the sm_90 budgets are 200 (float64: at least 10 warps per SM) and 128
+// (float32: 16). sm_80 allocates more registers to the same code (198-227
+// for the float64 tiled kernels, NVRTC 13.5), so its budgets are 224
+// (float64: at least 9 warps per SM) and 144 (float32: 14), and RK4 cold
+// float64 (tiled and split, 231) has its own of 232 (still 8 warps per SM on
+// an A100's 64K registers).
+//
+// With the position alone in the interval cache the float64 tiled kernels
+// are capped at 128 registers on sm_90 (FG_RAD_MAXNREG_f64: four warps per
+// SM sub-partition instead of three); their budget is the cap, so that a lost
+// cap shows here.
+//
+// The split variant's solve kernels (fg_rad_<method>_<search>_<f64|f32>_split)
 // are the tiled walker without the field and its sums, under the same
-// budgets (NVRTC 13.5, sm_90: float64 154-204, RK4 cold the most, float32
-// 89-115); its field kernels (fg_rad_field_<f64|f32>_split) hold one
-// interval's state and acceleration records, the field's temporaries and the
-// 10 double sums: float64 100, float32 76. Their budgets are the steps that
-// keep the blocks of 32 x 8 threads resident: 128 (float64: 2 blocks, 16
-// warps per SM) and 80 (float32: 3 blocks, 24 warps). Capping them lower
-// with __launch_bounds__ spilled (float64: 40 B at 80 registers).
-//
-// sm_80 allocates a few more registers to the same code: there RK4 cold
-// float64 (tiled and split) takes 231 (NVRTC 13.5), over 224, so it has its
-// own budget of 232 (still 8 warps per SM on an A100's 64K registers).
-//
-// Session 4: the hardware-estimate reciprocals (fg_rad_rcp, fg_rad_rsqrt)
-// removed the library's slow-path calls and with them registers. NVRTC 13.5,
-// sm_90: float64 tiled and split solves 142-188 (RK4 cold the most), float32
-// 78-112; on the H200 (13.0) the tiled Newton float64 kernels 148-168. So on
-// sm_90 the budgets are one occupancy step tighter: 200 (float64: at least 10
-// warps per SM) and 128 (float32: 16). sm_80 still takes 198-227 for the
-// float64 tiled kernels (13.5) and keeps the budgets above.
-//
-// Session 8: with the position alone in the interval cache the float64 tiled
-// kernels are capped at 128 registers on sm_90 (FG_RAD_MAXNREG_f64: four warps
-// per SM sub-partition instead of three); their budget is the cap, so that a
-// lost cap shows here.
-//
-// Session 10: the field takes the shifted sample time (X0 = c (t' - t) +
-// |x_obs|, no square root), which the split field kernel reads with its root:
-// float32's went from 80 to 84 (NVRTC 13.5), its budget to 88.
+// budgets. Its field kernels (fg_rad_field_<f64|f32>_split) hold one
+// interval's state and acceleration records, the field's temporaries, the
+// 10 double sums and the shifted sample time (X0 = c (t' - t) + |x_obs|, no
+// square root, read with its root): float64 100, float32 84 (NVRTC 13.5).
+// Their budgets keep the blocks of 32 x 8 threads resident: 128 (float64: 2
+// blocks, 16 warps per SM) and 88 (float32). Capping them lower with
+// __launch_bounds__ spilled (float64: 40 B at 80 registers).
 func radiationBudget(kernel, arch string) int {
 	f32 := strings.HasSuffix(kernel, "_f32") || strings.HasSuffix(kernel, "_f32_split")
 	switch {

@@ -239,8 +239,8 @@ func (o *observer[F]) lightCone(x, dx *[4]F, tp F) (f, fp F) {
 //
 // (R^2 - |x_obs|^2 = |r|^2 - 2 x_obs.r without cancellation, as in
 // lightCone). g = 0 with X0 > 0 is lightCone's f = 0, and Newton on g is as
-// quadratic, with no square root: one reciprocal (session 10:
-// docs/performance/radiation.md). g is not monotonic (it vanishes again at the
+// quadratic, with no square root: one reciprocal
+// (docs/performance/radiation.md). g is not monotonic (it vanishes again at the
 // advanced root X0 = -R), so a step counts only from where g falls, h > 0 (h
 // is rho = X.U of the splined position, R c ut kappa > 0 on the light cone);
 // ok is false otherwise, NaN included, and the caller solves from scratch.
@@ -282,10 +282,9 @@ func (o *observer[F]) newtonSlope(x, dx, ddx *[4]F, tp F) (h, hp F) {
 //	phi = q c ut/rho,  A = q u_s/rho
 //
 // — the textbook q (n - beta)/(gamma^2 kappa^3 R^2) + q n x ((n - beta) x
-// beta')/(c kappa^3 R) without forming n, beta or beta' (session 9: 56
-// operations instead of 82), and with X0 from the time, not a square root
-// (session 10: X0 - R is the light cone's residual, c f, which the solve has
-// made a rounding). One reciprocal; dtau/dt' = 1/(ut kappa) = X0 c/rho is
+// beta')/(c kappa^3 R) without forming n, beta or beta' (56 operations
+// instead of 82), and with X0 from the time, not a square root (X0 - R is
+// the light cone's residual, c f, which the solve has made a rounding). One reciprocal; dtau/dt' = 1/(ut kappa) = X0 c/rho is
 // returned for the next sample's prediction. The GPU kernel
 // (kernels/src/radiation.cu, fg_rad_lw_dir and fg_rad_lw_fields) has the same
 // formulas, with a hardware-estimate reciprocal within ~1.5 ulp.
@@ -412,9 +411,9 @@ func settled[F float](d2, w F) bool { return abs(d2) <= 0x1p-20*w }
 // of K e1^2 - e1 + d2 = 0) and |e2| <= 8 (|hp|/(2h)) d2^2, which the test
 // holds below NewtonTolerance w. The curvature varies on the scale of the
 // received pulse (tens of knot intervals at beta = 0.99 with 4096 knots
-// per period), the last step over a fraction of one. The ratio |d2|^3/d1^2
-// this replaced assumed the same K over the first step too, which at the
-// pulse spans the curvature's change: 1.5-36x the bound got through. A
+// per period), the last step over a fraction of one. A test on the ratio
+// |d2|^3/d1^2 would assume the same K over the first step too, which at the
+// pulse spans the curvature's change: it lets 1.5-36x the bound through. A
 // step at the rounding of tau passes; anything else, NaN included, and the
 // cold solve decides the sample. kernels/src/radiation.cu does the same test
 // in two parts: fg_rad_settled, then fg_rad_converged_rest.

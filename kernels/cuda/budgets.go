@@ -13,8 +13,8 @@ package cuda
 var Budgets = map[string]int{
 	// One site per thread, the site struct (6 values per component plus
 	// x, y) and the theory's point gradient in registers. NVRTC 13.5: 80-96;
-	// NVRTC 13.0 (the GPU machine's) allocated up to 114 for sm_80 before
-	// the 32-bit indexing. 112 still keeps 512 threads per SM resident.
+	// NVRTC 13.0 (the GPU machine's) may allocate more for sm_80. 112 still
+	// keeps 512 threads per SM resident.
 	"fg_k_continuum": 112,
 	// Recomputes the partials of its 8 stencil neighbours in registers
 	// instead of reading a partials buffer: 3 fields measured 126-128
@@ -26,12 +26,12 @@ var Budgets = map[string]int{
 	"fg_k_combine":    32,
 	"fg_k_constrain":  40,
 	"fg_k_nonfinite":  16,
-	// The shared-memory tiled continuum gradient (phase 2): the site struct
+	// The shared-memory tiled continuum gradient: the site struct
 	// as fg_k_continuum plus the tile's row/column bookkeeping and the
 	// three-term trial loader. NVRTC 13.5: 77-93, no spill; 104 keeps 512
 	// threads per SM resident at every tuned shape.
 	"fg_k_tile": 104,
-	// Stage 4 of the device flow with the RK4 update fused (phase 3): the
+	// Stage 4 of the device flow with the RK4 update fused: the
 	// tiled gradient, then phi', v' from five input streams and the
 	// gradient still in registers. NVRTC 13.5: 64-162, mostly at or below
 	// fg_k_tile's count.
@@ -159,7 +159,7 @@ var TheoryBudgets = map[string]map[string]BudgetOverride{
 		"fg_k_constrain": {64, "10 components: one site's components and velocity are held together for the projection; measured 56 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 		"fg_k_continuum": {144, "10 components: the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions are live at once; measured 130 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 		"fg_k_density":   {112, "10 components: its densities are evaluated from the whole site struct, second derivatives included; measured 100 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
-		"fg_k_tile":      {160, "10 components: the tiled continuum gradient holds the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions at once; measured 132 (NVRTC 13.5, sm_80/sm_90, no spill); with the device flow's folded stage-1 reduction (phase 3, one warp combining the row partials) NVRTC 13.5 allocates 152 for sm_80 (131 for sm_90), no spill, 2026-11-29; +8 for NVRTC 13.0"},
+		"fg_k_tile":      {160, "10 components: the tiled continuum gradient holds the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions at once; measured 132 (NVRTC 13.5, sm_80/sm_90, no spill); with the device flow's folded stage-1 reduction (one warp combining the row partials) NVRTC 13.5 allocates 152 for sm_80 (131 for sm_90), no spill, 2026-11-29; +8 for NVRTC 13.0"},
 		"fg_k_tile_up":   {170, "10 components: stage 4 fused with the RK4 update holds the site struct and the generated gradient's common subexpressions, then phi', v' of every component; measured 162 (sm_80) / 158 (sm_90) (NVRTC 13.5, sm_80/sm_90, no spill, 2026-11-29), +8 for NVRTC 13.0"},
 		"fg_k_update":    {72, "10 components: the RK4 combination holds phi' and v' for every component plus six input streams; measured 64 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 	},

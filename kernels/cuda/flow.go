@@ -29,8 +29,9 @@ const flowRing = 1024
 const defaultPoll = 64
 
 // Flow is an arrested Newton flow on the device (kernels.Flow). One step is
-// six kernels on the flow's own stream (see cuda_kernels.cu, "Phase 2" and
-// "Phase 3"): fg_k_tile stage 1, fg_k_rows, fg_k_decide (the reduction's last
+// six kernels on the flow's own stream (see cuda_kernels.cu, "The
+// shared-memory tiled stencil and the arrested Newton flow", and fg_fold):
+// fg_k_tile stage 1, fg_k_rows, fg_k_decide (the reduction's last
 // levels and the arrest decision), stages 2 and 3, and stage 4 with the RK4
 // update fused (fg_k_tile_up), which writes phi' and v' into a second pair of
 // buffers: steps alternate between the spec's Phi/Vel and the flow's own pair
@@ -154,7 +155,7 @@ func (f *Flow) build() error {
 
 	f.fuse = os.Getenv("FIELDGO_FLOW_FUSE") != "0"
 	// Off by default: measured slower than fg_k_rows + fg_k_decide at every
-	// size on the H200 (docs/performance/gpu.md, phase 3).
+	// size on the H200 (docs/performance/gpu.md).
 	f.fold = os.Getenv("FIELDGO_FLOW_FOLD") == "1"
 	f.fieldBytes = p.prec.Bytes() * p.unit.NComp * g.Sites()
 	f.phiD, f.velD = C.CUdeviceptr(phi), C.CUdeviceptr(vel)
@@ -230,7 +231,7 @@ func (f *Flow) build() error {
 	// launches together (four; two with stages 2-4 in one kernel): the one-term copy of stage 1, the trial fields' two
 	// and three terms and the fused update load different streams and hold
 	// different registers, and the shape stage 1 alone likes can be the
-	// slowest for the step (docs/performance/gpu.md, session 5). The tuning
+	// slowest for the step (docs/performance/gpu.md). The tuning
 	// launches write the flow's scratch (gradients, partials, the second
 	// buffer pair) and never its control block.
 	{

@@ -151,11 +151,10 @@ func CompileCUBIN(source, arch string) (cubin []byte, log string, err error) {
 	if err == nil && len(ParsePtxasLog(log)) == 0 {
 		// NVRTC 12.9 and later look a program up in the CUDA driver's
 		// compute cache first and, on a hit, skip ptxas, so the log has no
-		// resource report (the "empty log" of sessions 4-10 on the H200
-		// machine, after any earlier compile of the same source there). The
-		// report is part of the result (describe() and the budget checks
-		// read it). An unused define does not change the key (session 12 on
-		// the H200); a new entry point changes the PTX, so compile once more
+		// resource report (an "empty log" on a machine that compiled the
+		// same source before). The report is part of the result (describe()
+		// and the budget checks read it). An unused define does not change
+		// the key (seen on the H200); a new entry point changes the PTX, so compile once more
 		// with one, and failing that with the driver's cache off for this
 		// one compile, rather than for every library in the process.
 		cubin, log, err = compileCUBIN(uncachedSource(source), arch)

@@ -34,7 +34,7 @@ typedef struct {
     long long len;        /* elements, for combine and non-finite scan */
     double coef[FG_CUDA_MAX_TERMS];
     fg_dptr terms[FG_CUDA_MAX_TERMS];
-    /* Phase 2: the tiled stencil kernel and the fused flow on the device. */
+    /* The tiled stencil kernel and the fused flow on the device. */
     fg_dptr ctl;          /* fg_flowctl of a device flow; 0 outside one */
     fg_dptr ring;         /* fg_flowrec[ringcap]: one record per step evaluated */
     long long ringcap;
@@ -44,7 +44,7 @@ typedef struct {
     int pad2_;
     double tol;           /* convergence: max|grad| < tol */
     double dt;
-    /* Phase 3: a flow's stage 1 finishes its own reduction (last-block-done,
+    /* A flow's stage 1 finishes its own reduction (last-block-done,
      * fixed order) and stage 4 takes the RK4 update (ping-pong buffers). */
     fg_dptr cnt;          /* fold: unsigned counters, one per tile row band plus one, zero between launches */
     fg_dptr rows;         /* fold: row partials (3 planes of ny) */

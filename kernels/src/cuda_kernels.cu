@@ -561,8 +561,8 @@ extern "C" __global__ void fg_k_nonfinite(fg_cargs a) {
 }
 
 /* ---------------------------------------------------------------------------
- * Phase 2: a shared-memory tiled stencil and the arrested Newton flow fused on
- * the device.
+ * The shared-memory tiled stencil and the arrested Newton flow fused on the
+ * device.
  *
  * fg_k_tile is the continuum gradient over a tile of 32 x TY sites (blockDim
  * (32, BY), TY = BY * rpt rows, each thread one site per BY-th row): the block
@@ -803,8 +803,8 @@ static __device__ __forceinline__ bool fg_tile_site(const fg_geo& g, int x0, int
  * float64 storage) copies global to shared memory without holding a register
  * per value in flight, so a thread issues its whole share of the tile at once.
  * Used for one-term fills only: staging the RK4 trial fields' three terms the
- * same way and combining them in shared memory measured no faster (session 4:
- * x0.94-1.01 of the register fill, against x0.93-0.94 for this). */
+ * same way and combining them in shared memory measured no faster
+ * (x0.94-1.01 of the register fill, against x0.93-0.94 for this). */
 #if !defined(FG_STORE_FLOAT32) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define FG_TILE_ASYNC 1
 /* 8 bytes from global src to the shared address dst. */

@@ -78,9 +78,9 @@ template <typename R> static __device__ __forceinline__ R fg_nb_min_normal();
 template <> __device__ __forceinline__ float fg_nb_min_normal<float>() { return 0x1p-126f; }
 template <> __device__ __forceinline__ double fg_nb_min_normal<double>() { return 0x1p-1022; }
 
-/* One interaction: source s on target (xi, yi, zi); the legacy form (kept
- * for the untiled kernel and fg_nbody_tiled1_legacy, the benchmark's
- * before/after comparison). */
+/* One interaction: source s on target (xi, yi, zi); the masked form (for
+ * the untiled kernel and fg_nbody_tiled1_legacy, which the benchmark sets
+ * against the split loop). */
 template <typename R, bool POT>
 static __device__ __forceinline__ void fg_nb_term(R xi, R yi, R zi, const typename fg_nb_vec<R>::T& s, bool self,
                                                   R eps2, R& ax, R& ay, R& az, R& phi) {
@@ -232,7 +232,7 @@ static __device__ __forceinline__ void fg_nb_tiled2(const typename fg_nb_vec<R>:
     }
 }
 
-/* The tiled kernel before the split loop (every term masked, library
+/* The tiled kernel without the split loop (every term masked, library
  * rsqrt): fg_nbody_tiled1_legacy_<prec>, for the benchmark only. */
 template <typename R, int P, bool POT>
 static __device__ __forceinline__ void fg_nb_tiled(const typename fg_nb_vec<R>::T* __restrict__ body,
@@ -345,7 +345,7 @@ static __device__ __forceinline__ void fg_nb_kick(typename fg_nb_vec<R>::T* __re
  * variant, so there is none), fg_nbody_untiled_<prec>[_pot], fg_nbody_kick_drift_<prec>,
  * fg_nbody_kick_<prec>; for the benchmark fg_nbody_tiled1_lib_<prec> (the
  * split loop with the library rsqrt) and fg_nbody_tiled1_legacy_<prec> (the
- * kernel before the split loop). Launch the tiled ones with blockDim =
+ * kernel without the split loop). Launch the tiled ones with blockDim =
  * (256/P, P) and gridDim.x = ceil(n / (NT 256/P)), NT = 1, 2 or 4; the others
  * with any 1-D block. fg_nbody_rsqrt_check_<prec> evaluates the library and
  * the fast reciprocal square roots (and, in double, the raw estimate) on an

@@ -114,7 +114,7 @@ template <typename F> struct fg_rad_args {
   // tiled: the shifted times sample-major over the observer slots, S x O
   // (fg_rad_shift_slot_*): a warp's lanes read one sample of consecutive
   // slots, 256 contiguous bytes, where each lane's own row of tp took a line
-  // of its own (32 per load; x1.04 on 524288 observers, session 17).
+  // of its own (32 per load; x1.04 on 524288 observers).
   const F* tp_slot;
 };
 
@@ -133,8 +133,8 @@ template <typename F> struct fg_rad_quad {
 // cold solve evaluate it and its derivative d/dtau (the exact slope of the
 // splined light cone); the 4-velocity and the acceleration are fetched once
 // per sample, for the field, on the interval the position's search found.
-// Half the registers of caching the whole state (session 7: 166 registers
-// with it, 12 warps per SM; see docs/performance/radiation.md).
+// Half the registers of caching the whole state (166 registers with it, 12
+// warps per SM; see docs/performance/radiation.md).
 template <typename F> struct fg_rad_interval {
   F t0, t1;
   fg_rad_quad<F> x;
@@ -171,10 +171,10 @@ template <typename F> static __device__ __forceinline__ int fg_rad_search(const 
 // knot times around the guess, t[guess-1 .. guess+2], are loaded together
 // (one memory round trip; a short-circuit test made two dependent ones, and
 // the gallop a third), so that a guess off by one interval either way costs
-// no second round trip: the profile of session 7 had these dependent loads
-// as ~17% of the default kernel's stalls at 1024 knots per period, where ~90%
-// of a warp's searches end within one interval of the guess. The index
-// returned is the same as before: the largest i in [a, b-2] with t[i] <= tau
+// no second round trip: in the profile, dependent loads here were ~17% of
+// the default kernel's stalls at 1024 knots per period, where ~90% of a
+// warp's searches end within one interval of the guess. The index returned
+// does not depend on the guess: the largest i in [a, b-2] with t[i] <= tau
 // (or a), whatever the guess.
 template <typename F> static __device__ __forceinline__ int fg_rad_search_from(const F* t, int a, int b, int guess, F tau) {
   if (guess < a) guess = a; else if (guess > b - 2) guess = b - 2;
@@ -826,8 +826,8 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
 // times and each observer's shift |x_obs|/c, both float64 as the CPU kernel
 // forms them (core/radiation's DeviceArrays): one float64 subtraction, then
 // the rounding to F, which is the CPU kernel's F(t - r0/c) bit for bit. The
-// host sent O + S numbers (or O + O x S with a row of times per observer)
-// instead of the O x S shifted times it used to build and transpose. times
+// host sends O + S numbers (or O + O x S with a row of times per observer)
+// rather than building and transposing the O x S shifted times. times
 // holds S values shared by every observer (tstride 0) or one row of S per
 // observer (tstride S).
 template <typename F>

@@ -8,7 +8,7 @@
 // through shared memory 256 at a time, the self term masked only in the
 // slice that holds the target.
 // The untiled kernel (every source from global memory) and the tiled kernel
-// before the split loop are kept for the benchmark. Bodies travel packed (x, y, z, m) in the kernel's precision.
+// without the split loop serve the benchmark. Bodies travel packed (x, y, z, m) in the kernel's precision.
 package gpunbody
 
 import (

@@ -446,7 +446,7 @@ func TestGPUKernelResources(t *testing.T) {
 // FIELDGO_PEAK_F32/F64 in TFLOP/s for another GPU) for N = 2^14..2^20
 // (FIELDGO_NBODY_MAXLOG2 lowers the top), in the same process: the tiled
 // kernel with one, two and (float32) four targets per thread (x1, x2, x4)
-// with P chosen by PFor, the untiled kernel, and for N >= 2^19 the tiled kernel before the
+// with P chosen by PFor, the untiled kernel, and for N >= 2^19 the tiled kernel without the
 // split loop ("legacy": every term masked, library rsqrt) and the split loop
 // with the library rsqrt ("lib"), each evaluation timed with CUDA events;
 // N <= 2^16 with every P. The last lines log a summary per

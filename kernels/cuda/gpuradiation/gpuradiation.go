@@ -83,8 +83,8 @@ const (
 	Obs         = "_obs"
 	ColumnMajor = "_cm"
 	Split       = "_split"
-	// Tiled selects the tiled kernels explicitly (the default since session
-	// 8 in both precisions).
+	// Tiled selects the tiled kernels explicitly (the default in both
+	// precisions).
 	Tiled = "tiled"
 	// Tret is the suffix of the tiled kernels that also write the retarded
 	// times (those without it carry no per-sample test for them).
@@ -130,9 +130,10 @@ func particleRecords[F float32 | float64](t, charge []F, off []int32) []byte {
 //
 // SmallTile is the tile when the work items' blocks are more than fit on the
 // device at once with DefaultTile: shared memory allows 9 blocks of 32 x 8
-// per SM in float64, registers 16 (12 before session 8's 128-register cap),
-// so with more items than that holds (and the grid loops), tiles of 4 keep
-// more warps per SM resident. Measured on the H200 (session 7): x1.16 / x1.23 at 131072 observers and
+// per SM in float64, registers 16 (under the 128-register cap of the float64
+// tiled kernels), so with more items than that holds (and the grid loops),
+// tiles of 4 keep more warps per SM resident. Measured on the H200: x1.16 /
+// x1.23 at 131072 observers and
 // x1.27 / x1.22 at 524288 (16 / 1024 knots per period); with 32768 observers
 // (1024 blocks, all resident) tiles of 8 stay 6% faster at 16 knots.
 const (
@@ -306,10 +307,10 @@ func upload[F float32 | float64](a *alloc, x *radiation.DeviceArrays[F], columnM
 
 // Effective is the entry-point suffix Device.Variant v selects: "" (the
 // tiled kernels), Split, Obs or ColumnMajor. The default is the
-// tiled kernels in both precisions: float32 took the two phases until the
-// tiles ran segments in parallel (session 8 on the H200: tiled over split
-// x1.28 / x1.07 at 1024 / 16 knots per period; before, split was 1.23-1.30x
-// faster). The bits are the same.
+// tiled kernels in both precisions: with the tiles running segments in
+// parallel, float32 tiled is faster than split (on the H200: x1.28 / x1.07
+// at 1024 / 16 knots per period; with one segment per tile, split was
+// 1.23-1.30x faster). The bits are the same.
 func Effective(v string) string {
 	if v == Tiled {
 		return ""

@@ -19,9 +19,8 @@ import (
 // are mostly shared. The order does not change any observer's numbers. On
 // the benchmark's 32768 observers (a Fibonacci sphere) each 32 consecutive
 // observers lie within 0.168 rad of their centre; a Morton curve of the
-// direction (the order before session 15) jumps, its warps spanning up to
-// 1.48 rad, and ran the benchmark x0.96 at 16 knots per period, x0.92 at
-// 1024 (docs/performance/radiation.md, session 15).
+// direction jumps, its warps spanning up to 1.48 rad, and ran the benchmark
+// x0.96 at 16 knots per period, x0.92 at 1024 (docs/performance/radiation.md).
 func HilbertOrder(x, y, z []float64) []int32 {
 	const bits = 16
 	const n = 1 << bits

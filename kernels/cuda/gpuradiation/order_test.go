@@ -86,8 +86,8 @@ func warpSpread(x, y, z []float64, perm []int32) float64 {
 // TestHilbertOrder: a permutation (the origin and duplicated directions
 // included) whose warps are compact on the benchmark's sphere of 32768
 // observers: every 32 consecutive observers within 0.2 rad of their mean
-// direction (a cap holding 32 of them has a radius of 0.0625 rad; the
-// Morton curve of the order before it had warps spanning 1.48 rad).
+// direction (a cap holding 32 of them has a radius of 0.0625 rad; a
+// Morton curve of the direction has warps spanning 1.48 rad).
 func TestHilbertOrder(t *testing.T) {
 	x, y, z := fibonacci(32768)
 	x, y, z = append(x, 0, 3, 6), append(y, 0, -4, -8), append(z, 0, 0, 0)
