@@ -1,4 +1,4 @@
-"""Export-and-view cost of a field, small against large (issue 2).
+"""Export-and-view cost of a field, small against large.
 
     .venv/bin/python bench/bridge_bench.py
 

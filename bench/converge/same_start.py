@@ -1,5 +1,5 @@
 """Time to a converged Baby Skyrme skyrmion from the SAME initial field as
-soliton_solver (issue 5): charge 1, 256^2, box 20, max|grad| < tol.
+soliton_solver: charge 1, 256^2, box 20, max|grad| < tol.
 
     python same_start.py ss  OUT.npz [tol] [cap_s]   # soliton_solver: dump its initial field, then flow
     python same_start.py fg  OUT.npz [tol]           # fieldgo from that field (run as a fresh process)

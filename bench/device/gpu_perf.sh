@@ -1,8 +1,8 @@
 #!/bin/bash
-# The issues' GPU measurements in one call, on the GPU machine, from the checkout root:
+# The GPU measurements of docs/performance in one run, on the GPU machine, from the checkout root:
 #   bash bench/device/gpu_perf.sh .gpu/NAME [.gpu/BASELINE]
 # ms per ANF step (float64, device flow; with a baseline bundle, A B A B in the same
-# call), soliton_solver side by side (NAME/peer), time to the first step, the converged
+# run), soliton_solver side by side (NAME/peer), time to the first step, the converged
 # skyrmion from soliton_solver's initial field, the radiation benchmark at 1024 and 16
 # knots per period (and its default kernel on 524288 observers). Logs in $OUT. SIZES (default 256,512,1024,2048) limits the grids.
 B=$(cd "${1:?usage: gpu_perf.sh BUNDLE [BASELINE]}" && pwd); A=${2:+$(cd "$2" && pwd)}; R=$(pwd)
@@ -36,7 +36,7 @@ else
   steps B $B /tmp/fg-perfB
 fi
 if [ -f $B/peer/soliton_solver_baseline.py ]; then
-  echo "== soliton_solver, same call"
+  echo "== soliton_solver, same run"
   (cd $B/peer && timeout 200 python3 -W ignore::DeprecationWarning soliton_solver_baseline.py --src . --no-ref --no-breakdown \
     --sizes $SIZES --min-time 0.4 --repeats 2 --out $OUT > $OUT/peer.log 2>&1; echo "rc=$? $(el)")
   sed -n '/== soliton_solver baseline/,$p' $OUT/peer.log | grep -v Warning | head -12

@@ -4,7 +4,7 @@
 # instruction) of fg_rad_newton_reuse_f64 on the benchmark's scene, summed over
 # runs of consecutive instructions with the same execution count (straight-line
 # code), reported per (observer, sample, particle). On the GPU machine, from
-# the checkout root (session 11 found the tile's write-out this way):
+# the checkout root (it shows, for one, what the tile's write-out costs):
 #   bash bench/device/rad_sass_profile.sh .gpu/NAME [knots per period, default 16]
 # Leaves $OUT/rad_sass_<kpp>.csv.gz (the per-instruction table) and prints the
 # blocks that run at least MIN (default 0.02) times per warp-sample.

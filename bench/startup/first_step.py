@@ -1,4 +1,4 @@
-"""Time to the first ANF step (issue 5): fresh processes with an empty and a warm
+"""Time to the first ANF step: fresh processes with an empty and a warm
 cache, and a second simulation in the same process (a notebook cell run again).
 
     python bench/startup/first_step.py [--backend cuda] [--grid 256] [--repeats 3]

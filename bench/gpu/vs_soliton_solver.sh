@@ -1,5 +1,6 @@
 #!/bin/bash
-# Device call 2: the full measurement, fieldgo and soliton_solver side by side.
+# On the GPU machine: the full measurement, fieldgo and soliton_solver side by side
+# (first step, converged skyrmion, ms per step), and ncu on the tiled gradient.
 cd "$(dirname "$0")"
 export FIELDGO_CACHE=/tmp/fgcache PYTHONUNBUFFERED=1
 ms() { echo $(( ($2 - $1) / 1000000 )); }
@@ -14,7 +15,7 @@ rm -rf /tmp/fgcold2; s=$(date +%s%N); FIELDGO_CACHE=/tmp/fgcold2 FIELDGO_CONVERG
 # ms per ANF step
 FIELDGO_BENCH=1 FIELDGO_BENCH_SECONDS=0.3 timeout 120 ./gpubench.test -test.run TestStepTimes -test.v > $OUT/steptimes.log 2>&1; echo "steptimes rc=$?"
 grep -E "^\|" $OUT/steptimes.log
-# soliton_solver, same call
+# soliton_solver, same run
 s=$(date +%s%N); timeout 150 python3 -W ignore::DeprecationWarning soliton_solver_baseline.py --src . --no-ref --no-breakdown --min-time 0.5 --repeats 2 --out $OUT 2>&1 | grep -v 'NumbaPerformanceWarning\|warn(errors' > $OUT/ss_bench.log; e=$(date +%s%N); echo "ss bench rc=$? $(ms $s $e) ms"
 grep -E "JIT|FAILED" $OUT/ss_bench.log; sed -n '/== soliton_solver baseline/,$p' $OUT/ss_bench.log
 s=$(date +%s%N); timeout 130 python3 -W ignore::DeprecationWarning ss_converge.py 1e-6 100 2>&1 | grep -E "SSCONVERGE|Error|error" | tail -3; e=$(date +%s%N); echo "SSCONVERGE wall incl. process start: $(ms $s $e) ms"

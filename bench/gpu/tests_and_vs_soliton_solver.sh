@@ -1,5 +1,6 @@
 #!/bin/bash
-# Device call 3 (phase 3): correctness, ms/step side by side with soliton_solver, bandwidth.
+# On the GPU machine: correctness, ms/step of the flow variants side by side with
+# soliton_solver, bandwidth, and the GPU tests of tests/python.
 cd "$(dirname "$0")"
 export FIELDGO_CACHE=/tmp/fgcache PYTHONUNBUFFERED=1
 date -u | tee $OUT/date.txt; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader | tee $OUT/smi.txt

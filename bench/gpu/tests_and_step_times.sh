@@ -1,5 +1,6 @@
 #!/bin/bash
-# Device call 1: correctness + timing.
+# On the GPU machine: the CUDA and device-flow tests, ms per step, time to the first
+# step (empty and warm cache) and to a converged skyrmion.
 cd "$(dirname "$0")"
 export FIELDGO_CACHE=/tmp/fgcache
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee $OUT/smi.txt
