@@ -251,11 +251,13 @@ func (s *Simulation) SetParams(p []float64) error {
 // FieldWritten tells the simulation that its field was written other than
 // by its own methods (through a zero-copy view of the host field on the CPU
 // backend, or of the device buffer): the next flow estimates the stiffness
-// anew instead of keeping the previous flow's estimate.
+// anew instead of keeping the previous flow's estimate, and the next read of
+// the host field downloads the backend's buffers again.
 func (s *Simulation) FieldWritten() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stiffOK = false
+	s.hostStale = true
 }
 
 // Params returns the dynamic parameters in spec order.

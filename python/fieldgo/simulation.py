@@ -94,7 +94,7 @@ class Simulation:
     device memory; on the H200 1.16-1.27x faster per step at 1024^2-2048^2, no faster at
     256^2, where the step is latency-bound), while every
     site computation (the theory's point functions), the RK4 combination and all
-    reductions (energy, max |grad|, integrals) run in float64; results are rounded to
+    reductions (energy, ``max |grad|``, integrals) run in float64; results are rounded to
     float32 when stored. ``sim.field`` is float64 all the same: the float32 state widened
     exactly (``set_field`` rounds to float32), and ``save``/``fg.load`` keep the
     precision, so a float32 run resumes bit-identically. ``density()`` fields are
@@ -200,12 +200,19 @@ class Simulation:
         host copy refreshed on access, the float32 state widened exactly when
         precision="float32"). Once ``device_field()`` has handed out the device memory,
         every access re-reads the device, so writes made through that view show here."""
+        if self._device_views:
+            self._device_may_be_written()
         if self._field is None or self._field.released or self._device_views:
             self._field = Field._from_handle(go.SimField(self._h(), 0))
         # On the CPU the view is the working memory itself: writes through it
         # change the field without the simulation seeing them.
         self._views_out = self._views_out or self.backend == "cpu"
         return self._field
+
+    def _device_may_be_written(self):
+        """A CUDA device view was handed out: the device buffers may hold writes the
+        host copy has not seen, so the next host read downloads them."""
+        go.SimFieldWritten(self._h())
 
     def device_field(self):
         """The working field where the backend keeps it, without a copy: a
@@ -240,7 +247,7 @@ class Simulation:
         that cannot be called as f(x, y).
 
         Under a unit-vector constraint the field is normalised at every site (held
-        boundary sites too): a site whose |phi| is off 1 by more than 1e-6 draws a
+        boundary sites too): a site whose ``|phi|`` is off 1 by more than 1e-6 draws a
         :class:`fieldgo.fieldvalues.ConstraintWarning` naming the worst site, since
         a field meant to be a unit vector is rarely that far off; a site where the
         constrained components are all zero has no direction and is refused
@@ -275,7 +282,7 @@ class Simulation:
     def minimize(self, tol: float = 1e-6, max_steps: int = 50_000, method: str = "anf", *,
                  arrest: str | None = None, dt: float | None = None, check_every: int | None = None,
                  progress: bool | None = None, live: bool | int = False, callback=None):
-        """Relax the field until max |dE/dphi| < tol or max_steps steps.
+        """Relax the field until ``max |dE/dphi| < tol`` or max_steps steps.
 
         ``method``: ``"anf"`` (arrested Newton flow, RK4) or ``"gradient"``;
         ``arrest``: ``"power"`` (velocity reset when v.g > 0) or ``"energy"`` (when the
@@ -406,6 +413,8 @@ class Simulation:
     def save(self, path) -> None:
         """Write field, velocity, history, theory source, parameters and lattice as an
         Arrow IPC file; ``fg.load(path)`` resumes bit-identically."""
+        if self._device_views:
+            self._device_may_be_written()
         go.SimSave(self._h(), os.fspath(path))
 
     def close(self):
