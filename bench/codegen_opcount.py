@@ -19,9 +19,10 @@ def main():
     print("|---|---|---:|---:|")
     for pot in theories.BABY_SKYRME_POTENTIALS:
         st = theories.baby_skyrme(pot, N=3).symbolic()
-        for label, exprs in (("fg_gradient", st.gradient),
-                             ("fg_partials", st.partials.de_dphi + st.partials.de_ddx
-                              + st.partials.de_ddy)):
+        for label, exprs in (
+            ("fg_gradient", st.gradient),
+            ("fg_partials", st.partials.de_dphi + st.partials.de_ddx + st.partials.de_ddy),
+        ):
             before, after = codegen.op_counts(exprs)
             print(f"| baby_skyrme({pot!r}) | {label} | {before} | {after} |")
 

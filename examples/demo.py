@@ -39,8 +39,9 @@ def main():
         d = sim.density(name).numpy()[0]
         fig, ax = plt.subplots(figsize=(5, 4.2))
         lim = abs(d).max()
-        im = ax.imshow(d, origin="lower", extent=extent, cmap=cmap,
-                       **({"vmin": -lim, "vmax": lim} if name == "charge" else {}))
+        im = ax.imshow(
+            d, origin="lower", extent=extent, cmap=cmap, **({"vmin": -lim, "vmax": lim} if name == "charge" else {})
+        )
         ax.set(title=f"Baby Skyrme, B = 1: {title}", xlabel="x", ylabel="y", xlim=(-6, 6), ylim=(-6, 6))
         fig.colorbar(im, ax=ax)
         fig.tight_layout()

@@ -32,7 +32,9 @@ def build(python: str = sys.executable, out: pathlib.Path | None = None) -> path
     # gopy runs goimports from PATH: build both pinned tools into .tools/.
     subprocess.run(
         ["go", "build", "-o", str(tools) + os.sep, "github.com/go-python/gopy", "golang.org/x/tools/cmd/goimports"],
-        cwd=ROOT, env=env, check=True,
+        cwd=ROOT,
+        env=env,
+        check=True,
     )
     env["PATH"] = str(tools) + os.pathsep + env.get("PATH", "")
     # gopy needs the output folder inside the module and named with a leading "_".
@@ -40,9 +42,18 @@ def build(python: str = sys.executable, out: pathlib.Path | None = None) -> path
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         subprocess.run(
-            [str(tools / "gopy"), "build", f"-output={tmp.name}", f"-vm={python}", "-name=pybind",
-             "-dynamic-link=true", MODULE],
-            cwd=ROOT, env=env, check=True,
+            [
+                str(tools / "gopy"),
+                "build",
+                f"-output={tmp.name}",
+                f"-vm={python}",
+                "-name=pybind",
+                "-dynamic-link=true",
+                MODULE,
+            ],
+            cwd=ROOT,
+            env=env,
+            check=True,
         )
         out.mkdir(parents=True, exist_ok=True)
         for old in out.iterdir():

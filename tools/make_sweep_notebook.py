@@ -12,7 +12,6 @@ import sys
 
 from notebook_cells import code, md
 
-
 SWEEP = [
     md("""
 # Parameter sweeps on Dask: the Baby Skyrme skyrmion against $\\kappa$
@@ -109,7 +108,6 @@ print("E:", np.round(df["energy"].to_numpy(), 4), " R:", np.round(df["radius"].t
 ]
 
 NOTEBOOKS = {"05_sweep.ipynb": SWEEP}
-
 
 
 if __name__ == "__main__":

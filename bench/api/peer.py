@@ -72,6 +72,7 @@ def load(src: str | None = None) -> bool:
     try:
         importlib.import_module("soliton_solver.core.simulation")
         from numba import cuda
+
         return bool(cuda.is_available())
     except Exception:  # noqa: BLE001
         return False
@@ -92,9 +93,26 @@ class Peer:
         if theory == "baby_skyrme":
             g, b = launch_2d(s.p_i_h, threads=s.threads2d)
             th.initial_config.create_initial_configuration_kernel[g, b](
-                s.Velocity, s.Field, s.grid, s.k1, s.k2, s.k3, s.k4, s.l1, s.l2, s.l3, s.l4, s.Temp,
-                bool(s.rp.ansatz_bloch), bool(s.rp.ansatz_neel), bool(s.rp.ansatz_anti),
-                float(s.rp.skyrmion_rotation), float(s.rp.skyrmion_number), s.p_i_d, s.p_f_d)
+                s.Velocity,
+                s.Field,
+                s.grid,
+                s.k1,
+                s.k2,
+                s.k3,
+                s.k4,
+                s.l1,
+                s.l2,
+                s.l3,
+                s.l4,
+                s.Temp,
+                bool(s.rp.ansatz_bloch),
+                bool(s.rp.ansatz_neel),
+                bool(s.rp.ansatz_anti),
+                float(s.rp.skyrmion_rotation),
+                float(s.rp.skyrmion_number),
+                s.p_i_d,
+                s.p_f_d,
+            )
         else:
             g, b = launch_2d(s.p_i_h, threads=(8, 8))
             th.initial_config.create_vortex_kernel[g, b](s.Field, s.grid, n // 2, n // 2, 0, s.p_i_d, s.p_f_d)

@@ -53,9 +53,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 class Report:
     def __init__(self, out: str | None, backend: str):
         self.out = out
-        self.meta = {"date": time.strftime("%Y-%m-%d", time.gmtime()), "backend": backend,
-                     "device": _device(backend), "host_cpus": os.cpu_count(),
-                     "python": platform.python_version()}
+        self.meta = {
+            "date": time.strftime("%Y-%m-%d", time.gmtime()),
+            "backend": backend,
+            "device": _device(backend),
+            "host_cpus": os.cpu_count(),
+            "python": platform.python_version(),
+        }
 
     def __call__(self, **rec):
         line = json.dumps({**rec, **self.meta})
@@ -106,8 +110,7 @@ def bench_minimize(report, backend, sizes, theories, precisions, steps, peer_src
                     peer_ms[k] = p.steps(k) / k * 1e3
                 p.close()
             for prec in precisions:
-                sim = fg.Simulation(_theory(name), grid=(n, n), spacing=20 / (n - 1), backend=backend,
-                                    precision=prec)
+                sim = fg.Simulation(_theory(name), grid=(n, n), spacing=20 / (n - 1), backend=backend, precision=prec)
                 sim.set_field(_initial(name))
                 sim.minimize(tol=1e-300, max_steps=20, progress=False)  # compile, tune, graphs
                 sim.set_field(_initial(name))  # a new field: the next call estimates the stiffness
@@ -117,17 +120,34 @@ def bench_minimize(report, backend, sizes, theories, precisions, steps, peer_src
                 step = (t[max(steps)] - t[min(steps)]) / (max(steps) - min(steps))
                 start = t[min(steps)] - min(steps) * step
                 for k in steps:
-                    rec = dict(bench="minimize", theory=name, grid=n, precision=prec, steps=k,
-                               seconds=t[k], ms_per_step=t[k] / k * 1e3,
-                               msite_updates_per_s=n * n * k / t[k] / 1e6)
+                    rec = dict(
+                        bench="minimize",
+                        theory=name,
+                        grid=n,
+                        precision=prec,
+                        steps=k,
+                        seconds=t[k],
+                        ms_per_step=t[k] / k * 1e3,
+                        msite_updates_per_s=n * n * k / t[k] / 1e6,
+                    )
                     if k in peer_ms:
-                        rec.update(soliton_solver_ms_per_step=peer_ms[k],
-                                   speedup_vs_soliton_solver=peer_ms[k] / (t[k] / k * 1e3))
+                        rec.update(
+                            soliton_solver_ms_per_step=peer_ms[k],
+                            speedup_vs_soliton_solver=peer_ms[k] / (t[k] / k * 1e3),
+                        )
                     report(**rec)
-                report(bench="minimize_start", theory=name, grid=n, precision=prec,
-                       first_call_ms=first * 1e3, one_step_call_ms=one * 1e3, step_ms=step * 1e3,
-                       start_ms=start * 1e3, first_start_ms=(first - step) * 1e3,
-                       dt=sim.describe().get("flow", {}).get("dt"))
+                report(
+                    bench="minimize_start",
+                    theory=name,
+                    grid=n,
+                    precision=prec,
+                    first_call_ms=first * 1e3,
+                    one_step_call_ms=one * 1e3,
+                    step_ms=step * 1e3,
+                    start_ms=start * 1e3,
+                    first_start_ms=(first - step) * 1e3,
+                    dt=sim.describe().get("flow", {}).get("dt"),
+                )
                 sim.close()
 
 
@@ -148,12 +168,21 @@ def bench_startup(report, backend):
         env = dict(os.environ, FIELDGO_CACHE=cache)
         for kind in ("cold", "cached"):
             t0 = time.time()
-            out = subprocess.run([sys.executable, "-c", CHILD, backend], env=env, capture_output=True,
-                                 text=True, check=True)
+            out = subprocess.run(
+                [sys.executable, "-c", CHILD, backend], env=env, capture_output=True, text=True, check=True
+            )
             r = json.loads(out.stdout.strip().splitlines()[-1])
-            report(bench="startup", cache=kind, grid=256, tol=1e-6, seconds=r["done"] - t0,
-                   converged=r["converged"], steps=r["steps"], energy=r["energy"],
-                   compile_cached=r["compile_cached"])
+            report(
+                bench="startup",
+                cache=kind,
+                grid=256,
+                tol=1e-6,
+                seconds=r["done"] - t0,
+                converged=r["converged"],
+                steps=r["steps"],
+                energy=r["energy"],
+                compile_cached=r["compile_cached"],
+            )
 
 
 def bench_calls(report, backend, sizes, tmpdir):
@@ -163,8 +192,15 @@ def bench_calls(report, backend, sizes, tmpdir):
         field_bytes = 3 * n * n * 8
 
         def rec(call, seconds, moves=""):
-            report(bench="call", call=call, grid=n, seconds=seconds, ms=seconds * 1e3, moves=moves,
-                   field_mb=field_bytes / 1e6)
+            report(
+                bench="call",
+                call=call,
+                grid=n,
+                seconds=seconds,
+                ms=seconds * 1e3,
+                moves=moves,
+                field_mb=field_bytes / 1e6,
+            )
 
         make = lambda: fg.Simulation(theory, grid=(n, n), spacing=20 / (n - 1), backend=backend)  # noqa: E731
         make().close()
@@ -175,10 +211,16 @@ def bench_calls(report, backend, sizes, tmpdir):
         rec("set_field(f(x, y))", _timed(lambda: sim.set_field(init)), "evaluates f on the host, one upload")
         arr = np.array(sim.field.numpy())
         rec("set_field(array)", _timed(lambda: sim.set_field(arr)), "one upload")
-        rec("minimize(max_steps=1), first after set_field",
-            _timed(lambda: sim.minimize(tol=1e-300, max_steps=1, progress=False)), "stiffness estimate, one step")
-        rec("minimize(max_steps=1), later", _timed(lambda: sim.minimize(tol=1e-300, max_steps=1, progress=False)),
-            "one step")
+        rec(
+            "minimize(max_steps=1), first after set_field",
+            _timed(lambda: sim.minimize(tol=1e-300, max_steps=1, progress=False)),
+            "stiffness estimate, one step",
+        )
+        rec(
+            "minimize(max_steps=1), later",
+            _timed(lambda: sim.minimize(tol=1e-300, max_steps=1, progress=False)),
+            "one step",
+        )
         rec("sim.field (after a flow)", _timed(lambda: sim.field), "one download of field and velocity")
         rec("sim.field (again)", _timed(lambda: sim.field), "nothing")
         rec("sim.field.numpy()", _timed(lambda: sim.field.numpy()), "nothing (a view)")
@@ -206,10 +248,11 @@ def bench_nbody(report, backend, n):
     m = np.full(n, 1.0 / n)
     for prec in ("float32", "float64"):
         fg.nbody.accelerations(x[:1024], m[:1024], softening=0.01, precision=prec, backend=backend)
-        best = min(_timed(lambda: fg.nbody.accelerations(x, m, softening=0.01, precision=prec, backend=backend))
-                   for _ in range(2))
-        report(bench="nbody_accelerations", n=n, precision=prec, seconds=best,
-               interactions_per_s=float(n) * n / best)
+        best = min(
+            _timed(lambda: fg.nbody.accelerations(x, m, softening=0.01, precision=prec, backend=backend))
+            for _ in range(2)
+        )
+        report(bench="nbody_accelerations", n=n, precision=prec, seconds=best, interactions_per_s=float(n) * n / best)
 
 
 def radiation_scene(observers: int, samples: int = 256, particles: int = 16, knots_per_period: int = 16):
@@ -224,12 +267,32 @@ def radiation_scene(observers: int, samples: int = 256, particles: int = 16, kno
         tau = (-periods / 2 * T + periods * T * k / (k.size - 1)) / g
         t = g * tau
         s, c = np.sin(w * t + p), np.cos(w * t + p)
-        for key, v in (("tau", tau), ("t", t), ("x", c), ("y", s), ("z", 0 * t), ("ut", g + 0 * t),
-                       ("ux", -g * beta * s), ("uy", g * beta * c), ("uz", 0 * t), ("particle", p + 0 * k)):
+        for key, v in (
+            ("tau", tau),
+            ("t", t),
+            ("x", c),
+            ("y", s),
+            ("z", 0 * t),
+            ("ut", g + 0 * t),
+            ("ux", -g * beta * s),
+            ("uy", g * beta * c),
+            ("uz", 0 * t),
+            ("particle", p + 0 * k),
+        ):
             cols[key].append(v)
     c = {k: np.concatenate(v) for k, v in cols.items()}
-    traj = fg.radiation.trajectory_table(c["tau"], c["t"], c["x"], c["y"], c["z"], c["ut"], c["ux"], c["uy"],
-                                         c["uz"], particle=c["particle"].astype(np.int64))
+    traj = fg.radiation.trajectory_table(
+        c["tau"],
+        c["t"],
+        c["x"],
+        c["y"],
+        c["z"],
+        c["ut"],
+        c["ux"],
+        c["uy"],
+        c["uz"],
+        particle=c["particle"].astype(np.int64),
+    )
     o = np.arange(observers)
     z = 1 - 2 * (o + 0.5) / observers
     r = np.sqrt(1 - z * z)
@@ -243,22 +306,33 @@ def bench_radiation(report, backend, observers):
     traj, obs, times = radiation_scene(observers)
     samples = observers * times.size * 16
     for prec in ("float64", "float32"):
-        for on_device in ((False, True) if backend == "cuda" else (False,)):
+        for on_device in (False, True) if backend == "cuda" else (False,):
+
             def call():
                 cube = fg.radiation.fields(traj, obs, times, precision=prec, backend=backend, on_device=on_device)
                 if on_device:
                     cube.release()
+
             call()
             best = min(_timed(call) for _ in range(3))
-            report(bench="radiation_fields", observers=observers, times=int(times.size), particles=16,
-                   knots_per_period=16, precision=prec, on_device=on_device, seconds=best,
-                   samples_per_s=samples / best)
+            report(
+                bench="radiation_fields",
+                observers=observers,
+                times=int(times.size),
+                particles=16,
+                knots_per_period=16,
+                precision=prec,
+                on_device=on_device,
+                seconds=best,
+                samples_per_s=samples / best,
+            )
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", nargs="?", default="all",
-                    choices=["all", "minimize", "calls", "startup", "nbody", "radiation"])
+    ap.add_argument(
+        "what", nargs="?", default="all", choices=["all", "minimize", "calls", "startup", "nbody", "radiation"]
+    )
     ap.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"])
     ap.add_argument("--sizes", type=int, nargs="+", help="grids (default: 256..4096 on a GPU, 256 512 on the CPU)")
     ap.add_argument("--call-sizes", type=int, nargs="+", help="grids of the calls part")

@@ -36,8 +36,15 @@ def run_ss(out, tol, cap):
     field = sim.Field.copy_to_host().reshape(nf, nx, ny).transpose(0, 2, 1)  # -> (a, y, x)
     grid = sim.grid.copy_to_host().reshape(-1, nx, ny).transpose(0, 2, 1)
     h = float(sim.rp.lsx)
-    np.savez(out, field=np.ascontiguousarray(field), x0=grid[0, 0, 0], y0=grid[1, 0, 0], h=h,
-             x1=grid[0, 0, -1], y1=grid[1, -1, 0])
+    np.savez(
+        out,
+        field=np.ascontiguousarray(field),
+        x0=grid[0, 0, 0],
+        y0=grid[1, 0, 0],
+        h=h,
+        x1=grid[0, 0, -1],
+        y1=grid[1, -1, 0],
+    )
     E = float(sim.observables()["energy"])
     E0 = E
     steps, err, first = 0, float("inf"), None
@@ -51,9 +58,18 @@ def run_ss(out, tol, cap):
             break
     cuda.synchronize()
     obs = {k: float(v) for k, v in sim.observables().items()}
-    return dict(who="soliton_solver", steps=steps, err=float(err), converged=bool(abs(err) < tol), E0=E0,
-                E=obs["energy"], Q=obs.get("skyrmion_number"), first_step_s=first,
-                wall_s=time.perf_counter() - t0, h=h)
+    return dict(
+        who="soliton_solver",
+        steps=steps,
+        err=float(err),
+        converged=bool(abs(err) < tol),
+        E0=E0,
+        E=obs["energy"],
+        Q=obs.get("skyrmion_number"),
+        first_step_s=first,
+        wall_s=time.perf_counter() - t0,
+        h=h,
+    )
 
 
 def run_fg(path, tol):
@@ -64,15 +80,16 @@ def run_fg(path, tol):
         ph[name] = round(time.perf_counter() - t0, 4)
 
     import numpy as np
+
     mark("import numpy")
     import fieldgo as fg
+
     mark("import fieldgo")
 
     d = np.load(path)
     field, h = d["field"], float(d["h"])
     n = field.shape[-1]
-    sim = fg.Simulation(fg.theories.baby_skyrme(), grid=(n, n), spacing=h,
-                        origin=(float(d["x0"]), float(d["y0"])))
+    sim = fg.Simulation(fg.theories.baby_skyrme(), grid=(n, n), spacing=h, origin=(float(d["x0"]), float(d["y0"])))
     mark("Simulation")
     sim.set_field(field)
     E0 = sim.energy()
@@ -82,9 +99,18 @@ def run_fg(path, tol):
     last = hist.slice(hist.num_rows - 1).to_pylist()[0]
     E, Q = sim.energy(), sim.integral("charge")
     mark("energy + charge")
-    return dict(who="fieldgo", backend=sim.describe()["backend"], steps=int(last["step"]), converged=bool(last["max_grad"] < tol),
-                max_grad=float(last["max_grad"]), E0=E0, E=E, Q=Q, wall_in_process_s=time.perf_counter() - t0,
-                phases_s_from_start=ph)
+    return dict(
+        who="fieldgo",
+        backend=sim.describe()["backend"],
+        steps=int(last["step"]),
+        converged=bool(last["max_grad"] < tol),
+        max_grad=float(last["max_grad"]),
+        E0=E0,
+        E=E,
+        Q=Q,
+        wall_in_process_s=time.perf_counter() - t0,
+        phases_s_from_start=ph,
+    )
 
 
 def main():
@@ -97,14 +123,15 @@ def main():
         print("SAME_START " + json.dumps(run_fg(out, tol)), flush=True)
     if mode == "both":
         t = time.perf_counter()
-        p = subprocess.run([sys.executable, os.path.abspath(__file__), "fg", out, str(tol)],
-                           capture_output=True, text=True)
+        p = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), "fg", out, str(tol)], capture_output=True, text=True
+        )
         wall = time.perf_counter() - t
         line = [l for l in p.stdout.splitlines() if l.startswith("SAME_START ")]
         if p.returncode or not line:
             print(p.stdout, p.stderr, file=sys.stderr)
             sys.exit(1)
-        r = json.loads(line[-1][len("SAME_START "):])
+        r = json.loads(line[-1][len("SAME_START ") :])
         r["wall_from_process_start_s"] = wall
         print("SAME_START " + json.dumps(r), flush=True)
 

@@ -50,19 +50,26 @@ def main():
         for i in range(a.repeats):
             kind = "cold (empty cache)" if i == 0 else "cached"
             t = time.perf_counter()
-            out = subprocess.run([sys.executable, "-c", CHILD, a.backend, str(a.grid)], env=env,
-                                 capture_output=True, text=True, check=True)
+            out = subprocess.run(
+                [sys.executable, "-c", CHILD, a.backend, str(a.grid)],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             wall = time.perf_counter() - t
             r = json.loads(out.stdout.strip().splitlines()[-1])
             f, g = r["first"], r["again"]
             # compile: the backend's Compile (NVRTC or the C compiler, or the
             # cache, and the load); the rest of the Simulation is the trace and
             # the GPU probe it overlaps.
-            print(f"{kind:20s} process wall {wall:.3f} s | import {r['import']:.3f} "
-                  f"Simulation (trace, GPU probe, compile) {f['setup']:.3f} [compile {f['compile']:.3f}, "
-                  f"cached {f['cached']}] first step {f['first step']:.3f} "
-                  f"-> from start {r['from start']:.3f} s | same process again: Simulation {g['setup']:.4f} "
-                  f"first step {g['first step']:.4f} total {g['total']:.4f} s")
+            print(
+                f"{kind:20s} process wall {wall:.3f} s | import {r['import']:.3f} "
+                f"Simulation (trace, GPU probe, compile) {f['setup']:.3f} [compile {f['compile']:.3f}, "
+                f"cached {f['cached']}] first step {f['first step']:.3f} "
+                f"-> from start {r['from start']:.3f} s | same process again: Simulation {g['setup']:.4f} "
+                f"first step {g['first step']:.4f} total {g['total']:.4f} s"
+            )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """fieldgo: lattice field theories written in Python, run by a Go runtime.
 
-    import fieldgo as fg
+import fieldgo as fg
 """
 
 from .errors import *  # noqa: F401,F403  (the exception hierarchy is public)

@@ -65,7 +65,9 @@ def _warn_fork():
     warnings.warn(
         "fork() after fieldgo loaded the Go runtime: the child can hang if it uses fieldgo "
         "(Go's threads are not copied). Use multiprocessing's 'spawn' or 'forkserver' start method.",
-        RuntimeWarning, stacklevel=3)
+        RuntimeWarning,
+        stacklevel=3,
+    )
 
 
 if _pybind is not None and hasattr(os, "register_at_fork"):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import sympy
 from sympy.printing.c import C99CodePrinter
-from sympy.printing.precedence import precedence, PRECEDENCE
+from sympy.printing.precedence import PRECEDENCE
 
 _RESET = "#line __FG_RESET__"
 GENERATED_NAME = "fieldgo_point.c"
@@ -38,7 +38,7 @@ class CPrinter(C99CodePrinter):
     def _print_Integer(self, expr):
         # Beyond int range a C integer literal would overflow; doubles are what we compute in.
         v = int(expr)
-        return str(v) if abs(v) < 2 ** 31 else repr(float(v))
+        return str(v) if abs(v) < 2**31 else repr(float(v))
 
     def _print_Pi(self, expr):
         return repr(3.141592653589793)
@@ -87,6 +87,7 @@ def _escape(filename: str) -> str:
 @dataclass
 class Origin:
     """Where a generated function comes from in the user's source."""
+
     filename: str | None = None
     lineno: int | None = None
 
@@ -121,17 +122,18 @@ def op_counts(exprs) -> tuple[int, int]:
 @dataclass
 class PointFunctions:
     """Everything the point source is generated from."""
+
     name: str
     fields: list
-    params: list                  # dynamic parameter names, in fg_params order
+    params: list  # dynamic parameter names, in fg_params order
     energy: object
-    partials: tuple               # (de_dphi, de_ddx, de_ddy), lists of expressions
+    partials: tuple  # (de_dphi, de_ddx, de_ddy), lists of expressions
     gradient: list
-    densities: dict               # name -> expression, in declaration order
-    names: dict                   # SymPy symbol -> C lvalue
-    origins: dict = field(default_factory=dict)   # "energy"/"gradient"/"density:<n>" -> Origin
+    densities: dict  # name -> expression, in declaration order
+    names: dict  # SymPy symbol -> C lvalue
+    origins: dict = field(default_factory=dict)  # "energy"/"gradient"/"density:<n>" -> Origin
     header: str = ""
-    auxiliary: list = field(default_factory=list)   # names of auxiliary components
+    auxiliary: list = field(default_factory=list)  # names of auxiliary components
 
 
 def _function(signature: str, body: list, line: str | None) -> list:
@@ -150,8 +152,10 @@ def _aux_lines(pf: PointFunctions) -> list:
     if not idx:
         return []
     test = " || ".join(f"(k) == {i}" for i in sorted(idx))
-    return [f"#define FG_NAUX    {len(idx)}",
-            f"#define FG_AUX(k)  ({test})   /* auxiliary: flowed upward (saddle form) */"]
+    return [
+        f"#define FG_NAUX    {len(idx)}",
+        f"#define FG_AUX(k)  ({test})   /* auxiliary: flowed upward (saddle form) */",
+    ]
 
 
 def emit(pf: PointFunctions) -> str:
@@ -191,8 +195,7 @@ def emit(pf: PointFunctions) -> str:
     sig_args = "(const fg_site* s, const fg_params* p"
     o = pf.origins.get("energy", Origin())
     stmts, (res,) = cse_block([pf.energy], pr, o)
-    L += _function(f"FG_FUNC double fg_energy{sig_args})", stmts + _with_line(o, f"    return {res};"),
-                   o.directive())
+    L += _function(f"FG_FUNC double fg_energy{sig_args})", stmts + _with_line(o, f"    return {res};"), o.directive())
     L.append("")
 
     dphi, ddx, ddy = pf.partials
@@ -201,9 +204,12 @@ def emit(pf: PointFunctions) -> str:
     for k, arr in enumerate(("de_dphi", "de_ddx", "de_ddy")):
         for a in range(n):
             body += _with_line(o, f"    {arr}[{a}] = {outs[k * n + a]};")
-    L += _function(f"FG_FUNC void fg_partials{sig_args},\n"
-                   "                         double* de_dphi, double* de_ddx, double* de_ddy)",
-                   body, o.directive())
+    L += _function(
+        f"FG_FUNC void fg_partials{sig_args},\n"
+        "                         double* de_dphi, double* de_ddx, double* de_ddy)",
+        body,
+        o.directive(),
+    )
     L.append("")
 
     og = pf.origins.get("gradient", o)
@@ -217,8 +223,9 @@ def emit(pf: PointFunctions) -> str:
     for name, expr in pf.densities.items():
         od = pf.origins.get("density:" + name, Origin())
         stmts, (res,) = cse_block([expr], pr, od)
-        L += _function(f"FG_FUNC double fg_density_{name}{sig_args})",
-                       stmts + _with_line(od, f"    return {res};"), od.directive())
+        L += _function(
+            f"FG_FUNC double fg_density_{name}{sig_args})", stmts + _with_line(od, f"    return {res};"), od.directive()
+        )
         L.append("")
 
     L.append(f"FG_FUNC double fg_density(int k{', ' + sig_args[1:]}) {{")

@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._lazy import sympy
-
 from .tracer import Symbols
 
 
@@ -37,8 +36,10 @@ def _d(f, v):
     if d.has(sympy.DiracDelta):
         d = d.replace(lambda e: isinstance(e, sympy.DiracDelta), lambda e: sympy.S.Zero)
     if d.has(sympy.Heaviside):
-        d = d.replace(lambda e: isinstance(e, sympy.Heaviside),
-                      lambda e: sympy.Piecewise((sympy.S.One, e.args[0] > 0), (sympy.S.Zero, True)))
+        d = d.replace(
+            lambda e: isinstance(e, sympy.Heaviside),
+            lambda e: sympy.Piecewise((sympy.S.One, e.args[0] > 0), (sympy.S.Zero, True)),
+        )
     return d
 
 
@@ -70,5 +71,6 @@ def _total(f, sym: Symbols, direction: str):
 
 def euler_lagrange(p: Partials, sym: Symbols) -> list:
     """The continuum gradient out_a for every component a."""
-    return [p.de_dphi[a] - _total(p.de_ddx[a], sym, "x") - _total(p.de_ddy[a], sym, "y")
-            for a in range(len(sym.fields))]
+    return [
+        p.de_dphi[a] - _total(p.de_ddx[a], sym, "x") - _total(p.de_ddy[a], sym, "y") for a in range(len(sym.fields))
+    ]

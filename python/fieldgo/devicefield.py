@@ -40,10 +40,16 @@ class _Schema(ctypes.Structure):
 
 
 _Schema._fields_ = [
-    ("format", ctypes.c_char_p), ("name", ctypes.c_char_p), ("metadata", ctypes.c_char_p),
-    ("flags", ctypes.c_int64), ("n_children", ctypes.c_int64),
-    ("children", ctypes.POINTER(ctypes.POINTER(_Schema))), ("dictionary", ctypes.POINTER(_Schema)),
-    ("release", ctypes.c_void_p), ("private_data", ctypes.c_void_p)]
+    ("format", ctypes.c_char_p),
+    ("name", ctypes.c_char_p),
+    ("metadata", ctypes.c_char_p),
+    ("flags", ctypes.c_int64),
+    ("n_children", ctypes.c_int64),
+    ("children", ctypes.POINTER(ctypes.POINTER(_Schema))),
+    ("dictionary", ctypes.POINTER(_Schema)),
+    ("release", ctypes.c_void_p),
+    ("private_data", ctypes.c_void_p),
+]
 
 
 class _Array(ctypes.Structure):
@@ -51,15 +57,27 @@ class _Array(ctypes.Structure):
 
 
 _Array._fields_ = [
-    ("length", ctypes.c_int64), ("null_count", ctypes.c_int64), ("offset", ctypes.c_int64),
-    ("n_buffers", ctypes.c_int64), ("n_children", ctypes.c_int64),
-    ("buffers", ctypes.POINTER(ctypes.c_void_p)), ("children", ctypes.POINTER(ctypes.POINTER(_Array))),
-    ("dictionary", ctypes.POINTER(_Array)), ("release", ctypes.c_void_p), ("private_data", ctypes.c_void_p)]
+    ("length", ctypes.c_int64),
+    ("null_count", ctypes.c_int64),
+    ("offset", ctypes.c_int64),
+    ("n_buffers", ctypes.c_int64),
+    ("n_children", ctypes.c_int64),
+    ("buffers", ctypes.POINTER(ctypes.c_void_p)),
+    ("children", ctypes.POINTER(ctypes.POINTER(_Array))),
+    ("dictionary", ctypes.POINTER(_Array)),
+    ("release", ctypes.c_void_p),
+    ("private_data", ctypes.c_void_p),
+]
 
 
 class _DeviceArray(ctypes.Structure):
-    _fields_ = [("array", _Array), ("device_id", ctypes.c_int64), ("device_type", ctypes.c_int32),
-                ("sync_event", ctypes.c_void_p), ("reserved", ctypes.c_int64 * 3)]
+    _fields_ = [
+        ("array", _Array),
+        ("device_id", ctypes.c_int64),
+        ("device_type", ctypes.c_int32),
+        ("sync_event", ctypes.c_void_p),
+        ("reserved", ctypes.c_int64 * 3),
+    ]
 
 
 # What each exported structure points to, by the token in its private_data:
@@ -89,6 +107,7 @@ def _releaser(ftype):
     """The release callback of an ArrowSchema or ArrowArray (the same protocol):
     release the children still held, drop what the structure points to, mark it
     released."""
+
     @ftype
     def release(p):
         x = p.contents
@@ -97,6 +116,7 @@ def _releaser(ftype):
                 ctypes.cast(x.children[i].contents.release, ftype)(x.children[i])
         _drop(x.private_data)
         x.release = None
+
     return release
 
 
@@ -110,9 +130,11 @@ _RELEASE_ARRAY_ADDR = ctypes.cast(_release_array, ctypes.c_void_p).value
 _NAME_SCHEMA = ctypes.create_string_buffer(b"arrow_schema")
 _NAME_ARRAY = ctypes.create_string_buffer(b"arrow_device_array")
 _capsule_new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(
-    ("PyCapsule_New", ctypes.pythonapi))
+    ("PyCapsule_New", ctypes.pythonapi)
+)
 _capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(
-    ("PyCapsule_GetPointer", ctypes.pythonapi))
+    ("PyCapsule_GetPointer", ctypes.pythonapi)
+)
 _capsule_mem: dict[int, ctypes.Structure] = {}  # top-level structures, until their capsule dies
 
 
@@ -157,8 +179,9 @@ def _schema(names, dtype, metadata):
         keep.append(c)
         kids[i] = ctypes.pointer(c)
     md = _metadata(metadata) if metadata else None
-    top = _Schema(format=b"+s", metadata=md, flags=0, n_children=len(names), children=kids,
-                  release=_RELEASE_SCHEMA_ADDR)
+    top = _Schema(
+        format=b"+s", metadata=md, flags=0, n_children=len(names), children=kids, release=_RELEASE_SCHEMA_ADDR
+    )
     top.private_data = _keep([kids, keep, md])
     return top
 
@@ -168,14 +191,23 @@ def _array(ptrs, length, device_type, device_id, owner):
     kids = (ctypes.POINTER(_Array) * len(ptrs))()
     for i, p in enumerate(ptrs):
         bufs = (ctypes.c_void_p * 2)(None, p)  # no validity bitmap: no nulls
-        c = _Array(length=length, null_count=0, offset=0, n_buffers=2, n_children=0, buffers=bufs,
-                   release=_RELEASE_ARRAY_ADDR)
+        c = _Array(
+            length=length, null_count=0, offset=0, n_buffers=2, n_children=0, buffers=bufs, release=_RELEASE_ARRAY_ADDR
+        )
         c.private_data = _keep([bufs])
         keep.append(c)
         kids[i] = ctypes.pointer(c)
     top_bufs = (ctypes.c_void_p * 1)(None)
-    top = _Array(length=length, null_count=0, offset=0, n_buffers=1, n_children=len(ptrs), buffers=top_bufs,
-                 children=kids, release=_RELEASE_ARRAY_ADDR)
+    top = _Array(
+        length=length,
+        null_count=0,
+        offset=0,
+        n_buffers=1,
+        n_children=len(ptrs),
+        buffers=top_bufs,
+        children=kids,
+        release=_RELEASE_ARRAY_ADDR,
+    )
     top.private_data = _keep([kids, keep, top_bufs, owner])
     return _DeviceArray(array=top, device_id=device_id, device_type=device_type, sync_event=None)
 
@@ -204,15 +236,20 @@ class DeviceField:
             self._host = host
 
     def __repr__(self):
-        return (f"<DeviceField {self.device_type}:{self.device_id} {self.dtype} shape={self.shape} "
-                f"at 0x{self.ptr:x}>")
+        return f"<DeviceField {self.device_type}:{self.device_id} {self.dtype} shape={self.shape} at 0x{self.ptr:x}>"
 
     @property
     def __cuda_array_interface__(self):
         if self.device_type != "cuda":
             raise AttributeError("the field is in host memory (CPU backend): use sim.field or numpy")
-        return {"shape": self.shape, "typestr": _TYPESTR[self.dtype], "data": (self.ptr, False),
-                "version": 3, "strides": None, "stream": None}
+        return {
+            "shape": self.shape,
+            "typestr": _TYPESTR[self.dtype],
+            "data": (self.ptr, False),
+            "version": 3,
+            "strides": None,
+            "stream": None,
+        }
 
     def _columns(self):
         n = self.shape[1] * self.shape[2]

@@ -29,8 +29,21 @@ _THEORIES_DIR = os.path.join(_PKG_DIR, "theories")
 _active: list = []
 
 # Method names that mutate the common containers.
-_MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update",
-             "setdefault", "add", "discard", "popitem", "sort", "reverse"}
+_MUTATORS = {
+    "append",
+    "extend",
+    "insert",
+    "pop",
+    "remove",
+    "clear",
+    "update",
+    "setdefault",
+    "add",
+    "discard",
+    "popitem",
+    "sort",
+    "reverse",
+}
 
 
 @contextlib.contextmanager
@@ -45,7 +58,7 @@ def tracing(fn):
 def _is_internal(filename: str) -> bool:
     f = os.path.abspath(filename)
     if f.startswith(_THEORIES_DIR + os.sep):
-        return False                    # built-in theories are user code of the public API
+        return False  # built-in theories are user code of the public API
     if f.startswith(_PKG_DIR + os.sep):
         return True
     return f"{os.sep}sympy{os.sep}" in f or f"{os.sep}numpy{os.sep}" in f
@@ -96,6 +109,7 @@ def raise_trace_error(construct: str, frame=None):
 
 # --- what is the user's frame doing? -------------------------------------------------
 
+
 @functools.lru_cache(maxsize=64)
 def _parse(source: str):
     try:
@@ -125,8 +139,12 @@ def _node_at(frame):
     line, end_line, col, end_col = pos
     best = None
     for node in ast.walk(tree):
-        if (getattr(node, "lineno", None) == line and getattr(node, "end_lineno", None) == end_line
-                and node.col_offset == col and node.end_col_offset == end_col):
+        if (
+            getattr(node, "lineno", None) == line
+            and getattr(node, "end_lineno", None) == end_line
+            and node.col_offset == col
+            and node.end_col_offset == end_col
+        ):
             best = node
             if isinstance(node, ast.expr):
                 break
@@ -136,11 +154,13 @@ def _node_at(frame):
 def _bool_construct(node, parents) -> str | None:
     """Name the Python construct that asked a traced value for its truth."""
     # Some jumps carry the whole statement's position (`if v:` on a bare name).
-    direct = {ast.If: "`if` statement on a traced value",
-              ast.While: "`while` loop on a traced value",
-              ast.IfExp: "conditional expression `x if cond else y` on a traced value",
-              ast.Assert: "`assert` on a traced value",
-              ast.BoolOp: "`and`/`or` on a traced value"}
+    direct = {
+        ast.If: "`if` statement on a traced value",
+        ast.While: "`while` loop on a traced value",
+        ast.IfExp: "conditional expression `x if cond else y` on a traced value",
+        ast.Assert: "`assert` on a traced value",
+        ast.BoolOp: "`and`/`or` on a traced value",
+    }
     for kind, text in direct.items():
         if isinstance(node, kind):
             return text
@@ -171,8 +191,11 @@ def _bool_construct(node, parents) -> str | None:
             if name == "bool":
                 return "bool() of a traced value"
             if name in ("min", "max", "sorted", "abs"):
-                return (f"builtin {name}() on traced values (use fg.{name})"
-                        if name != "sorted" else "sorted() on traced values")
+                return (
+                    f"builtin {name}() on traced values (use fg.{name})"
+                    if name != "sorted"
+                    else "sorted() on traced values"
+                )
         if isinstance(parent, (ast.stmt, type(None))):
             break
         child = parent
@@ -195,8 +218,7 @@ def raise_bool_error(comparison: bool):
             what = _bool_construct(node, parents)
     what = what or "truth value of a traced value"
     if comparison:
-        hint = ("a comparison of traced values is not a Python bool; "
-                "use fg.where(cond, a, b)")
+        hint = "a comparison of traced values is not a Python bool; use fg.where(cond, a, b)"
     else:
         hint = "its value is only known when the kernel runs; use fg.where(cond, a, b)"
     raise_trace_error(f"{what}: {hint}", frame)
@@ -217,6 +239,7 @@ def raise_conversion_error(kind: str):
                 what = "range() over a traced value (loop bounds must be static)"
             else:
                 from . import symbolic
+
                 alt = f"; use fg.{short}" if hasattr(symbolic, short) else ""
                 what = f"unknown function {name}() applied to a traced value{alt}"
         elif isinstance(node, ast.Subscript):
@@ -225,6 +248,7 @@ def raise_conversion_error(kind: str):
 
 
 # --- static checks at decoration time ------------------------------------------------
+
 
 def _function_ast(fn):
     """(FunctionDef node, line offset) of fn's source, or (None, 0)."""
@@ -274,7 +298,10 @@ def check_arity(fn, role: str, argnames: tuple[str, ...]):
         raise make_error(
             f"wrong arity: @theory.{role} expects a function of ({', '.join(argnames)}), "
             f"but {getattr(fn, '__name__', 'it')}{sig} takes {len(positional)} positional "
-            "parameter(s)", filename, line)
+            "parameter(s)",
+            filename,
+            line,
+        )
 
 
 def check_no_captured_mutation(fn):
@@ -317,8 +344,7 @@ def check_no_captured_mutation(fn):
                     name = base_name(t)
                     if name is not None and name not in local:
                         fail(sub, f"assignment to {ast.unparse(t)} (a name from outside the function)")
-            if (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
-                    and sub.func.attr in _MUTATORS):
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in _MUTATORS:
                 name = base_name(sub.func.value)
                 if name is not None and name not in local:
                     fail(sub, f"{ast.unparse(sub.func)}() on {name!r} from outside the function")

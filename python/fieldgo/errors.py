@@ -10,7 +10,25 @@ Errors that come from the Go runtime arrive as strings ``"fieldgo[Kind]: message
 
 from __future__ import annotations
 
-__all__ = ['Error', 'LatticeError', 'ShapeError', 'LayoutError', 'ParameterError', 'SpecError', 'TraceError', 'FormatError', 'ReleasedError', 'HandleError', 'CompileError', 'BackendError', 'DivergenceError', 'CancelledError', 'InternalError', 'TrajectoryError', 'from_bridge']
+__all__ = [
+    "Error",
+    "LatticeError",
+    "ShapeError",
+    "LayoutError",
+    "ParameterError",
+    "SpecError",
+    "TraceError",
+    "FormatError",
+    "ReleasedError",
+    "HandleError",
+    "CompileError",
+    "BackendError",
+    "DivergenceError",
+    "CancelledError",
+    "InternalError",
+    "TrajectoryError",
+    "from_bridge",
+]
 
 import re
 

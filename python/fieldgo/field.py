@@ -26,8 +26,11 @@ class _View:
     def __init__(self, owner, address, shape, strides):
         self._owner = owner  # the pyarrow batch whose release drops Go's reference
         self.__array_interface__ = {
-            "version": 3, "typestr": "<f8", "data": (address, False),
-            "shape": shape, "strides": strides,
+            "version": 3,
+            "typestr": "<f8",
+            "data": (address, False),
+            "shape": shape,
+            "strides": strides,
         }
 
 
@@ -53,8 +56,9 @@ class Field:
         names = [components] if isinstance(components, str) else list(components)
         if not all(isinstance(n, str) for n in names):
             raise ShapeError(f"component names must be strings, got {names!r}")
-        h = go.NewField(lattice.nx, lattice.ny, lattice.hx, lattice.hy, *lattice.origin,
-                        lattice.boundary, json.dumps(names))
+        h = go.NewField(
+            lattice.nx, lattice.ny, lattice.hx, lattice.hy, *lattice.origin, lattice.boundary, json.dumps(names)
+        )
         self._init(h)
 
     def _init(self, handle: int):
@@ -67,7 +71,7 @@ class Field:
         self._stride = info["stride"]
 
     @classmethod
-    def _from_handle(cls, handle: int) -> "Field":
+    def _from_handle(cls, handle: int) -> Field:
         f = cls.__new__(cls)
         f._init(handle)
         return f
@@ -116,8 +120,10 @@ class Field:
         """A writable numpy view shaped (ncomp, ny, nx); no copy."""
         batch = self.to_arrow()
         if self._stride == 0:
-            raise LayoutError("the components of this field are not evenly spaced in memory, so they "
-                              "cannot form one numpy array: use field.copy() or field[name]")
+            raise LayoutError(
+                "the components of this field are not evenly spaced in memory, so they "
+                "cannot form one numpy array: use field.copy() or field[name]"
+            )
         addr = batch.column(0).buffers()[1].address
         ny, nx = self._lattice.shape
         view = _View(batch, addr, (self.ncomp, ny, nx), (self._stride * 8, nx * 8, 8))
@@ -167,7 +173,7 @@ class Field:
         """Write the value at site (i, j), from Go."""
         go.FieldSet(self._h(), self._index(component), i, j, float(value))
 
-    def copy(self) -> "Field":
+    def copy(self) -> Field:
         """A new Go-owned field with the same values."""
         out = Field(self._lattice, self._names)
         out.numpy()[...] = self.numpy() if self._stride else np.stack([self[c] for c in range(self.ncomp)])
@@ -209,7 +215,7 @@ class Field:
 
     # --- construction from other memory ---
     @classmethod
-    def from_numpy(cls, array, lattice: Lattice, names=None, *, copy: bool = False) -> "Field":
+    def from_numpy(cls, array, lattice: Lattice, names=None, *, copy: bool = False) -> Field:
         """A field over a numpy array shaped (ncomp, ny, nx) (or (ny, nx) for one
         component), sharing its memory. The array must be C-contiguous, writable
         float64; otherwise pass ``copy=True``."""
@@ -219,16 +225,21 @@ class Field:
             raise LayoutError(f"from_numpy needs a numpy array, got {type(array).__name__} (use np.asarray)")
         a = array[None] if array.ndim == 2 else array
         if a.ndim != 3 or a.shape[1:] != lattice.shape:
-            raise ShapeError(f"array of shape {array.shape} does not fit the lattice: want (ncomp, "
-                             f"{lattice.ny}, {lattice.nx}) = (ncomp, ny, nx)")
+            raise ShapeError(
+                f"array of shape {array.shape} does not fit the lattice: want (ncomp, "
+                f"{lattice.ny}, {lattice.nx}) = (ncomp, ny, nx)"
+            )
         if copy:
             a = np.array(a, dtype=np.float64, order="C", copy=True)
         elif a.dtype != np.float64:
-            raise LayoutError(f"array has dtype {a.dtype}, fields are float64: use "
-                              "array.astype(np.float64) or pass copy=True")
+            raise LayoutError(
+                f"array has dtype {a.dtype}, fields are float64: use array.astype(np.float64) or pass copy=True"
+            )
         elif not a.flags.c_contiguous:
-            raise LayoutError("array is not C-contiguous, so its memory cannot be shared: use "
-                              "np.ascontiguousarray(array) or pass copy=True")
+            raise LayoutError(
+                "array is not C-contiguous, so its memory cannot be shared: use "
+                "np.ascontiguousarray(array) or pass copy=True"
+            )
         elif not a.flags.writeable:
             raise LayoutError("array is read-only and fields are writable: pass copy=True")
         if names is None:
@@ -237,13 +248,14 @@ class Field:
         if len(names) != a.shape[0]:
             raise ShapeError(f"{len(names)} names for {a.shape[0]} components")
         n = lattice.sites
-        cols = [pa.Array.from_buffers(pa.float64(), n, [None, pa.py_buffer(a[c].reshape(n))])
-                for c in range(a.shape[0])]
+        cols = [
+            pa.Array.from_buffers(pa.float64(), n, [None, pa.py_buffer(a[c].reshape(n))]) for c in range(a.shape[0])
+        ]
         batch = pa.RecordBatch.from_arrays(cols, names=names)
         return cls._from_handle(_import_batch(batch, lattice))
 
     @classmethod
-    def from_arrow(cls, obj, lattice: Lattice | None = None, *, copy: bool = False) -> "Field":
+    def from_arrow(cls, obj, lattice: Lattice | None = None, *, copy: bool = False) -> Field:
         """A field over Arrow data (a pyarrow RecordBatch or Table, or anything with
         ``__arrow_c_array__``/``__arrow_c_stream__`` such as a polars DataFrame),
         sharing its memory. The lattice comes from the schema metadata fieldgo
@@ -254,14 +266,20 @@ class Field:
         try:
             if isinstance(obj, pa.RecordBatch):
                 batch = obj
-            elif isinstance(obj, pa.Table) or hasattr(obj, "__arrow_c_stream__") and not hasattr(obj, "__arrow_c_array__"):
+            elif (
+                isinstance(obj, pa.Table)
+                or hasattr(obj, "__arrow_c_stream__")
+                and not hasattr(obj, "__arrow_c_array__")
+            ):
                 table = obj if isinstance(obj, pa.Table) else pa.table(obj)
                 if copy:
                     table = table.combine_chunks()
                 batches = table.to_batches()
                 if len(batches) != 1:
-                    raise LayoutError(f"the table has {len(batches)} chunks; a field is one block per "
-                                      "component: call table.combine_chunks() or pass copy=True")
+                    raise LayoutError(
+                        f"the table has {len(batches)} chunks; a field is one block per "
+                        "component: call table.combine_chunks() or pass copy=True"
+                    )
                 batch = batches[0]
             elif hasattr(obj, "__arrow_c_array__"):
                 batch = pa.record_batch(obj)
@@ -274,10 +292,17 @@ class Field:
             for col in batch.columns:
                 if col.null_count:
                     raise LayoutError("a column has nulls: a field has a value at every site")
-                arrays.append(pa.array(np.array(col.cast(pa.float64()).to_numpy(zero_copy_only=False),
-                                                dtype=np.float64, copy=True)))
-            batch = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(
-                [pa.field(f.name, pa.float64()) for f in batch.schema], metadata=batch.schema.metadata))
+                arrays.append(
+                    pa.array(
+                        np.array(col.cast(pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64, copy=True)
+                    )
+                )
+            batch = pa.RecordBatch.from_arrays(
+                arrays,
+                schema=pa.schema(
+                    [pa.field(f.name, pa.float64()) for f in batch.schema], metadata=batch.schema.metadata
+                ),
+            )
         return cls._from_handle(_import_batch(batch, lattice))
 
 

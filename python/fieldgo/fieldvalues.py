@@ -69,13 +69,16 @@ def field_values(value, lattice, fields, *, unit_vector=False, auxiliary=(), sta
     else:
         arr = np.asarray(value)
     if np.iscomplexobj(arr):
-        raise LayoutError(f"field values are complex (dtype {arr.dtype}): fieldgo fields are real; "
-                          f"give the real and imaginary parts as two components (e.g. psi_re, psi_im)")
+        raise LayoutError(
+            f"field values are complex (dtype {arr.dtype}): fieldgo fields are real; "
+            f"give the real and imaginary parts as two components (e.g. psi_re, psi_im)"
+        )
     if ncomp == 1 and arr.shape == shape:
         arr = arr[None]  # one component given as (ny, nx)
     if arr.shape != (ncomp, lattice.ny, lattice.nx):
-        raise ShapeError(f"field of shape {arr.shape} does not fit: want (ncomp, ny, nx) = "
-                         f"({ncomp}, {lattice.ny}, {lattice.nx})")
+        raise ShapeError(
+            f"field of shape {arr.shape} does not fit: want (ncomp, ny, nx) = ({ncomp}, {lattice.ny}, {lattice.nx})"
+        )
     if not np.issubdtype(arr.dtype, np.number):
         raise ShapeError(f"field values must be numbers, got dtype {arr.dtype}")
     arr = np.array(arr, dtype=np.float64, order="C", copy=True)
@@ -100,9 +103,11 @@ def _check_signature(fn):
     try:
         sig.bind(0.0, 0.0)
     except TypeError:
-        raise ParameterError(f"the initial-field function {_name(fn)}{sig} cannot be called as f(x, y): "
-                             f"set_field calls it with the lattice coordinates x and y (arrays "
-                             f"shaped (ny, nx)) and wants the components back") from None
+        raise ParameterError(
+            f"the initial-field function {_name(fn)}{sig} cannot be called as f(x, y): "
+            f"set_field calls it with the lattice coordinates x and y (arrays "
+            f"shaped (ny, nx)) and wants the components back"
+        ) from None
 
 
 def _stack(comps, ncomp, shape, fn):
@@ -111,11 +116,13 @@ def _stack(comps, ncomp, shape, fn):
     try:
         parts = [np.broadcast_to(np.asarray(c), shape) for c in comps]
     except (TypeError, ValueError) as exc:
-        raise ShapeError(f"the initial-field function {_name(fn)} must return {ncomp} arrays over the "
-                         f"lattice (shape {shape}): {exc}") from None
+        raise ShapeError(
+            f"the initial-field function {_name(fn)} must return {ncomp} arrays over the lattice (shape {shape}): {exc}"
+        ) from None
     if len(parts) != ncomp:
-        raise ShapeError(f"the initial-field function {_name(fn)} returned {len(parts)} components; "
-                         f"the theory has {ncomp}")
+        raise ShapeError(
+            f"the initial-field function {_name(fn)} returned {len(parts)} components; the theory has {ncomp}"
+        )
     return np.array(parts)
 
 
@@ -132,7 +139,8 @@ def _normalise(arr, fields, auxiliary, stacklevel):
         raise ParameterError(
             f"the field is zero at site (i, j) = ({i}, {j}) ({len(zero)} such site(s)), but the theory "
             f"constrains ({', '.join(fields[k] for k in idx)}) to unit length: a zero vector has no "
-            f"direction to normalise to; give every site a non-zero vector")
+            f"direction to normalise to; give every site a non-zero vector"
+        )
     dev = np.abs(norm - 1.0)
     worst = np.unravel_index(int(np.argmax(dev)), dev.shape)
     if dev[worst] > UNIT_TOLERANCE:
@@ -141,5 +149,7 @@ def _normalise(arr, fields, auxiliary, stacklevel):
             f"the field is not a unit vector: |({', '.join(fields[k] for k in idx)})| is "
             f"{norm[worst]:.6g} at site (i, j) = ({i}, {j}) (and off 1 by more than {UNIT_TOLERANCE:g} at "
             f"{int(np.count_nonzero(dev > UNIT_TOLERANCE))} site(s)); set_field normalised it",
-            ConstraintWarning, stacklevel=stacklevel)
+            ConstraintWarning,
+            stacklevel=stacklevel,
+        )
     arr[idx] = n / norm

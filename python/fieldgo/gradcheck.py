@@ -31,8 +31,10 @@ def _test_field(n: int, constrained: list, rng: random.Random):
     smooth components c0 + c1 sin(k1 x + k2 y + ph) + c2 cos(k3 x - k4 y), the
     constrained ones divided by their joint norm (derivatives by the chain rule, exact
     to rounding)."""
-    coef = [[rng.uniform(-1, 1) for _ in range(3)] + [rng.uniform(0.5, 1.5) for _ in range(4)]
-            + [rng.uniform(0, math.pi)] for _ in range(n)]
+    coef = [
+        [rng.uniform(-1, 1) for _ in range(3)] + [rng.uniform(0.5, 1.5) for _ in range(4)] + [rng.uniform(0, math.pi)]
+        for _ in range(n)
+    ]
 
     def raw(x, y):
         f = [[0.0] * n for _ in range(6)]  # f, fx, fy, fxx, fyy, fxy
@@ -54,13 +56,14 @@ def _test_field(n: int, constrained: list, rng: random.Random):
 
         def dot(p, q):
             return sum(p[a] * q[a] for a in constrained)
+
         r = math.sqrt(dot(f, f))
         s = 1 / r
         a_x, a_y = dot(f, fx), dot(f, fy)
-        s_x, s_y = -a_x / r ** 3, -a_y / r ** 3
-        s_xx = -(dot(fx, fx) + dot(f, fxx)) / r ** 3 + 3 * a_x * a_x / r ** 5
-        s_yy = -(dot(fy, fy) + dot(f, fyy)) / r ** 3 + 3 * a_y * a_y / r ** 5
-        s_xy = -(dot(fx, fy) + dot(f, fxy)) / r ** 3 + 3 * a_x * a_y / r ** 5
+        s_x, s_y = -a_x / r**3, -a_y / r**3
+        s_xx = -(dot(fx, fx) + dot(f, fxx)) / r**3 + 3 * a_x * a_x / r**5
+        s_yy = -(dot(fy, fy) + dot(f, fyy)) / r**3 + 3 * a_y * a_y / r**5
+        s_xy = -(dot(fx, fy) + dot(f, fxy)) / r**3 + 3 * a_x * a_y / r**5
         out = [list(f), list(fx), list(fy), list(fxx), list(fyy), list(fxy)]
         for a in constrained:
             out[0][a] = f[a] * s

@@ -51,7 +51,7 @@ class _Configuration:
         among them): its own components, then zeros for trailing auxiliary fields
         where ``_fills_extra`` allows (the chiral magnet's potential psi)."""
         own = list(self(x, y))
-        fields, extra = list(fields), list(fields)[len(own):]
+        fields, extra = list(fields), list(fields)[len(own) :]
         if len(own) == len(fields):
             return own
         if self._fills_extra and extra and all(f in auxiliary for f in extra):

@@ -118,14 +118,18 @@ class Lattice:
     def _json(self):
         import json
 
-        return json.dumps(dict(nx=self.nx, ny=self.ny, hx=self.hx, hy=self.hy,
-                               origin=list(self.origin), boundary=self.boundary))
+        return json.dumps(
+            dict(nx=self.nx, ny=self.ny, hx=self.hx, hy=self.hy, origin=list(self.origin), boundary=self.boundary)
+        )
 
     @classmethod
     def _from_info(cls, info):
-        return cls((info["nx"], info["ny"]), (info["hx"], info["hy"]),
-                   origin=tuple(info["origin"]), boundary=info["boundary"])
+        return cls(
+            (info["nx"], info["ny"]), (info["hx"], info["hy"]), origin=tuple(info["origin"]), boundary=info["boundary"]
+        )
 
     def __repr__(self):
-        return (f"Lattice(({self.nx}, {self.ny}), spacing=({self.hx:g}, {self.hy:g}), "
-                f"origin=({self.origin[0]:g}, {self.origin[1]:g}), boundary={self.boundary!r})")
+        return (
+            f"Lattice(({self.nx}, {self.ny}), spacing=({self.hx:g}, {self.hy:g}), "
+            f"origin=({self.origin[0]:g}, {self.origin[1]:g}), boundary={self.boundary!r})"
+        )

@@ -66,8 +66,7 @@ def cache_dir() -> str:
 def _compiler() -> list:
     cc = shlex.split(os.environ.get("CC", "cc") or "cc")
     if not cc or shutil.which(cc[0]) is None:
-        raise BackendError(f"no C compiler: {cc[0] if cc else 'cc'!r} not found "
-                           "(install one or set $CC)")
+        raise BackendError(f"no C compiler: {cc[0] if cc else 'cc'!r} not found (install one or set $CC)")
     return cc
 
 
@@ -127,8 +126,7 @@ def load(point_source: str) -> PointLibrary:
     cc = _compiler()
     source = point_source + _HARNESS
     version = _compiler_version(tuple(cc))
-    key = hashlib.sha256("\0".join([source, " ".join(cc), " ".join(CFLAGS), version])
-                         .encode()).hexdigest()[:32]
+    key = hashlib.sha256("\0".join([source, " ".join(cc), " ".join(CFLAGS), version]).encode()).hexdigest()[:32]
     with _lock:
         lib = _loaded.get(key)
         if lib is not None:
@@ -150,8 +148,8 @@ def load(point_source: str) -> PointLibrary:
                 compile_count += 1
                 if r.returncode != 0:
                     err = CompileError(
-                        f"the C compiler failed on the generated point source ({c_path}):\n"
-                        f"{r.stderr}{r.stdout}")
+                        f"the C compiler failed on the generated point source ({c_path}):\n{r.stderr}{r.stdout}"
+                    )
                     err.log = r.stderr + r.stdout
                     err.command = cmd
                     raise err

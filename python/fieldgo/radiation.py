@@ -31,8 +31,18 @@ from . import _interruptible
 from ._go import go, import_batch, import_table
 from .errors import BackendError, LayoutError, ParameterError, ReleasedError, ShapeError
 
-__all__ = ["fields", "trajectory_table", "from_lab_time", "validate", "Cube", "DeviceCube", "spectrum",
-           "harmonic_powers", "harmonic_map", "COMPONENTS"]
+__all__ = [
+    "fields",
+    "trajectory_table",
+    "from_lab_time",
+    "validate",
+    "Cube",
+    "DeviceCube",
+    "spectrum",
+    "harmonic_powers",
+    "harmonic_map",
+    "COMPONENTS",
+]
 
 COMPONENTS = ("Ex", "Ey", "Ez", "Bx", "By", "Bz", "phi", "Ax", "Ay", "Az")
 STATE = ("t", "x", "y", "z", "ut", "ux", "uy", "uz")
@@ -131,12 +141,33 @@ def _per_particle(v, name: str) -> str:
 
 
 def _metadata(units, c, charge, mass) -> dict:
-    return {"units": str(units), "c": repr(_scalar(c, "c")),
-            "charge": _per_particle(charge, "charges"), "mass": _per_particle(mass, "masses")}
+    return {
+        "units": str(units),
+        "c": repr(_scalar(c, "c")),
+        "charge": _per_particle(charge, "charges"),
+        "mass": _per_particle(mass, "masses"),
+    }
 
 
-def trajectory_table(tau, t, x, y, z, ut, ux, uy, uz, *, particle=None, charge=1.0, mass=1.0,
-                     c=1.0, units="gaussian", validate_: bool = True, tolerance: float = 1e-6) -> pa.Table:
+def trajectory_table(
+    tau,
+    t,
+    x,
+    y,
+    z,
+    ut,
+    ux,
+    uy,
+    uz,
+    *,
+    particle=None,
+    charge=1.0,
+    mass=1.0,
+    c=1.0,
+    units="gaussian",
+    validate_: bool = True,
+    tolerance: float = 1e-6,
+) -> pa.Table:
     """A trajectory table from arrays of equal length (one row per sample, rows of a
     particle contiguous and in increasing tau). ``particle`` defaults to 0 for every
     row; ``charge`` and ``mass`` are one number or one per particle. Validated in Go
@@ -148,15 +179,15 @@ def trajectory_table(tau, t, x, y, z, ut, ux, uy, uz, *, particle=None, charge=1
         raise ShapeError(f"trajectory columns have different lengths: {[a.size for a in cols]}")
     pid = _ids(particle, n)
     names = ["particle", "tau", *STATE]
-    tab = pa.table([pa.array(pid)] + [pa.array(a) for a in cols], names=names,
-                   metadata=_metadata(units, c, charge, mass))
+    tab = pa.table(
+        [pa.array(pid)] + [pa.array(a) for a in cols], names=names, metadata=_metadata(units, c, charge, mass)
+    )
     if validate_:
         validate(tab, tolerance=tolerance)
     return tab
 
 
-def from_lab_time(t, x, y, z, vx, vy, vz, *, particle=None, charge=1.0, mass=1.0, c=1.0,
-                  units="gaussian") -> pa.Table:
+def from_lab_time(t, x, y, z, vx, vy, vz, *, particle=None, charge=1.0, mass=1.0, c=1.0, units="gaussian") -> pa.Table:
     """Convert samples in lab time with 3-velocities into a trajectory table:
     u = gamma (1, v) and tau = integral of dt/gamma from each particle's first sample,
     integrated in Go to fourth order in the sample spacing. Speeds must stay below c."""
@@ -166,8 +197,7 @@ def from_lab_time(t, x, y, z, vx, vy, vz, *, particle=None, charge=1.0, mass=1.0
     if any(a.size != n for a in cols):
         raise ShapeError(f"lab-time columns have different lengths: {[a.size for a in cols]}")
     pid = _ids(particle, n)
-    batch = pa.record_batch([pa.array(pid)] + [pa.array(a) for a in cols],
-                            names=["particle", *names])
+    batch = pa.record_batch([pa.array(pid)] + [pa.array(a) for a in cols], names=["particle", *names])
     enc = lambda v, name: json.dumps(_finite(v, name).tolist())  # noqa: E731
     c = _scalar(c, "c")
     pair = _export(batch)
@@ -191,8 +221,13 @@ def validate(trajectories, tolerance: float = 1e-6) -> dict:
 class _View:
     def __init__(self, owner, address, shape, strides):
         self._owner = owner  # the pyarrow batch whose release drops Go's reference
-        self.__array_interface__ = {"version": 3, "typestr": "<f8", "data": (address, False),
-                                    "shape": shape, "strides": strides}
+        self.__array_interface__ = {
+            "version": 3,
+            "typestr": "<f8",
+            "data": (address, False),
+            "shape": shape,
+            "strides": strides,
+        }
 
 
 class Cube:
@@ -222,7 +257,7 @@ class Cube:
 
     def _index(self, name) -> int:
         if name not in self.columns:
-            hint = (": call fields(..., retarded=True) for the retarded times" if str(name).startswith("t_ret_") else "")
+            hint = ": call fields(..., retarded=True) for the retarded times" if str(name).startswith("t_ret_") else ""
             raise ParameterError(f"the cube has no component {name!r} (it has {', '.join(self.columns)}){hint}")
         return self.columns.index(name)
 
@@ -234,8 +269,9 @@ class Cube:
         if any(b - a != step for a, b in zip(idx, idx[1:])) or step <= 0:
             raise ShapeError("components must be consecutive columns to form one view")
         stride = (self._addr(idx[1]) - self._addr(idx[0])) if len(idx) > 1 else 8 * n
-        view = _View(self._batch, self._addr(idx[0]), (self.observers, self.samples, len(idx)),
-                     (self.samples * 8, 8, stride))
+        view = _View(
+            self._batch, self._addr(idx[0]), (self.observers, self.samples, len(idx)), (self.samples * 8, 8, stride)
+        )
         return np.asarray(view)
 
     def __getitem__(self, name: str) -> np.ndarray:
@@ -256,8 +292,10 @@ class Cube:
         listed), whatever their ids."""
         have = [c for c in self.columns if c.startswith("t_ret_")]
         if have and f"t_ret_{particle}" not in self.columns:
-            raise ParameterError(f"particle={particle!r}: the cube has the retarded times of particles 0 .. "
-                                 f"{len(have) - 1}, counted in the table's order (not by id)")
+            raise ParameterError(
+                f"particle={particle!r}: the cube has the retarded times of particles 0 .. "
+                f"{len(have) - 1}, counted in the table's order (not by id)"
+            )
         return self[f"t_ret_{particle}"]
 
     def __repr__(self):
@@ -298,7 +336,7 @@ class DeviceCube:
         self._live()
         return _cuda_array((len(self.columns), self.observers, self.samples), self.ptr)
 
-    def __getitem__(self, name: str) -> "_DeviceColumn":
+    def __getitem__(self, name: str) -> _DeviceColumn:
         self._live()
         if name not in self.columns:
             raise ParameterError(f"the cube has no component {name!r} (it has {', '.join(self.columns)})")
@@ -339,8 +377,10 @@ def _observers(observers) -> pa.RecordBatch:
         b = _batch(observers)
         missing = [n for n in ("x", "y", "z") if n not in b.schema.names]
         if missing:
-            raise ShapeError(f"an observer table needs columns x, y, z; it lacks {', '.join(missing)} "
-                             f"(it has {', '.join(b.schema.names) or 'none'})")
+            raise ShapeError(
+                f"an observer table needs columns x, y, z; it lacks {', '.join(missing)} "
+                f"(it has {', '.join(b.schema.names) or 'none'})"
+            )
         return pa.record_batch([b.column(n).cast(pa.float64()) for n in ("x", "y", "z")], names=["x", "y", "z"])
     a = _numbers(observers, "observers")
     if a.ndim == 1 and a.size == 3:
@@ -350,10 +390,26 @@ def _observers(observers) -> pa.RecordBatch:
     return pa.record_batch([pa.array(np.ascontiguousarray(a[:, k])) for k in range(3)], names=["x", "y", "z"])
 
 
-def fields(trajectories, observers, times, method: str = "newton", n_iters: int = 2, n_substeps: int = 4,
-           precision: str = "float64", coef_reuse: bool = True, backend: str = "auto", *,
-           search: str = "warm", retarded: bool = False, threads: int = 0, tolerance: float = 1e-6,
-           segment: int = 0, charge=None, c=None, on_device: bool = False) -> Cube:
+def fields(
+    trajectories,
+    observers,
+    times,
+    method: str = "newton",
+    n_iters: int = 2,
+    n_substeps: int = 4,
+    precision: str = "float64",
+    coef_reuse: bool = True,
+    backend: str = "auto",
+    *,
+    search: str = "warm",
+    retarded: bool = False,
+    threads: int = 0,
+    tolerance: float = 1e-6,
+    segment: int = 0,
+    charge=None,
+    c=None,
+    on_device: bool = False,
+) -> Cube:
     """Liénard–Wiechert fields and potentials at every observer and time.
 
     ``observers``: (n, 3) positions (or a table with x, y, z); ``times``: (S,) times
@@ -417,12 +473,21 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
     else:
         raise ShapeError(f"times must be (samples,) or (observers={o}, samples), got shape {ts.shape}")
     tbatch = pa.record_batch([pa.array(ts.ravel())], names=["t"])
-    opts = json.dumps({"method": method, "n_iters": _count(n_iters, "n_iters", 0),
-                       "n_substeps": _count(n_substeps, "n_substeps", 1),
-                       "search": search, "coef_reuse": bool(coef_reuse), "precision": precision,
-                       "retarded": bool(retarded), "threads": _count(threads, "threads", 0),
-                       "tolerance": float(tolerance), "segment": _count(segment, "segment", 0),
-                       "backend": backend})
+    opts = json.dumps(
+        {
+            "method": method,
+            "n_iters": _count(n_iters, "n_iters", 0),
+            "n_substeps": _count(n_substeps, "n_substeps", 1),
+            "search": search,
+            "coef_reuse": bool(coef_reuse),
+            "precision": precision,
+            "retarded": bool(retarded),
+            "threads": _count(threads, "threads", 0),
+            "tolerance": float(tolerance),
+            "segment": _count(segment, "segment", 0),
+            "backend": backend,
+        }
+    )
     traj = _batch(trajectories)
     if charge is not None or c is not None:
         md = dict(traj.schema.metadata or {})
@@ -438,8 +503,11 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
     call = go.RadiationFieldsOnDevice if on_device else go.RadiationFields
     try:
         # The pairs are freed only after the call has returned, Ctrl-C or not.
-        out = _interruptible.call(lambda: call(job, pairs[0], pairs[1], pairs[2], s, opts),
-                                  lambda: go.RadiationCancel(job), "fieldgo-radiation")
+        out = _interruptible.call(
+            lambda: call(job, pairs[0], pairs[1], pairs[2], s, opts),
+            lambda: go.RadiationCancel(job),
+            "fieldgo-radiation",
+        )
     finally:
         for p in pairs:
             go.FreeArrowPair(p)
@@ -450,6 +518,7 @@ def fields(trajectories, observers, times, method: str = "newton", n_iters: int 
 
 
 # --- spectra and harmonic maps (numpy FFT) ---
+
 
 def _spacing(cube: Cube) -> float:
     """The sample spacing shared by every observer's times (uniform, at least two)."""
@@ -463,6 +532,7 @@ def _spacing(cube: Cube) -> float:
     if not (np.isfinite(dt) and dt > 0 and np.allclose(d, dt, rtol=1e-9, atol=slack)):
         raise ShapeError("spectra need uniformly spaced, increasing times with the same spacing for every observer")
     return dt
+
 
 def spectrum(cube: Cube, component: str = "Ex", *, window=None):
     """One-sided power spectrum of a component along each observer's samples
@@ -478,7 +548,7 @@ def spectrum(cube: Cube, component: str = "Ex", *, window=None):
     n = x.shape[-1]
     X = np.fft.rfft(x, axis=-1) / n
     p = np.abs(X) ** 2
-    p[..., 1:(n + 1) // 2] *= 2  # both signs of frequency, except 0 and Nyquist
+    p[..., 1 : (n + 1) // 2] *= 2  # both signs of frequency, except 0 and Nyquist
     return np.fft.rfftfreq(n, dt), p
 
 
@@ -507,8 +577,9 @@ def harmonic_powers(cube: Cube, period: float, harmonics=range(1, 11), component
     return out
 
 
-def harmonic_map(cube: Cube, period: float, harmonic: int, shape=None, components=("Ex", "Ey", "Ez"),
-                 distance=None, c=None):
+def harmonic_map(
+    cube: Cube, period: float, harmonic: int, shape=None, components=("Ex", "Ey", "Ez"), distance=None, c=None
+):
     """Power of one harmonic at every observer, reshaped to ``shape`` (for observers
     on a grid of angles or positions). With ``distance`` (array or number) it is
     scaled to dI/dOmega = c R^2 <E_n^2> / (4 pi) (Gaussian units; ``c`` defaults to
@@ -520,5 +591,7 @@ def harmonic_map(cube: Cube, period: float, harmonic: int, shape=None, component
     if shape is None:
         return p
     if int(np.prod(shape)) != p.size:
-        raise ShapeError(f"shape {tuple(int(k) for k in np.atleast_1d(shape))} does not hold the cube's {p.size} observers")
+        raise ShapeError(
+            f"shape {tuple(int(k) for k in np.atleast_1d(shape))} does not hold the cube's {p.size} observers"
+        )
     return p.reshape(shape)

@@ -112,8 +112,19 @@ class Simulation:
     a GPU, but it saves neither memory nor time there.
     """
 
-    def __init__(self, theory, grid=(128, 128), spacing=0.1, boundary="fixed", backend="auto",
-                 precision="float64", *, origin=None, gradient="auto", threads=None):
+    def __init__(
+        self,
+        theory,
+        grid=(128, 128),
+        spacing=0.1,
+        boundary="fixed",
+        backend="auto",
+        precision="float64",
+        *,
+        origin=None,
+        gradient="auto",
+        threads=None,
+    ):
         if precision not in ("float64", "float32"):
             raise ParameterError(f"precision must be 'float64' or 'float32', got {precision!r}")
         if gradient not in _GRADIENTS:
@@ -128,8 +139,18 @@ class Simulation:
         self.lattice = Lattice(grid, spacing, origin=origin, boundary=boundary)
         lat = self.lattice
         opts = dict(backend=backend, precision=precision, gradient=gradient, threads=threads or 0)
-        self._handle = go.NewSimulation(json.dumps(spec), source, lat.nx, lat.ny, lat.hx, lat.hy,
-                                        lat.origin[0], lat.origin[1], lat.boundary, json.dumps(opts))
+        self._handle = go.NewSimulation(
+            json.dumps(spec),
+            source,
+            lat.nx,
+            lat.ny,
+            lat.hx,
+            lat.hy,
+            lat.origin[0],
+            lat.origin[1],
+            lat.boundary,
+            json.dumps(opts),
+        )
         self._precision = precision
         self._params = {}
         self.set_params(**params)
@@ -185,8 +206,10 @@ class Simulation:
         new = dict(self._params)
         for k, v in values.items():
             if k not in names:
-                raise ParameterError(f"unknown dynamic parameter {k!r} for theory {self.theory.name!r} "
-                                     f"(dynamic parameters: {', '.join(names) or 'none'})")
+                raise ParameterError(
+                    f"unknown dynamic parameter {k!r} for theory {self.theory.name!r} "
+                    f"(dynamic parameters: {', '.join(names) or 'none'})"
+                )
             new[k] = _finite_param(k, v)
         missing = [k for k in names if k not in new]
         if missing:
@@ -224,6 +247,7 @@ class Simulation:
         simulation is closed. Writes through it are the simulation's state: the next
         minimize starts from them and ``sim.field`` shows them."""
         from .devicefield import DeviceField
+
         d = DeviceField(self)
         self._device_views = self._device_views or d.device_type == "cuda"
         self._views_out = True
@@ -275,13 +299,25 @@ class Simulation:
             return
         if density is not None and density != "energy" and density not in self.theory.spec.get("densities", []):
             return  # the engine names the unknown density
-        raise ParameterError(f"{what} needs a field, and none has been set: call sim.set_field(...) "
-                             f"first (an array, a function f(x, y) or an fg.initial configuration)")
+        raise ParameterError(
+            f"{what} needs a field, and none has been set: call sim.set_field(...) "
+            f"first (an array, a function f(x, y) or an fg.initial configuration)"
+        )
 
     # --- flows ---
-    def minimize(self, tol: float = 1e-6, max_steps: int = 50_000, method: str = "anf", *,
-                 arrest: str | None = None, dt: float | None = None, check_every: int | None = None,
-                 progress: bool | None = None, live: bool | int = False, callback=None):
+    def minimize(
+        self,
+        tol: float = 1e-6,
+        max_steps: int = 50_000,
+        method: str = "anf",
+        *,
+        arrest: str | None = None,
+        dt: float | None = None,
+        check_every: int | None = None,
+        progress: bool | None = None,
+        live: bool | int = False,
+        callback=None,
+    ):
         """Relax the field until ``max |dE/dphi| < tol`` or max_steps steps.
 
         ``method``: ``"anf"`` (arrested Newton flow, RK4) or ``"gradient"``;
@@ -307,11 +343,18 @@ class Simulation:
             raise ParameterError(f"max_steps must be a positive integer, got {max_steps!r}")
         if dt is not None and (_finite_param("dt", dt) <= 0):
             raise ParameterError(f"dt must be positive, got {dt}")
-        if check_every is not None and (isinstance(check_every, bool) or not isinstance(check_every, int)
-                                        or check_every < 1):
+        if check_every is not None and (
+            isinstance(check_every, bool) or not isinstance(check_every, int) or check_every < 1
+        ):
             raise ParameterError(f"check_every must be a positive integer, got {check_every!r}")
-        opts = dict(tol=tol, max_steps=int(max_steps), method=method, arrest=arrest or "",
-                    dt=dt or 0.0, check_every=check_every or 0)
+        opts = dict(
+            tol=tol,
+            max_steps=int(max_steps),
+            method=method,
+            arrest=arrest or "",
+            dt=dt or 0.0,
+            check_every=check_every or 0,
+        )
         if self.precision == "float32":
             floor = self.describe()["gradient_floor"]
             if tol < 2 * floor:
@@ -320,7 +363,10 @@ class Simulation:
                     f"rounding the field to float32 leaves a gradient floor of ~{floor:.2g} "
                     f"(measured floors 0.52-1.16 of that), so the flow will likely run to "
                     f"max_steps={max_steps} without converging; use tol >= {2 * floor:.2g} or "
-                    f"precision='float64'", PrecisionWarning, stacklevel=2)
+                    f"precision='float64'",
+                    PrecisionWarning,
+                    stacklevel=2,
+                )
         self._require_field("minimize")
         if self._flow_started:
             self._past.append(self._flow_history())
@@ -370,8 +416,9 @@ class Simulation:
         """One chunk of the flow in a worker thread, so that Ctrl-C in the main thread
         can cancel it at the next kernel boundary (Go cannot see Python's signals)."""
         h = self._h()
-        status = _interruptible.call(lambda: go.SimAdvance(h, int(_CHUNK_SECONDS * 1000)),
-                                     lambda: go.SimCancel(h), "fieldgo-advance")
+        status = _interruptible.call(
+            lambda: go.SimAdvance(h, int(_CHUNK_SECONDS * 1000)), lambda: go.SimCancel(h), "fieldgo-advance"
+        )
         # A cancel that comes before the chunk's Advance begins is dropped by it
         # (Advance clears the flag): that chunk then runs its ~50 ms out.
         return json.loads(status)
@@ -441,8 +488,10 @@ class Simulation:
             return "<Simulation (closed)>"
         d = self.describe()
         prec = "" if d.get("precision", "float64") == "float64" else f", precision={d['precision']}"
-        return (f"<Simulation {self.theory.name!r} on {self.lattice!r}, backend={d['backend']}{prec}, "
-                f"step={d.get('step', 0)}>")
+        return (
+            f"<Simulation {self.theory.name!r} on {self.lattice!r}, backend={d['backend']}{prec}, "
+            f"step={d.get('step', 0)}>"
+        )
 
 
 def load(path, backend="auto", precision=None) -> Simulation:
@@ -454,7 +503,7 @@ def load(path, backend="auto", precision=None) -> Simulation:
     h = go.LoadSimulation(os.fspath(path), json.dumps(dict(backend=backend, precision=precision or "")))
     info = json.loads(go.SimDescribe(h))
     theory = _SourceTheory(info["spec"], go.SimSource(h), dict(zip(info["spec"]["params"], info["params"])))
-    lat = Lattice((info["nx"], info["ny"]), (info["hx"], info["hy"]), origin=tuple(info["origin"]),
-                  boundary=info["boundary"])
+    lat = Lattice(
+        (info["nx"], info["ny"]), (info["hx"], info["hy"]), origin=tuple(info["origin"]), boundary=info["boundary"]
+    )
     return Simulation._from_handle(h, theory, lat, info["precision"])
-

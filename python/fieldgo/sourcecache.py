@@ -20,8 +20,16 @@ import sys
 import tempfile
 import types
 
-_FRONT_END = ("algebra.py", "codegen.py", "derive.py", "diagnostics.py", "symbolic.py", "theory.py", "tracer.py",
-              "sourcecache.py")
+_FRONT_END = (
+    "algebra.py",
+    "codegen.py",
+    "derive.py",
+    "diagnostics.py",
+    "symbolic.py",
+    "theory.py",
+    "tracer.py",
+    "sourcecache.py",
+)
 _SAFE_MODULES = ("math", "cmath", "numpy", "fieldgo")
 _front_end_digest = None
 
@@ -54,8 +62,11 @@ def _fp(obj, seen: set, depth: int = 0) -> str:
             items.sort()
         return f"{type(obj).__name__}({','.join(items)})"
     if isinstance(obj, dict):
-        return "dict(" + ",".join(sorted(f"{_fp(k, seen, depth + 1)}:{_fp(v, seen, depth + 1)}"
-                                         for k, v in obj.items())) + ")"
+        return (
+            "dict("
+            + ",".join(sorted(f"{_fp(k, seen, depth + 1)}:{_fp(v, seen, depth + 1)}" for k, v in obj.items()))
+            + ")"
+        )
     if isinstance(obj, types.ModuleType):
         root = obj.__name__.split(".")[0]
         if root in _SAFE_MODULES or root in sys.stdlib_module_names:
@@ -64,9 +75,12 @@ def _fp(obj, seen: set, depth: int = 0) -> str:
     if isinstance(obj, types.BuiltinFunctionType):
         return f"builtin:{getattr(obj, '__module__', '')}.{obj.__qualname__}"
     if isinstance(obj, types.FunctionType):
-        if obj.__module__ and obj.__module__.split(".")[0] == "fieldgo" \
-                and not obj.__module__.startswith("fieldgo.theories"):
-            return f"fieldgo:{obj.__module__}.{obj.__qualname__}"   # covered by the front-end digest
+        if (
+            obj.__module__
+            and obj.__module__.split(".")[0] == "fieldgo"
+            and not obj.__module__.startswith("fieldgo.theories")
+        ):
+            return f"fieldgo:{obj.__module__}.{obj.__qualname__}"  # covered by the front-end digest
         if id(obj) in seen:
             return f"recursive:{obj.__qualname__}"
         seen.add(id(obj))
@@ -75,7 +89,7 @@ def _fp(obj, seen: set, depth: int = 0) -> str:
         for cell in obj.__closure__ or ():
             try:
                 parts.append(_fp(cell.cell_contents, seen, depth + 1))
-            except ValueError:          # an empty cell
+            except ValueError:  # an empty cell
                 parts.append("empty-cell")
         parts.append(_fp(obj.__defaults__, seen, depth + 1))
         for name in _names(code):

@@ -12,11 +12,11 @@ import numbers
 import sys
 
 import numpy as np
-from ._lazy import sympy
 
 from . import diagnostics
+from ._lazy import sympy
 from .algebra import Vector
-from .symbolic import Expr, Cond
+from .symbolic import Cond, Expr
 
 FIRST = ("phi", "dx", "dy")
 SECOND = ("dxx", "dyy", "dxy")
@@ -35,11 +35,16 @@ class Symbols:
         self.params = {name: sympy.Symbol(f"p_{name}", real=True) for name in dynamic_params}
 
     @property
-    def phi(self): return self.slot["phi"]
+    def phi(self):
+        return self.slot["phi"]
+
     @property
-    def dx(self): return self.slot["dx"]
+    def dx(self):
+        return self.slot["dx"]
+
     @property
-    def dy(self): return self.slot["dy"]
+    def dy(self):
+        return self.slot["dy"]
 
     def c_names(self):
         """SymPy symbol -> the C lvalue it reads, per docs/abi.md."""
@@ -73,7 +78,8 @@ class Site:
         if name in SECOND and not self._second:
             diagnostics.raise_trace_error(
                 f"second derivative s.{name} used in an {self._role} (an energy density may "
-                "depend on s.phi, s.dx, s.dy, s.x, s.y only)")
+                "depend on s.phi, s.dx, s.dy, s.x, s.y only)"
+            )
         return self._values[name]
 
     phi = property(lambda self: self._get("phi"))
@@ -88,8 +94,7 @@ class Site:
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        diagnostics.raise_trace_error(
-            f"unknown site attribute s.{name} (a site has phi, dx, dy, dxx, dyy, dxy, x, y)")
+        diagnostics.raise_trace_error(f"unknown site attribute s.{name} (a site has phi, dx, dy, dxx, dyy, dxy, x, y)")
 
     def __setattr__(self, name, value):
         diagnostics.raise_trace_error(f"assigning attribute s.{name} on the site (sites are read-only)")
@@ -111,7 +116,8 @@ class Params:
             return self._values[name]
         except (KeyError, TypeError):
             diagnostics.raise_trace_error(
-                f"unknown parameter name {name!r} (parameters: {', '.join(self._values) or 'none'})")
+                f"unknown parameter name {name!r} (parameters: {', '.join(self._values) or 'none'})"
+            )
 
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -144,13 +150,15 @@ class Out:
         if isinstance(key, numbers.Integral) and not isinstance(key, bool):
             if not -len(self._vals) <= key < len(self._vals):
                 diagnostics.raise_trace_error(
-                    f"component index {key} out of range for out with {len(self._vals)} components")
+                    f"component index {key} out of range for out with {len(self._vals)} components"
+                )
             return int(key) % len(self._vals)
         if isinstance(key, str) and key in self._names:
             return self._names.index(key)
         if isinstance(key, str):
             diagnostics.raise_trace_error(
-                f"unknown component name {key!r} in out (components: {', '.join(self._names)})")
+                f"unknown component name {key!r} in out (components: {', '.join(self._names)})"
+            )
         diagnostics.raise_trace_error(f"out is indexed by a static int or component name, not {key!r}")
 
     def __getitem__(self, key):
@@ -158,8 +166,7 @@ class Out:
 
     def __setitem__(self, key, value):
         if isinstance(value, Cond) or not isinstance(value, (Expr, numbers.Real)):
-            diagnostics.raise_trace_error(
-                f"out[{key!r}] must be a real scalar, got {type(value).__name__}")
+            diagnostics.raise_trace_error(f"out[{key!r}] must be a real scalar, got {type(value).__name__}")
         self._vals[self._index(key)] = value
 
     def __setattr__(self, name, value):
@@ -173,6 +180,7 @@ class Out:
 
 
 # --- building sites ----------------------------------------------------------------
+
 
 def symbolic_site(symbols: Symbols, second_derivatives: bool, role: str) -> Site:
     values = {k: Vector([Expr(v) for v in symbols.slot[k]], symbols.fields, f"s.{k}") for k in SLOTS}
@@ -189,6 +197,7 @@ def numeric_site(fields, arrays: dict, x: float, y: float, second_derivatives: b
 
 
 # --- running ----------------------------------------------------------------------
+
 
 def _return_line(fn, args):
     """Re-run fn under a profiler to find the line it returned from (for error messages)."""
@@ -223,12 +232,11 @@ def scalar_result(fn, args, role: str):
     if isinstance(result, numbers.Real) and not isinstance(result, bool):
         return result
     if isinstance(result, np.floating):
-        return float(result)          # a numpy scalar from a numeric run
+        return float(result)  # a numpy scalar from a numeric run
     filename = fn.__code__.co_filename
     line = _return_line(fn, args)
     what = "None (missing return?)" if result is None else type(result).__name__
-    raise diagnostics.make_error(
-        f"{role} must return a real scalar, but returned {what}", filename, line)
+    raise diagnostics.make_error(f"{role} must return a real scalar, but returned {what}", filename, line)
 
 
 def gradient_result(fn, site, params, fields, zero):
@@ -237,6 +245,8 @@ def gradient_result(fn, site, params, fields, zero):
     if result is not None:
         filename = fn.__code__.co_filename
         raise diagnostics.make_error(
-            "@theory.gradient writes into out[...] and returns nothing, but it returned "
-            f"{type(result).__name__}", filename, _return_line(fn, (site, params, Out(fields, zero))))
+            f"@theory.gradient writes into out[...] and returns nothing, but it returned {type(result).__name__}",
+            filename,
+            _return_line(fn, (site, params, Out(fields, zero))),
+        )
     return out.values()

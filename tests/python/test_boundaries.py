@@ -20,13 +20,16 @@ GRID, SPACING, TOL = (64, 64), 0.25, 1e-8
 
 
 def relaxed(theory, boundary, size, gradient="auto"):
-    sim = fg.Simulation(theory, grid=GRID, spacing=SPACING, boundary=boundary, backend="cpu",
-                        gradient=gradient)
+    sim = fg.Simulation(theory, grid=GRID, spacing=SPACING, boundary=boundary, backend="cpu", gradient=gradient)
     sim.set_field(fg.initial.skyrmion(size=size))
     sim.minimize(tol=TOL, max_steps=20_000)
     assert sim.last_status["converged"]
-    out = dict(energy=sim.energy(), e=sim.integral("energy"), charge=sim.integral("charge"),
-               gradient=sim.describe()["gradient"])
+    out = dict(
+        energy=sim.energy(),
+        e=sim.integral("energy"),
+        charge=sim.integral("charge"),
+        gradient=sim.describe()["gradient"],
+    )
     sim.close()
     return out
 

@@ -27,26 +27,34 @@ def kink_theory():
 
     @th.energy_density
     def energy(s, p):
-        return 0.5 * (s.dx.u ** 2 + s.dy.u ** 2) + 0.25 * p.lam * (s.phi.u ** 2 - 1) ** 2
+        return 0.5 * (s.dx.u**2 + s.dy.u**2) + 0.25 * p.lam * (s.phi.u**2 - 1) ** 2
 
     return th
 
 
 def kink(x, y):
-    return np.tanh(x)        # one component, returned bare
+    return np.tanh(x)  # one component, returned bare
 
 
 # --- no field set --------------------------------------------------------------------
 
-@pytest.mark.parametrize("call", [lambda s: s.minimize(max_steps=10), lambda s: s.energy(),
-                                  lambda s: s.integral("charge"), lambda s: s.density("charge")],
-                         ids=["minimize", "energy", "integral", "density"])
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda s: s.minimize(max_steps=10),
+        lambda s: s.energy(),
+        lambda s: s.integral("charge"),
+        lambda s: s.density("charge"),
+    ],
+    ids=["minimize", "energy", "integral", "density"],
+)
 def test_no_field_is_a_typed_error_naming_set_field(call):
     with skyrme() as sim:
         with pytest.raises(fg.ParameterError, match=r"set_field"):
             call(sim)
         sim.set_field(fg.initial.skyrmion())
-        call(sim)                             # the same call works once a field is set
+        call(sim)  # the same call works once a field is set
 
 
 def test_a_loaded_simulation_has_its_saved_field(tmp_path):
@@ -71,6 +79,7 @@ def test_writing_through_the_field_view_counts_as_setting_it():
 
 
 # --- the unit-vector constraint ----------------------------------------------------------
+
 
 def test_zero_vector_is_refused_naming_the_site():
     with skyrme() as sim:
@@ -101,11 +110,12 @@ def test_unit_field_sets_silently():
 
 # --- complex values and function signatures ---------------------------------------------------
 
+
 def test_complex_array_is_refused():
     with fg.Simulation(fg.theories.bose_einstein_condensate(), grid=GRID, spacing=0.5) as sim:
         psi = np.ones((2, *sim.lattice.shape), dtype=complex)
         with warnings.catch_warnings():
-            warnings.simplefilter("error")    # not numpy's ComplexWarning: fieldgo's own error
+            warnings.simplefilter("error")  # not numpy's ComplexWarning: fieldgo's own error
             with pytest.raises(fg.LayoutError, match="complex.*psi_re, psi_im"):
                 sim.set_field(psi)
             with pytest.raises(fg.LayoutError, match="complex"):
@@ -133,6 +143,7 @@ def test_type_error_inside_a_function_stays_the_users():
 
 # --- the skyrmion ansatz -------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("ansatz", ["bloch", "neel", "anti"])
 @pytest.mark.parametrize("charge", [1, -1, 2])
 def test_skyrmion_has_the_charge_asked_for(charge, ansatz):
@@ -157,14 +168,23 @@ def test_skyrmion_refuses_a_theory_of_another_layout():
 
 # --- sweeps take what set_field takes ----------------------------------------------------------
 
+
 def test_sweep_refuses_a_bad_initial_before_using_the_cluster(tmp_path):
     # the address is never reached: the check runs on the client first
-    for initial, error in ((fg.initial.skyrmion(), fg.ShapeError),
-                           (lambda r: r, fg.ParameterError),
-                           (np.zeros((4, 16, 16), complex), fg.LayoutError)):
+    for initial, error in (
+        (fg.initial.skyrmion(), fg.ShapeError),
+        (lambda r: r, fg.ParameterError),
+        (np.zeros((4, 16, 16), complex), fg.LayoutError),
+    ):
         with pytest.raises(error):
-            fg.sweep(fg.theories.abelian_higgs(), [{"q": 1.0}], grid=(16, 16), initial=initial,
-                     out=tmp_path, client="tcp://127.0.0.1:9")
+            fg.sweep(
+                fg.theories.abelian_higgs(),
+                [{"q": 1.0}],
+                grid=(16, 16),
+                initial=initial,
+                out=tmp_path,
+                client="tcp://127.0.0.1:9",
+            )
     assert not (tmp_path / "results.parquet").exists()
 
 

@@ -8,8 +8,7 @@ import fieldgo as fg
 def chiral_magnet(dmi_factor):
     """A Bloch chiral magnet with a soliton_solver-style gradient whose DMI term is
     2 D curl m times dmi_factor (1 is right)."""
-    th = fg.Theory("magnet_hand", fields=["m1", "m2", "m3"], params={"D": 1.0, "h": 0.5},
-                   constraint=fg.UnitVector())
+    th = fg.Theory("magnet_hand", fields=["m1", "m2", "m3"], params={"D": 1.0, "h": 0.5}, constraint=fg.UnitVector())
 
     @th.energy_density
     def energy(s, p):

@@ -17,7 +17,7 @@ import fieldgo as fg  # noqa: E402
 
 LIMIT_S = 0.100
 GRID = (96, 96)
-SETTINGS = dict(tol=1e-14, check_every=20)       # never converges: only the interrupt stops it
+SETTINGS = dict(tol=1e-14, check_every=20)  # never converges: only the interrupt stops it
 
 
 def make_sim():
@@ -105,7 +105,7 @@ def test_ctrl_c_while_a_chunk_thread_starts(monkeypatch):
 @pytest.mark.parametrize("delay,progress", [(0.4, False), (0.75, True)])
 def test_ctrl_c_returns_fast_at_a_completed_step(delay, progress, capsys):
     sim = make_sim()
-    sim.minimize(tol=1e-14, max_steps=1)       # compile outside the measured run
+    sim.minimize(tol=1e-14, max_steps=1)  # compile outside the measured run
     sim.set_field(fg.initial.skyrmion(charge=1, size=2.0))
     latency = run_until_interrupted(sim, delay, progress=progress)
     assert latency < LIMIT_S, f"minimize returned {latency * 1e3:.1f} ms after Ctrl-C"
@@ -210,8 +210,11 @@ def _wait_busy_running(kc, msg_id, seconds):
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         msg = kc.get_iopub_msg(timeout=60)
-        if (msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "status"
-                and msg["content"]["execution_state"] == "busy"):
+        if (
+            msg["parent_header"].get("msg_id") == msg_id
+            and msg["msg_type"] == "status"
+            and msg["content"]["execution_state"] == "busy"
+        ):
             time.sleep(seconds)
             return
     raise AssertionError("the cell never started")
@@ -221,8 +224,10 @@ def test_jupyter_kernel_interrupt(tmp_path):
     jupyter_client = pytest.importorskip("jupyter_client")
     pytest.importorskip("ipykernel")
     km = jupyter_client.KernelManager(kernel_name="python3")
-    km.start_kernel(cwd=str(tmp_path), env={**__import__("os").environ, "PYTHONPATH":
-                                             str(Path(__file__).resolve().parents[2] / "python")})
+    km.start_kernel(
+        cwd=str(tmp_path),
+        env={**__import__("os").environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "python")},
+    )
     kc = km.client()
     kc.start_channels()
     try:
@@ -247,8 +252,10 @@ def test_jupyter_kernel_interrupt(tmp_path):
         assert result["rows"] >= 1 and result["converged"] and abs(abs(result["charge"]) - 1) < 1e-2
 
         # 2. as a user sees it: the interrupt ends the cell with KeyboardInterrupt
-        assert _execute(kc, "sim.set_field(fg.initial.skyrmion(charge=1, size=2.0)); caught = None")[
-            "content"]["status"] == "ok"
+        assert (
+            _execute(kc, "sim.set_field(fg.initial.skyrmion(charge=1, size=2.0)); caught = None")["content"]["status"]
+            == "ok"
+        )
         msg_id = kc.execute(PLAIN, stop_on_error=False)  # the interrupt is its error: keep the queue
         _wait_busy_running(kc, msg_id, 0.6)
         sent = time.time()

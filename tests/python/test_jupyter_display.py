@@ -130,8 +130,8 @@ def test_theory_display_with_gradient():
     check_latex(plain)
     check_latex(full)
     assert r"\frac{\delta E}{\delta \psi_{re}}" in full and r"\frac{\delta E}{\delta" not in plain
-    assert r"\partial_{x}^{2}" in full           # the derived gradient has second derivatives
-    assert theory.latex()                        # the plain form stays available
+    assert r"\partial_{x}^{2}" in full  # the derived gradient has second derivatives
+    assert theory.latex()  # the plain form stays available
 
 
 def test_energy_line_renders_with_mathtext():
@@ -152,11 +152,11 @@ def test_hand_gradient_is_labelled():
 
     @t.energy_density
     def e(s, p):
-        return 0.5 * s.dx.u ** 2 + p.a * s.phi.u ** 4
+        return 0.5 * s.dx.u**2 + p.a * s.phi.u**4
 
     @t.gradient
     def g(s, p, out):
-        out[0] = -s.dxx.u + 4 * p.a * s.phi.u ** 3
+        out[0] = -s.dxx.u + 4 * p.a * s.phi.u**3
 
     doc = t.display(gradient=True)._repr_latex_()
     check_latex(doc)
@@ -181,13 +181,13 @@ def test_simulation_card_escapes_and_closed(shell):
 
     @t.energy_density
     def e(s, p):
-        return 0.5 * s.dx.u ** 2 + 0.5 * s.dy.u ** 2
+        return 0.5 * s.dx.u**2 + 0.5 * s.dy.u**2
 
     s = fg.Simulation(t, grid=(16, 16), spacing=0.5)
     doc = formatted(shell, s)["text/html"]
     parse_html(doc)
     assert "x&lt;b&gt;" in doc
-    assert "not set" in doc and "set_field" in doc      # no field: no energy of zeros
+    assert "not set" in doc and "set_field" in doc  # no field: no energy of zeros
     s.close()
     parse_html(formatted(shell, s)["text/html"])
 
@@ -224,6 +224,7 @@ def test_unload_removes_formatters(shell, sim):
 
 # --- the %fieldgo magic --------------------------------------------------------------------
 
+
 def test_magic_devices(shell):
     rep = shell.run_line_magic("fieldgo", "devices")
     parse_html(rep._repr_html_())
@@ -257,8 +258,13 @@ def fill_cache(root, with_point=True):
     import subprocess
 
     env = dict(os.environ, FIELDGO_CACHE=str(root))
-    subprocess.run([sys.executable, "-c", FILL_CACHE.replace("WITH_POINT", str(with_point))],
-                   env=env, check=True, cwd=str(root), timeout=300)
+    subprocess.run(
+        [sys.executable, "-c", FILL_CACHE.replace("WITH_POINT", str(with_point))],
+        env=env,
+        check=True,
+        cwd=str(root),
+        timeout=300,
+    )
 
 
 def test_magic_kernels_and_cache(shell, tmp_path, monkeypatch):
@@ -290,6 +296,7 @@ def test_magic_unknown_command(shell):
 
 
 # --- progress ------------------------------------------------------------------------
+
 
 def test_progress_off_outside_a_kernel(sim, capsys, monkeypatch):
     monkeypatch.delenv("FIELDGO_PROGRESS", raising=False)

@@ -16,8 +16,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("FIELDGO_CHROMIUM", "/usr/bin/chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 TOKEN = "fieldgo-e2e"
 
 
@@ -40,16 +48,33 @@ def lab(tmp_path):
     tracker.mkdir(parents=True)
     (tracker / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     port = _free_port()
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"),
-               JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "settings"),
-               JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "workspaces"),
-               JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(ROOT / "python"),
+        JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "settings"),
+        JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "workspaces"),
+        JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
+    )
     log = open(tmp_path / "lab.log", "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-         f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={work}", "--ServerApp.open_browser=False",
-         "--ServerApp.allow_root=True"],
-        cwd=str(work), env=env, stdout=log, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "lab",
+            "--no-browser",
+            f"--port={port}",
+            "--ip=127.0.0.1",
+            f"--IdentityProvider.token={TOKEN}",
+            f"--ServerApp.root_dir={work}",
+            "--ServerApp.open_browser=False",
+            "--ServerApp.allow_root=True",
+        ],
+        cwd=str(work),
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -86,10 +111,10 @@ def test_quickstart_in_jupyterlab(lab):
             page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
             import json
 
-            ncode = sum(c["cell_type"] == "code" for c in
-                        json.loads((work / "01_quickstart.ipynb").read_text())["cells"])
-            page.wait_for_function(f"() => document.querySelectorAll('.jp-CodeCell').length >= {ncode}",
-                                   timeout=60_000)
+            ncode = sum(
+                c["cell_type"] == "code" for c in json.loads((work / "01_quickstart.ipynb").read_text())["cells"]
+            )
+            page.wait_for_function(f"() => document.querySelectorAll('.jp-CodeCell').length >= {ncode}", timeout=60_000)
 
             def dismiss_dialogs():
                 # A fresh JupyterLab may open a modal dialog (kernel choice, build or
@@ -113,20 +138,24 @@ def test_quickstart_in_jupyterlab(lab):
                 page.get_by_role("menuitem", name=re.compile(r"^Run All Cells")).click()
 
             def output_text():
-                return page.evaluate("() => Array.from(document.querySelectorAll('.jp-OutputArea-output'))"
-                                     ".map(e => e.textContent).join('\\n')")
+                return page.evaluate(
+                    "() => Array.from(document.querySelectorAll('.jp-OutputArea-output'))"
+                    ".map(e => e.textContent).join('\\n')"
+                )
 
             run_all()
             started = time.monotonic()
             deadline = started + 150
-            while "Q = " not in output_text() or not page.locator(
-                    ".jp-Notebook-ExecutionIndicator[data-status='idle']").count():
+            while (
+                "Q = " not in output_text()
+                or not page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").count()
+            ):
                 dismiss_dialogs()
                 text = output_text()
                 assert "Traceback" not in text, text[-3000:]
                 prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_text_contents()
                 if time.monotonic() - started > 15 and all(t.strip() in ("[ ]:", "") for t in prompts):
-                    run_all()           # the click landed before the notebook took focus
+                    run_all()  # the click landed before the notebook took focus
                     started = time.monotonic()
                 assert time.monotonic() < deadline, f"cells did not finish: {prompts}"
                 time.sleep(0.5)

@@ -177,12 +177,13 @@ def test_stream_and_energies(sphere):
     assert [int(b.schema.metadata[b"step"]) for b in batches] == [0, 10, 20, 30, 40]
     e = [float(b.schema.metadata[b"energy"]) for b in batches]
     assert max(abs(x - e[0]) for x in e) < 1e-4 * abs(e[0])
-    table, energies = fg.nbody.integrate(pos, vel, m, dt=1 / 128, steps=40, every=10, softening=0.05,
-                                         return_energies=True)
+    table, energies = fg.nbody.integrate(
+        pos, vel, m, dt=1 / 128, steps=40, every=10, softening=0.05, return_energies=True
+    )
     assert energies.column("energy").to_pylist() == e
     assert energies.column("step").to_pylist() == [0, 10, 20, 30, 40]
     # The table holds the same values as the stream.
-    np.testing.assert_array_equal(table.column("x").to_numpy()[-len(m):], batches[-1].column("x").to_numpy())
+    np.testing.assert_array_equal(table.column("x").to_numpy()[-len(m) :], batches[-1].column("x").to_numpy())
     # Momentum stays at rounding level (the sphere starts at rest).
     p = np.column_stack([energies.column(c).to_numpy() for c in ("px", "py", "pz")])
     assert np.abs(p).max() < 1e-14
@@ -201,8 +202,9 @@ def test_abandoned_stream_releases():
 def test_ipc_file(tmp_path, sphere):
     pos, vel, m = sphere
     path, epath = tmp_path / "traj.arrow", tmp_path / "energies.arrow"
-    energies = fg.nbody.integrate(pos, vel, m, dt=1 / 128, steps=30, every=10, softening=0.05, precision="float32",
-                                  out=path, energies_out=epath)
+    energies = fg.nbody.integrate(
+        pos, vel, m, dt=1 / 128, steps=30, every=10, softening=0.05, precision="float32", out=path, energies_out=epath
+    )
     with pa.ipc.open_file(path) as r:
         assert r.num_record_batches == 4
         t = r.read_all()

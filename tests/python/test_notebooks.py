@@ -12,20 +12,29 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-BUDGET_S = 60          # each notebook, on a 2-core CI machine
+BUDGET_S = 60  # each notebook, on a 2-core CI machine
 
 
 def test_there_are_notebooks():
     names = [p.name for p in NOTEBOOKS]
-    for want in ("01_quickstart.ipynb", "02_your_own_theory.ipynb", "03_arrow_exchange.ipynb",
-                 "04_numba_to_fieldgo.ipynb", "05_sweep.ipynb"):
+    for want in (
+        "01_quickstart.ipynb",
+        "02_your_own_theory.ipynb",
+        "03_arrow_exchange.ipynb",
+        "04_numba_to_fieldgo.ipynb",
+        "05_sweep.ipynb",
+    ):
         assert want in names
 
 
 def test_notebooks_are_generated_and_stripped():
     nbformat = pytest.importorskip("nbformat")
-    r = subprocess.run([sys.executable, str(ROOT / "tools" / "make_notebooks.py"), "--check"],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "make_notebooks.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     for path in NOTEBOOKS:
         nb = nbformat.read(path, as_version=4)
@@ -43,7 +52,9 @@ def test_notebook_runs(path, tmp_path):
     assert code and "assert" in code[-1].source, f"{path.name} must end with a cell of checks"
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
     client = nbclient.NotebookClient(
-        nb, timeout=BUDGET_S * 2, kernel_name="python3",
+        nb,
+        timeout=BUDGET_S * 2,
+        kernel_name="python3",
         resources={"metadata": {"path": str(tmp_path)}},
     )
     t0 = time.perf_counter()

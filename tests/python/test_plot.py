@@ -63,7 +63,7 @@ def test_into_given_axes_and_errors(sim):
 def test_history_over_two_calls(sim):
     hist = sim.history
     steps = hist.column("step").to_pylist()
-    assert steps != sorted(steps)                    # two calls, each from 0
+    assert steps != sorted(steps)  # two calls, each from 0
     flat = history_steps(steps)
     assert np.all(np.diff(flat) >= 0) and flat[-1] > max(steps)
     fig = fg.plot_history(hist)
@@ -76,11 +76,11 @@ def test_history_over_two_calls(sim):
 
 def test_signed_is_judged_against_the_largest_value():
     # a Q = -1 charge density: rounding leaves a 1e-12 positive maximum
-    q = -np.exp(-np.linspace(0, 5, 50) ** 2)
+    q = -np.exp(-(np.linspace(0, 5, 50) ** 2))
     q[10] = 1e-12
     assert colormap_for(q) == ("RdBu_r", 1.0 * q.min(), -q.min())
-    assert colormap_for(-q + 0 * q)[0] == "inferno"          # positive, unnamed: sequential
-    assert colormap_for(-q, "charge")[0] == "RdBu_r"         # a declared density is signed
+    assert colormap_for(-q + 0 * q)[0] == "inferno"  # positive, unnamed: sequential
+    assert colormap_for(-q, "charge")[0] == "RdBu_r"  # a declared density is signed
     assert colormap_for(-q, "demag_energy")[0] == "inferno"  # an energy is not
 
 

@@ -15,17 +15,28 @@ def uniform_table(v=(0.6, 0.3, -0.2), x0=(0.5, -1.0, 2.0), c=1.0, q=1.7, n=41):
     g = 1 / np.sqrt(1 - v @ v / c**2)
     tau = np.linspace(-80, 80, n)
     t = g * tau
-    return rad.trajectory_table(tau, t, x0[0] + v[0] * t, x0[1] + v[1] * t, x0[2] + v[2] * t,
-                                np.full(n, g), np.full(n, g * v[0]), np.full(n, g * v[1]), np.full(n, g * v[2]),
-                                charge=q, c=c)
+    return rad.trajectory_table(
+        tau,
+        t,
+        x0[0] + v[0] * t,
+        x0[1] + v[1] * t,
+        x0[2] + v[2] * t,
+        np.full(n, g),
+        np.full(n, g * v[0]),
+        np.full(n, g * v[1]),
+        np.full(n, g * v[2]),
+        charge=q,
+        c=c,
+    )
 
 
 def circle_table(beta=0.5, periods=8, per=1024):
     w = beta
     T = 2 * np.pi / w
     t = np.linspace(-periods / 2 * T, periods / 2 * T, periods * per + 1)
-    return rad.from_lab_time(t, np.cos(w * t), np.sin(w * t), 0 * t, -beta * np.sin(w * t),
-                             beta * np.cos(w * t), 0 * t, charge=1.0), T
+    return rad.from_lab_time(
+        t, np.cos(w * t), np.sin(w * t), 0 * t, -beta * np.sin(w * t), beta * np.cos(w * t), 0 * t, charge=1.0
+    ), T
 
 
 def test_uniform_motion_exact():
@@ -112,8 +123,10 @@ def test_paths_bit_identical_and_methods():
     times = np.linspace(0, T, 100)
     for method in ("newton", "rk4"):
         for precision in ("float64", "float32"):
-            cubes = [rad.fields(tab, obs, times, method=method, precision=precision, search=s, coef_reuse=r)
-                     for s, r in (("cold", False), ("warm", False), ("warm", True))]
+            cubes = [
+                rad.fields(tab, obs, times, method=method, precision=precision, search=s, coef_reuse=r)
+                for s, r in (("cold", False), ("warm", False), ("warm", True))
+            ]
             a = cubes[0].numpy()
             assert np.isfinite(a).all()
             for c in cubes[1:]:
@@ -225,10 +238,14 @@ def test_errors():
     # dI/dOmega = c R^2 <E_n^2>/(4 pi) with the cube's own c unless told otherwise.
     fast = rad.fields(uniform_table(c=3.0), [[1, 2, 3], [3, 2, 1]], times)
     assert fast.metadata["c"] == "3"
-    np.testing.assert_array_equal(rad.harmonic_map(fast, span, 1, distance=5.0),
-                                  rad.harmonic_map(fast, span, 1, distance=5.0, c=3.0))
-    np.testing.assert_allclose(rad.harmonic_map(fast, span, 1, distance=5.0, c=1.0) * 3,
-                               rad.harmonic_map(fast, span, 1, distance=5.0), rtol=1e-15)
+    np.testing.assert_array_equal(
+        rad.harmonic_map(fast, span, 1, distance=5.0), rad.harmonic_map(fast, span, 1, distance=5.0, c=3.0)
+    )
+    np.testing.assert_allclose(
+        rad.harmonic_map(fast, span, 1, distance=5.0, c=1.0) * 3,
+        rad.harmonic_map(fast, span, 1, distance=5.0),
+        rtol=1e-15,
+    )
     uneven = rad.fields(tab, [[1, 2, 3], [3, 2, 1]], np.stack([times, 2 * times]))
     with pytest.raises(fg.ShapeError, match="same spacing for every observer"):
         rad.spectrum(uneven, "Ex")
@@ -237,8 +254,10 @@ def test_errors():
     # Float ids with integral values, and numbers in an object array, are accepted.
     same = rad.trajectory_table(*cols, particle=np.zeros(cols[0].size), charge=1.7, validate_=False)
     assert same.column("particle").type == pa.int64()
-    np.testing.assert_array_equal(rad.fields(same, np.array([[1, 2, 3]], dtype=object), [0.0]).numpy(),
-                                  rad.fields(tab, [[1, 2, 3]], [0.0]).numpy())
+    np.testing.assert_array_equal(
+        rad.fields(same, np.array([[1, 2, 3]], dtype=object), [0.0]).numpy(),
+        rad.fields(tab, [[1, 2, 3]], [0.0]).numpy(),
+    )
 
 
 def test_segments_are_independent_walks():
@@ -251,8 +270,8 @@ def test_segments_are_independent_walks():
     seg = 50
     cube = rad.fields(tab, obs, times, segment=seg, retarded=True).numpy()
     for sb in range(0, times.size, seg):
-        part = rad.fields(tab, obs, times[sb:sb + seg], segment=times.size, retarded=True).numpy()
-        np.testing.assert_array_equal(cube[:, sb:sb + seg].view(np.uint64), part.view(np.uint64))
+        part = rad.fields(tab, obs, times[sb : sb + seg], segment=times.size, retarded=True).numpy()
+        np.testing.assert_array_equal(cube[:, sb : sb + seg].view(np.uint64), part.view(np.uint64))
     one = rad.fields(tab, obs, times, segment=1).numpy()
     conv = rad.fields(tab, obs, times, n_iters=8, segment=times.size).numpy()
     assert np.abs(one - conv).max() <= 1e-12 * np.abs(conv).max()

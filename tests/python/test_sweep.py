@@ -18,7 +18,7 @@ import pytest
 import fieldgo as fg
 
 distributed = pytest.importorskip("distributed")
-sweep_module = sys.modules["fieldgo.sweep"]     # fg.sweep is the function
+sweep_module = sys.modules["fieldgo.sweep"]  # fg.sweep is the function
 
 GRID, SPACING, TOL = (48, 48), 0.25, 1e-4
 KAPPAS = (0.5, 1.0, 1.5, 2.0)
@@ -52,9 +52,16 @@ def _sequential(theory_for, points, initial, **minimize):
         sim = fg.Simulation(theory, grid=GRID, spacing=SPACING, boundary="fixed")
         sim.set_field(initial)
         sim.minimize(tol=TOL, progress=False, **minimize)
-        results.append(dict(energy=sim.energy(), charge=sim.integral("charge"),
-                            steps=sim.last_status["step"], max_grad=sim.last_status["max_grad"],
-                            converged=sim.last_status["converged"], field=sim.field.numpy().copy()))
+        results.append(
+            dict(
+                energy=sim.energy(),
+                charge=sim.integral("charge"),
+                steps=sim.last_status["step"],
+                max_grad=sim.last_status["max_grad"],
+                converged=sim.last_status["converged"],
+                field=sim.field.numpy().copy(),
+            )
+        )
         sim.close()
     return results
 
@@ -64,7 +71,7 @@ def _assert_identical(table, reference):
     assert len(rows) == len(reference)
     for row, ref in zip(rows, reference):
         assert row["error"] is None, row["error"]
-        assert row["energy"] == ref["energy"]                 # bit for bit, not approximately
+        assert row["energy"] == ref["energy"]  # bit for bit, not approximately
         assert row["charge"] == ref["charge"]
         assert row["steps"] == ref["steps"]
         assert row["max_grad"] == ref["max_grad"]
@@ -81,9 +88,17 @@ def test_sweep_is_bit_identical_to_sequential_runs(cluster, tmp_path):
     client, cache = cluster
     theory = fg.theories.baby_skyrme()
     initial = fg.initial.skyrmion(charge=1, size=1.0)
-    table = fg.sweep(theory, {"kappa": list(KAPPAS), "mass": list(MASSES)}, grid=GRID,
-                     spacing=SPACING, initial=initial, minimize={"tol": TOL}, client=client,
-                     out=tmp_path / "scan", progress=False)
+    table = fg.sweep(
+        theory,
+        {"kappa": list(KAPPAS), "mass": list(MASSES)},
+        grid=GRID,
+        spacing=SPACING,
+        initial=initial,
+        minimize={"tol": TOL},
+        client=client,
+        out=tmp_path / "scan",
+        progress=False,
+    )
     assert table.num_rows == 8
     points = [{"kappa": k, "mass": m} for k in KAPPAS for m in MASSES]
     assert [{"kappa": r["kappa"], "mass": r["mass"]} for r in table.to_pylist()] == points
@@ -107,18 +122,29 @@ def test_sweep_is_bit_identical_to_sequential_runs(cluster, tmp_path):
 
 def test_factory_static_params_and_function_initial(cluster, tmp_path):
     client, _ = cluster
-    points = [dict(potential="broken", N=1, kappa=1.0), dict(potential="broken", N=2, kappa=1.0),
-              dict(potential="standard", kappa=0.5)]
+    points = [
+        dict(potential="broken", N=1, kappa=1.0),
+        dict(potential="broken", N=2, kappa=1.0),
+        dict(potential="standard", kappa=0.5),
+    ]
 
-    def initial(x, y):        # a plain function: evaluated on the client, sent as values
+    def initial(x, y):  # a plain function: evaluated on the client, sent as values
         r2 = x * x + y * y
         f = np.pi * np.exp(-np.sqrt(r2))
         th = np.arctan2(y, x)
         return np.sin(f) * np.cos(th), np.sin(f) * np.sin(th), np.cos(f)
 
-    table = fg.sweep(fg.theories.baby_skyrme, points, grid=GRID, spacing=SPACING,
-                     initial=initial, minimize={"tol": TOL}, client=client, out=tmp_path,
-                     progress=False)
+    table = fg.sweep(
+        fg.theories.baby_skyrme,
+        points,
+        grid=GRID,
+        spacing=SPACING,
+        initial=initial,
+        minimize={"tol": TOL},
+        client=client,
+        out=tmp_path,
+        progress=False,
+    )
     assert table.column_names[:5] == ["point_id", "potential", "N", "kappa", "theory"]
     assert table["N"].to_pylist() == [1, 2, None]
     _assert_identical(table, _sequential(lambda v: fg.theories.baby_skyrme(**v), points, initial))
@@ -132,13 +158,22 @@ def test_one_component_function_returning_a_bare_array(cluster, tmp_path):
 
     @theory.energy_density
     def energy(s, p):
-        return 0.5 * (s.dx.u ** 2 + s.dy.u ** 2) + 0.25 * p.lam * (s.phi.u ** 2 - 1) ** 2
+        return 0.5 * (s.dx.u**2 + s.dy.u**2) + 0.25 * p.lam * (s.phi.u**2 - 1) ** 2
 
     def kink(x, y):
         return np.tanh(x)
 
-    table = fg.sweep(theory, {"lam": [1.0, 2.0]}, grid=(40, 32), spacing=0.25, initial=kink,
-                     minimize={"tol": TOL}, client=client, out=tmp_path, progress=False)
+    table = fg.sweep(
+        theory,
+        {"lam": [1.0, 2.0]},
+        grid=(40, 32),
+        spacing=0.25,
+        initial=kink,
+        minimize={"tol": TOL},
+        client=client,
+        out=tmp_path,
+        progress=False,
+    )
     assert table["error"].to_pylist() == [None, None]
     for row, lam in zip(table.to_pylist(), (1.0, 2.0)):
         sim = fg.Simulation(theory, grid=(40, 32), spacing=0.25, boundary="fixed")
@@ -152,11 +187,19 @@ def test_one_component_function_returning_a_bare_array(cluster, tmp_path):
 def test_failing_point_is_an_error_row(cluster, tmp_path):
     client, _ = cluster
     points = [{"kappa": k} for k in KAPPAS]
-    points.insert(2, {"kappa": 1.0, "minimize": {"dt": 100.0}})      # beyond the stability limit
-    points.append({"kappa": float("nan")})                           # refused on the worker
-    table = fg.sweep(fg.theories.baby_skyrme(), points, grid=GRID, spacing=SPACING,
-                     initial="skyrmion", minimize={"tol": TOL}, client=client, out=tmp_path,
-                     progress=False)
+    points.insert(2, {"kappa": 1.0, "minimize": {"dt": 100.0}})  # beyond the stability limit
+    points.append({"kappa": float("nan")})  # refused on the worker
+    table = fg.sweep(
+        fg.theories.baby_skyrme(),
+        points,
+        grid=GRID,
+        spacing=SPACING,
+        initial="skyrmion",
+        minimize={"tol": TOL},
+        client=client,
+        out=tmp_path,
+        progress=False,
+    )
     rows = table.to_pylist()
     assert len(rows) == 6
     bad = rows[2]
@@ -165,15 +208,21 @@ def test_failing_point_is_an_error_row(cluster, tmp_path):
     assert rows[5]["error_type"] == "ParameterError"
     good = [r for k, r in enumerate(rows) if k not in (2, 5)]
     assert all(r["error"] is None and r["converged"] and os.path.exists(r["file"]) for r in good)
-    assert json.loads((tmp_path / "points" / f"{bad['point_id']}.json").read_text())["error_type"] \
-        == "ParameterError"
+    assert json.loads((tmp_path / "points" / f"{bad['point_id']}.json").read_text())["error_type"] == "ParameterError"
 
 
 def test_resume_runs_only_missing_points(cluster, tmp_path):
     client, _ = cluster
     theory = fg.theories.baby_skyrme()
-    kw = dict(grid=GRID, spacing=SPACING, initial=fg.initial.skyrmion(), minimize={"tol": TOL},
-              client=client, out=tmp_path, progress=False)
+    kw = dict(
+        grid=GRID,
+        spacing=SPACING,
+        initial=fg.initial.skyrmion(),
+        minimize={"tol": TOL},
+        client=client,
+        out=tmp_path,
+        progress=False,
+    )
     first = fg.sweep(theory, {"kappa": [0.5, 1.0, 1.5, 2.0]}, **kw)
     stamps = {p: os.stat(p).st_mtime_ns for p in glob.glob(str(tmp_path / "points" / "*"))}
     assert len(stamps) == 8
@@ -206,9 +255,16 @@ def test_killed_worker_loses_no_finished_results(tmp_path_factory, tmp_path):
         def run():
             try:
                 result["table"] = fg.sweep(
-                    fg.theories.baby_skyrme(), points, grid=(96, 96), spacing=0.2,
-                    initial=fg.initial.skyrmion(), minimize={"tol": 1e-30, "max_steps": 600},
-                    client=client, out=tmp_path, progress=False)
+                    fg.theories.baby_skyrme(),
+                    points,
+                    grid=(96, 96),
+                    spacing=0.2,
+                    initial=fg.initial.skyrmion(),
+                    minimize={"tol": 1e-30, "max_steps": 600},
+                    client=client,
+                    out=tmp_path,
+                    progress=False,
+                )
             except BaseException as exc:  # noqa: BLE001  (reported by the main thread)
                 failure["error"] = exc
 
@@ -229,8 +285,7 @@ def test_killed_worker_loses_no_finished_results(tmp_path_factory, tmp_path):
         assert "error" not in failure, failure.get("error")
         table = result["table"]
         rows = table.to_pylist()
-        assert len(rows) == 8 and all(r["error"] is None for r in rows), \
-            [r["error"] for r in rows if r["error"]]
+        assert len(rows) == 8 and all(r["error"] is None for r in rows), [r["error"] for r in rows if r["error"]]
         assert all(os.path.exists(r["file"]) for r in rows)
         assert all(r["steps"] == 600 for r in rows)
         # rows finished before the kill are exactly what was stored then
@@ -248,21 +303,34 @@ def test_killed_worker_loses_no_finished_results(tmp_path_factory, tmp_path):
 
 def test_remote_style_url_output(cluster, tmp_path):
     client, _ = cluster
-    table = fg.sweep(fg.theories.baby_skyrme(), [{"kappa": 1.0}, {"kappa": 2.0}], grid=GRID,
-                     spacing=SPACING, initial="skyrmion", minimize={"tol": TOL}, client=client,
-                     out=f"file://{tmp_path}/scan", progress=False)
+    table = fg.sweep(
+        fg.theories.baby_skyrme(),
+        [{"kappa": 1.0}, {"kappa": 2.0}],
+        grid=GRID,
+        spacing=SPACING,
+        initial="skyrmion",
+        minimize={"tol": TOL},
+        client=client,
+        out=f"file://{tmp_path}/scan",
+        progress=False,
+    )
     assert table["error"].to_pylist() == [None, None]
     for row in table.to_pylist():
         assert row["file"].startswith("file://")
-        assert os.path.exists(row["file"][len("file://"):])
+        assert os.path.exists(row["file"][len("file://") :])
     assert pq.read_table(tmp_path / "scan" / "results.parquet").num_rows == 2
 
 
 # --- the description of a point (no cluster) ---------------------------------------------------
 
+
 def test_points_grid_and_ids_are_stable():
     assert sweep_module._points({"a": [1, 2], "b": ["x", "y"]}) == [
-        {"a": 1, "b": "x"}, {"a": 1, "b": "y"}, {"a": 2, "b": "x"}, {"a": 2, "b": "y"}]
+        {"a": 1, "b": "x"},
+        {"a": 1, "b": "y"},
+        {"a": 2, "b": "x"},
+        {"a": 2, "b": "y"},
+    ]
     d = dict(source="s", spec={"params": ["kappa"]}, dynamic={"kappa": 1.0})
     assert sweep_module.point_id(d) == sweep_module.point_id(dict(d))
     assert sweep_module.point_id(d) != sweep_module.point_id({**d, "dynamic": {"kappa": 1.0 + 2e-16}})
@@ -279,8 +347,10 @@ def test_factory_traces_once_per_structure():
 
 
 def test_initial_configurations_pickle():
-    for cfg in (fg.initial.skyrmion(charge=2, size=1.5, centre=(0.5, -1.0), ansatz="neel"),
-                fg.initial.vortex(winding=-2, size=0.7, q=2.0)):
+    for cfg in (
+        fg.initial.skyrmion(charge=2, size=1.5, centre=(0.5, -1.0), ansatz="neel"),
+        fg.initial.vortex(winding=-2, size=0.7, q=2.0),
+    ):
         back = pickle.loads(pickle.dumps(cfg))
         assert back == cfg and repr(back) == repr(cfg)
         x, y = np.meshgrid(np.linspace(-2, 2, 7), np.linspace(-2, 2, 5))
@@ -309,11 +379,25 @@ def test_run_point_in_process_reports_errors(tmp_path):
     theory = fg.theories.baby_skyrme()
     os.makedirs(tmp_path / "points")
     point = sweep_module._Point(
-        point_id="p", labels={"kappa": 1.0}, theory_name="baby_skyrme", spec=theory.spec,
-        source=theory.source, dynamic={"kappa": 1.0, "mass": 1.0}, grid=(0, 8), spacing=(0.1, 0.1),
-        boundary="fixed", origin=(0.0, 0.0), backend="cpu", precision="float64", gradient="auto",
-        threads=None, minimize={}, initial_label=None, out=str(tmp_path),
-        files={"arrow": str(tmp_path / "points" / "p.arrow"), "json": str(tmp_path / "points" / "p.json")})
+        point_id="p",
+        labels={"kappa": 1.0},
+        theory_name="baby_skyrme",
+        spec=theory.spec,
+        source=theory.source,
+        dynamic={"kappa": 1.0, "mass": 1.0},
+        grid=(0, 8),
+        spacing=(0.1, 0.1),
+        boundary="fixed",
+        origin=(0.0, 0.0),
+        backend="cpu",
+        precision="float64",
+        gradient="auto",
+        threads=None,
+        minimize={},
+        initial_label=None,
+        out=str(tmp_path),
+        files={"arrow": str(tmp_path / "points" / "p.arrow"), "json": str(tmp_path / "points" / "p.json")},
+    )
     row = sweep_module._run_point(point)
     assert row["error_type"] == "LatticeError" and row["file"] is None
     assert json.loads((tmp_path / "points" / "p.json").read_text())["error_type"] == "LatticeError"
@@ -330,9 +414,18 @@ def test_one_worker_per_gpu_cluster(tmp_path):
         assert sorted(seen.values()) == ["0", "1"]
         info = client.scheduler_info()["workers"]
         assert all(w["resources"] == {"GPU": 1} for w in info.values())
-        table = fg.sweep(fg.theories.baby_skyrme(), {"kappa": [1.0, 2.0, 3.0]}, grid=GRID,
-                         spacing=SPACING, initial="skyrmion", minimize={"tol": TOL},
-                         client=client, resources={"GPU": 1}, out=tmp_path, progress=False)
+        table = fg.sweep(
+            fg.theories.baby_skyrme(),
+            {"kappa": [1.0, 2.0, 3.0]},
+            grid=GRID,
+            spacing=SPACING,
+            initial="skyrmion",
+            minimize={"tol": TOL},
+            client=client,
+            resources={"GPU": 1},
+            out=tmp_path,
+            progress=False,
+        )
         assert table["error"].to_pylist() == [None] * 3
         assert set(table["worker"].to_pylist()) <= set(seen)
     finally:

@@ -19,8 +19,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
 import fieldgo as fg  # noqa: E402
 
 THEORIES = {
-    **{f"baby_skyrme[{pot}]": (lambda pot=pot: fg.theories.baby_skyrme(pot, N=3))
-       for pot in fg.theories.BABY_SKYRME_POTENTIALS},
+    **{
+        f"baby_skyrme[{pot}]": (lambda pot=pot: fg.theories.baby_skyrme(pot, N=3))
+        for pot in fg.theories.BABY_SKYRME_POTENTIALS
+    },
     **{name: f for name, f in fg.theories.ALL.items() if name != "baby_skyrme"},
 }
 STATES = 25
@@ -30,8 +32,7 @@ def random_state(theory, rng):
     n = len(theory.fields)
     state = {k: rng.normal(size=n) for k in ("phi", "dx", "dy", "dxx", "dyy", "dxy")}
     state["x"], state["y"] = rng.uniform(-2, 2, size=2)
-    params = {k: v * rng.uniform(0.8, 1.2) for k, v in theory.params.items()
-              if k in theory.dynamic_params}
+    params = {k: v * rng.uniform(0.8, 1.2) for k, v in theory.params.items() if k in theory.dynamic_params}
     return state, params
 
 
@@ -54,8 +55,9 @@ class Reference:
         self.fns = []
         for e in exprs:
             terms = list(e.args) if isinstance(e, sympy.Add) else [e]
-            self.fns.append((sympy.lambdify(self.symbols, e, "mpmath"),
-                             [sympy.lambdify(self.symbols, t, "mpmath") for t in terms]))
+            self.fns.append(
+                (sympy.lambdify(self.symbols, e, "mpmath"), [sympy.lambdify(self.symbols, t, "mpmath") for t in terms])
+            )
 
     def __call__(self, subs):
         args = [mpmath.mpf(subs[s]) for s in self.symbols]
@@ -79,8 +81,7 @@ def test_partials_equal_sympy_derivatives(theory):
     sym = st.symbols
     variables = [*sym.phi, *sym.dx, *sym.dy]
     exprs = [sympy.diff(st.energy, v) for v in variables]
-    all_symbols = sorted(set().union(*(e.free_symbols for e in exprs), st.energy.free_symbols),
-                         key=str)
+    all_symbols = sorted(set().union(*(e.free_symbols for e in exprs), st.energy.free_symbols), key=str)
     ref = Reference(all_symbols, exprs)
     rng = np.random.default_rng(1234)
     worst = 0.0

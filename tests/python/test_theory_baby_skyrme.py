@@ -83,10 +83,15 @@ def soliton_solver_gradient(n, dx, dy, dxx, dyy, dxy, kappa, mass, potential, N=
 
 def random_states(rng, count):
     n = rng.normal(size=(count, 3))
-    n /= np.linalg.norm(n, axis=1, keepdims=True)          # states on the target sphere
-    return dict(phi=n, dx=rng.normal(size=(count, 3)), dy=rng.normal(size=(count, 3)),
-                dxx=rng.normal(size=(count, 3)), dyy=rng.normal(size=(count, 3)),
-                dxy=rng.normal(size=(count, 3)))
+    n /= np.linalg.norm(n, axis=1, keepdims=True)  # states on the target sphere
+    return dict(
+        phi=n,
+        dx=rng.normal(size=(count, 3)),
+        dy=rng.normal(size=(count, 3)),
+        dxx=rng.normal(size=(count, 3)),
+        dyy=rng.normal(size=(count, 3)),
+        dxy=rng.normal(size=(count, 3)),
+    )
 
 
 def worst_relative(got, want):
@@ -100,22 +105,28 @@ def test_derived_gradient_equals_soliton_solver(potential):
     kappa, mass = 0.7, 1.3
     theory = fg.theories.baby_skyrme(potential, N=BROKEN_N)
     st = random_states(rng, N_STATES)
-    want = soliton_solver_gradient(st["phi"], st["dx"], st["dy"], st["dxx"], st["dyy"], st["dxy"],
-                                   kappa, mass, potential, N=BROKEN_N)
-    got = np.array([theory.at(**{k: v[i] for k, v in st.items()}, kappa=kappa, mass=mass).gradient
-                    for i in range(N_STATES)])
+    want = soliton_solver_gradient(
+        st["phi"], st["dx"], st["dy"], st["dxx"], st["dyy"], st["dxy"], kappa, mass, potential, N=BROKEN_N
+    )
+    got = np.array(
+        [theory.at(**{k: v[i] for k, v in st.items()}, kappa=kappa, mass=mass).gradient for i in range(N_STATES)]
+    )
     assert worst_relative(got, want) <= 1e-12
 
 
 def hand_written_theory():
     """The standard-potential model with a soliton_solver-style hand-written gradient."""
-    theory = fg.Theory("baby_skyrme_hand", fields=["n1", "n2", "n3"],
-                       params={"kappa": 1.0, "mass": 1.0}, constraint=fg.UnitVector())
+    theory = fg.Theory(
+        "baby_skyrme_hand", fields=["n1", "n2", "n3"], params={"kappa": 1.0, "mass": 1.0}, constraint=fg.UnitVector()
+    )
 
     @theory.energy_density
     def energy(s, p):
-        return (0.5 * (fg.norm2(s.dx) + fg.norm2(s.dy))
-                + 0.5 * p.kappa ** 2 * fg.norm2(fg.cross(s.dx, s.dy)) + p.mass ** 2 * (1 - s.phi.n3))
+        return (
+            0.5 * (fg.norm2(s.dx) + fg.norm2(s.dy))
+            + 0.5 * p.kappa**2 * fg.norm2(fg.cross(s.dx, s.dy))
+            + p.mass**2 * (1 - s.phi.n3)
+        )
 
     @theory.gradient
     def gradient(s, p, out):
@@ -164,8 +175,7 @@ def test_hand_written_gradient_gives_the_same_numbers():
     assert worst_relative(got_hand, got_derived) <= 1e-12
     # the hand gradient's C also matches the hand gradient run as Python on floats
     assert worst_relative(got_hand[:50], np.array(got_python)) <= 1e-13
-    want = soliton_solver_gradient(st["phi"], st["dx"], st["dy"], st["dxx"], st["dyy"], st["dxy"],
-                                   1.1, 0.8, "standard")
+    want = soliton_solver_gradient(st["phi"], st["dx"], st["dy"], st["dxx"], st["dyy"], st["dxy"], 1.1, 0.8, "standard")
     assert worst_relative(got_hand, want) <= 1e-12
 
 
@@ -174,8 +184,9 @@ def test_a_wrong_hand_gradient_is_detected():
     rng = np.random.default_rng(8)
     theory = fg.theories.baby_skyrme("standard")
     st = random_states(rng, 50)
-    want = soliton_solver_gradient(st["phi"], st["dx"], st["dy"], st["dxx"], 0 * st["dyy"],
-                                   st["dxy"], 1.0, 1.0, "standard")
+    want = soliton_solver_gradient(
+        st["phi"], st["dx"], st["dy"], st["dxx"], 0 * st["dyy"], st["dxy"], 1.0, 1.0, "standard"
+    )
     got = np.array([theory.at(**{k: v[i] for k, v in st.items()}).gradient for i in range(50)])
     assert worst_relative(got, want) > 1e-3
 

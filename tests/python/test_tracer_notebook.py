@@ -5,7 +5,6 @@ the interpreter running the tests (ipykernel installed in the same environment).
 """
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -59,10 +58,10 @@ def test_trace_error_names_the_notebook_cell_line():
     assert lineno == 5
     assert "`if` statement on a traced value" in msg
     assert f"{filename}:5" in msg
-    assert "if v > 0:" in msg                # the cell's own text, from linecache
+    assert "if v > 0:" in msg  # the cell's own text, from linecache
     assert "ipykernel" in filename or filename.startswith("<ipython-input")
 
     msg, filename2, lineno = report["arity"]
-    assert lineno == 15                      # the `def d(s):` line
-    assert filename2 == filename             # same cell, same linecache entry
+    assert lineno == 15  # the `def d(s):` line
+    assert filename2 == filename  # same cell, same linecache entry
     assert "wrong arity" in msg and f":{15}" in msg

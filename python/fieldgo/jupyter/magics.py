@@ -16,7 +16,6 @@ import ctypes
 import datetime
 import html
 import os
-import re
 import shutil
 
 __all__ = ["Report", "devices", "kernels", "cache", "cache_clear", "cache_root", "fieldgo_magic"]
@@ -39,11 +38,12 @@ class Report:
 
     def _repr_html_(self):
         head = "".join(f"<th>{html.escape(str(c))}</th>" for c in self.columns)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r) + "</tr>"
-                       for r in self.rows)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r) + "</tr>" for r in self.rows)
         notes = "".join(f"<p>{html.escape(n)}</p>" for n in self.notes)
-        return (f"<div class='fieldgo-report'><b>{html.escape(self.title)}</b>"
-                f"<table><tr>{head}</tr>{body}</table>{notes}</div>")
+        return (
+            f"<div class='fieldgo-report'><b>{html.escape(self.title)}</b>"
+            f"<table><tr>{head}</tr>{body}</table>{notes}</div>"
+        )
 
     def __str__(self):
         cells = [self.columns] + [[str(v) for v in r] for r in self.rows]
@@ -59,6 +59,7 @@ class Report:
 
 
 # --- devices --------------------------------------------------------------------------
+
 
 def _cpu_model() -> str:
     try:
@@ -110,9 +111,16 @@ def cuda_probe() -> dict:
         major, minor, sms = ctypes.c_int(0), ctypes.c_int(0), ctypes.c_int(0)
         lib.cuDeviceGetAttribute(ctypes.byref(major), 75, dev)  # COMPUTE_CAPABILITY_MAJOR
         lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, dev)  # COMPUTE_CAPABILITY_MINOR
-        lib.cuDeviceGetAttribute(ctypes.byref(sms), 16, dev)    # MULTIPROCESSOR_COUNT
-        gpus.append(dict(index=i, name=name.value.decode(errors="replace"), memory_gib=mem.value / 2**30,
-                         compute=f"{major.value}.{minor.value}", sms=sms.value))
+        lib.cuDeviceGetAttribute(ctypes.byref(sms), 16, dev)  # MULTIPROCESSOR_COUNT
+        gpus.append(
+            dict(
+                index=i,
+                name=name.value.decode(errors="replace"),
+                memory_gib=mem.value / 2**30,
+                compute=f"{major.value}.{minor.value}",
+                sms=sms.value,
+            )
+        )
     v = version.value
     return dict(available=True, detail=f"CUDA driver {v // 1000}.{v % 1000 // 10}, {len(gpus)} GPU(s)", gpus=gpus)
 
@@ -136,9 +144,14 @@ def devices() -> Report:
     probe = cuda_probe()
     if probe["gpus"]:
         for g in probe["gpus"]:
-            rows.append([f"cuda:{g['index']}", "driver yes",
-                         f"{g['name']}, {g['memory_gib']:.1f} GiB, sm_{g['compute'].replace('.', '')}, "
-                         f"{g['sms']} SMs", probe["detail"]])
+            rows.append(
+                [
+                    f"cuda:{g['index']}",
+                    "driver yes",
+                    f"{g['name']}, {g['memory_gib']:.1f} GiB, sm_{g['compute'].replace('.', '')}, {g['sms']} SMs",
+                    probe["detail"],
+                ]
+            )
     else:
         rows.append(["cuda", "no", probe["detail"], ""])
     bridge = _bridge_backends()
@@ -149,12 +162,15 @@ def devices() -> Report:
         else:
             notes.append(f"fieldgo runtime: backend='auto' runs on the CPU; CUDA: {cuda.get('reason', 'unavailable')}")
     else:
-        notes.append("Whether this build's Go runtime uses CUDA is decided per simulation: "
-                     "sim.describe()['backend'] and ['backend_note'] say which backend ran and why.")
+        notes.append(
+            "Whether this build's Go runtime uses CUDA is decided per simulation: "
+            "sim.describe()['backend'] and ['backend_note'] say which backend ran and why."
+        )
     return Report("fieldgo devices", ["backend", "available", "device", "toolchain"], rows, notes)
 
 
 # --- cache and kernels ------------------------------------------------------------------
+
 
 def cache_root() -> str:
     """$FIELDGO_CACHE, else ~/.cache/fieldgo (the point code, CPU and CUDA caches)."""
@@ -230,8 +246,9 @@ def kernels() -> Report:
     notes = [f"cache: {cache_root()}"]
     if not rows:
         notes.append("no compiled kernels yet (a Simulation or theory.at compiles on first use)")
-    return Report("fieldgo kernels", ["backend", "kind", "entry", "size", "compiled", "registers", "occupancy"],
-                  rows, notes)
+    return Report(
+        "fieldgo kernels", ["backend", "kind", "entry", "size", "compiled", "registers", "occupancy"], rows, notes
+    )
 
 
 def cache() -> Report:
@@ -251,8 +268,12 @@ def cache() -> Report:
         newest = _date(max(e[4] for e in mine)) if mine else "—"
         where = " and ".join(d for d, _ in _dirs(sub))
         rows.append([sub, what, len(mine), _size(total), newest, where])
-    return Report("fieldgo cache", ["kind", "holds", "entries", "size", "newest", "directory"], rows,
-                  [f"clear it with %fieldgo cache clear (root: {root})"])
+    return Report(
+        "fieldgo cache",
+        ["kind", "holds", "entries", "size", "newest", "directory"],
+        rows,
+        [f"clear it with %fieldgo cache clear (root: {root})"],
+    )
 
 
 def cache_clear() -> Report:

@@ -12,8 +12,8 @@ import warnings
 
 __all__ = ["in_notebook", "Monitor", "LIVE_EVERY", "LIVE_MIN_SECONDS"]
 
-LIVE_EVERY = 100          # live=True: redraw at most every this many steps
-LIVE_MIN_SECONDS = 0.25   # and not more often than this (a redraw costs ~50 ms)
+LIVE_EVERY = 100  # live=True: redraw at most every this many steps
+LIVE_MIN_SECONDS = 0.25  # and not more often than this (a redraw costs ~50 ms)
 
 
 def in_notebook() -> bool:
@@ -43,8 +43,10 @@ def _tqdm_class():
             import ipywidgets  # noqa: F401
         except ImportError:
             from tqdm.std import tqdm
+
             return tqdm
     from tqdm.auto import tqdm
+
     return tqdm
 
 
@@ -72,6 +74,7 @@ class Monitor:
             every = int(live)
         else:
             from ..errors import ParameterError
+
             raise ParameterError(f"live must be True, False or a positive number of steps, got {live!r}")
         if every and not in_notebook():
             warnings.warn("live=True needs a Jupyter kernel to draw in; ignored", stacklevel=3)
@@ -88,6 +91,7 @@ class Monitor:
                 # of the last publication, else the bar as it started (0/max_steps).
                 self.bar = cls(total=max_steps, unit="step", desc="minimize", leave=True, display=False)
                 from IPython.display import display
+
                 self.bar_handle = display(self.bar.container, display_id=True)
             else:
                 self.bar = cls(total=max_steps, unit="step", desc="minimize", leave=True)
@@ -100,13 +104,15 @@ class Monitor:
         self.status = status
         if self.bar is not None:
             self.bar.update(status["step"] - self.bar.n)
-            self.bar.set_postfix(energy=_fmt(status.get("energy"), ".10g"),
-                                 max_grad=_fmt(status.get("max_grad"), ".3e"), refresh=False)
+            self.bar.set_postfix(
+                energy=_fmt(status.get("energy"), ".10g"), max_grad=_fmt(status.get("max_grad"), ".3e"), refresh=False
+            )
         if self.every:
             step = status["step"]
             due = self.last_drawn_step is None or (
                 step - self.last_drawn_step >= self.every
-                and time.monotonic() - self.last_drawn_time >= LIVE_MIN_SECONDS)
+                and time.monotonic() - self.last_drawn_time >= LIVE_MIN_SECONDS
+            )
             if due or status.get("done"):
                 self.draw(status)
 
@@ -118,8 +124,10 @@ class Monitor:
 
         fig = plot(self.sim.field)
         flow = "converged" if status.get("converged") else "running" if not status.get("done") else "stopped"
-        fig.suptitle(f"step {status['step']}: energy {_fmt(status.get('energy'), '.10g')}, "
-                     f"max |grad| {_fmt(status.get('max_grad'), '.2e')} ({flow})")
+        fig.suptitle(
+            f"step {status['step']}: energy {_fmt(status.get('energy'), '.10g')}, "
+            f"max |grad| {_fmt(status.get('max_grad'), '.2e')} ({flow})"
+        )
         image = Image(data=figure_png(fig, dpi=72), format="png")
         if self.handle is None:
             self.handle = display(image, display_id=True)

@@ -6,21 +6,43 @@ electrostatics) and Chern–Simons–Higgs (Gauss's law) carry an auxiliary fiel
 its own elliptic equation (``fg.Theory(..., auxiliary=[...])``, docs/auxiliary.md).
 """
 
-from .baby_skyrme import baby_skyrme, POTENTIALS as BABY_SKYRME_POTENTIALS
 from .abelian_higgs import abelian_higgs
-from .bose_einstein_condensate import bose_einstein_condensate
 from .anisotropic_gl import anisotropic_gl
-from .spin_triplet import spin_triplet
-from .ferromagnetic_superconductor import ferromagnetic_superconductor
-from .chiral_magnet import chiral_magnet
-from .liquid_crystal import liquid_crystal
+from .baby_skyrme import POTENTIALS as BABY_SKYRME_POTENTIALS
+from .baby_skyrme import baby_skyrme
+from .bose_einstein_condensate import bose_einstein_condensate
 from .chern_simons_higgs import chern_simons_higgs
+from .chiral_magnet import chiral_magnet
+from .ferromagnetic_superconductor import ferromagnetic_superconductor
+from .liquid_crystal import liquid_crystal
+from .spin_triplet import spin_triplet
 
-__all__ = ["baby_skyrme", "abelian_higgs", "bose_einstein_condensate", "anisotropic_gl",
-           "spin_triplet", "ferromagnetic_superconductor", "chiral_magnet", "liquid_crystal",
-           "chern_simons_higgs", "BABY_SKYRME_POTENTIALS", "ALL"]
+__all__ = [
+    "baby_skyrme",
+    "abelian_higgs",
+    "bose_einstein_condensate",
+    "anisotropic_gl",
+    "spin_triplet",
+    "ferromagnetic_superconductor",
+    "chiral_magnet",
+    "liquid_crystal",
+    "chern_simons_higgs",
+    "BABY_SKYRME_POTENTIALS",
+    "ALL",
+]
 
 # name -> factory, for tests and tools that iterate over every built-in theory
-ALL = {f.__name__: f for f in (baby_skyrme, abelian_higgs, bose_einstein_condensate,
-                               anisotropic_gl, spin_triplet, ferromagnetic_superconductor,
-                               chiral_magnet, liquid_crystal, chern_simons_higgs)}
+ALL = {
+    f.__name__: f
+    for f in (
+        baby_skyrme,
+        abelian_higgs,
+        bose_einstein_condensate,
+        anisotropic_gl,
+        spin_triplet,
+        ferromagnetic_superconductor,
+        chiral_magnet,
+        liquid_crystal,
+        chern_simons_higgs,
+    )
+}

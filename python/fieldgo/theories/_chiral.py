@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import fieldgo as fg
 
-from ._magnetic import MAGNET
 from ..errors import SpecError
+from ._magnetic import MAGNET
 
 # D_ij (i: derivative direction, j: component of n x d_i n), soliton_solver's
 # Dresselhaus (Bloch), Rashba (Neel), Heusler (anti-skyrmion) choices.

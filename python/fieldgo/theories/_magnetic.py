@@ -26,4 +26,4 @@ def skyrmion_density(s):
     """Topological density of m/|m|: m . (d_x m x d_y m) / (4 pi |m|^3)."""
     m = magnetisation(s)
     m_len = fg.sqrt(fg.norm2(m))
-    return fg.dot(m, fg.cross(s.dx[list(MAGNET)], s.dy[list(MAGNET)])) / (4 * fg.pi * m_len ** 3)
+    return fg.dot(m, fg.cross(s.dx[list(MAGNET)], s.dy[list(MAGNET)])) / (4 * fg.pi * m_len**3)
