@@ -127,7 +127,7 @@ def main():
             [sys.executable, os.path.abspath(__file__), "fg", out, str(tol)], capture_output=True, text=True
         )
         wall = time.perf_counter() - t
-        line = [l for l in p.stdout.splitlines() if l.startswith("SAME_START ")]
+        line = [ln for ln in p.stdout.splitlines() if ln.startswith("SAME_START ")]
         if p.returncode or not line:
             print(p.stdout, p.stderr, file=sys.stderr)
             sys.exit(1)

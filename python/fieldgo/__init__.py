@@ -1,6 +1,8 @@
 """fieldgo: lattice field theories written in Python, run by a Go runtime.
 
-import fieldgo as fg
+Imported as::
+
+    import fieldgo as fg
 """
 
 from .errors import *  # noqa: F401,F403  (the exception hierarchy is public)

@@ -63,6 +63,11 @@ class TraceError(Error, TypeError):
     The message names the construct and the user's file and line.
     """
 
+    # Set where the error is made (diagnostics.make_error).
+    filename: str | None
+    lineno: int | None
+    construct: str
+
 
 class FormatError(Error, ValueError):
     """A file or Arrow stream is not what fieldgo expects."""
@@ -78,6 +83,10 @@ class HandleError(Error, RuntimeError):
 
 class CompileError(Error, RuntimeError):
     """Generated code failed to compile; the message carries the compiler log."""
+
+    # Set where the compiler ran (native.py): its output and its command line.
+    log: str
+    command: list[str]
 
 
 class BackendError(Error, RuntimeError):

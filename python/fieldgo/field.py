@@ -62,7 +62,7 @@ class Field:
         self._init(h)
 
     def _init(self, handle: int):
-        self._handle = handle
+        self._handle: int | None = handle
         self._lock = threading.Lock()
         self._batch = None
         info = json.loads(go.FieldInfo(handle))

@@ -299,7 +299,8 @@ class Cube:
         return self[f"t_ret_{particle}"]
 
     def __repr__(self):
-        return f"Cube({self.observers} observers x {self.samples} samples, {self.metadata.get('method')}, {self.metadata.get('precision')})"
+        md = self.metadata
+        return f"Cube({self.observers} observers x {self.samples} samples, {md.get('method')}, {md.get('precision')})"
 
 
 class DeviceCube:
@@ -409,7 +410,7 @@ def fields(
     charge=None,
     c=None,
     on_device: bool = False,
-) -> Cube:
+) -> Cube | DeviceCube:
     """Liénard–Wiechert fields and potentials at every observer and time.
 
     ``observers``: (n, 3) positions (or a table with x, y, z); ``times``: (S,) times

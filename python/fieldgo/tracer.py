@@ -183,14 +183,16 @@ class Out:
 
 
 def symbolic_site(symbols: Symbols, second_derivatives: bool, role: str) -> Site:
-    values = {k: Vector([Expr(v) for v in symbols.slot[k]], symbols.fields, f"s.{k}") for k in SLOTS}
+    values: dict[str, Vector | Expr] = {
+        k: Vector([Expr(v) for v in symbols.slot[k]], symbols.fields, f"s.{k}") for k in SLOTS
+    }
     values["x"] = Expr(symbols.x)
     values["y"] = Expr(symbols.y)
     return Site(values, second_derivatives, role)
 
 
 def numeric_site(fields, arrays: dict, x: float, y: float, second_derivatives: bool, role: str) -> Site:
-    values = {k: Vector([float(v) for v in arrays[k]], fields, f"s.{k}") for k in SLOTS}
+    values: dict[str, Vector | float] = {k: Vector([float(v) for v in arrays[k]], fields, f"s.{k}") for k in SLOTS}
     values["x"] = float(x)
     values["y"] = float(y)
     return Site(values, second_derivatives, role)

@@ -85,7 +85,9 @@ def lab(tmp_path):
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     log.flush()
-                    raise AssertionError("jupyter lab did not start:\n" + (tmp_path / "lab.log").read_text()[-3000:])
+                    raise AssertionError(
+                        "jupyter lab did not start:\n" + (tmp_path / "lab.log").read_text()[-3000:]
+                    ) from None
                 time.sleep(0.3)
         yield base, work
     finally:
@@ -160,7 +162,6 @@ def test_quickstart_in_jupyterlab(lab):
                 assert time.monotonic() < deadline, f"cells did not finish: {prompts}"
                 time.sleep(0.5)
 
-            outputs = page.locator(".jp-OutputArea-output")
             text = output_text()
             assert "Traceback" not in text and "Error" not in text.replace("max_grad", ""), text[-2000:]
             # the simulation card, rendered as HTML

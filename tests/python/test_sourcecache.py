@@ -68,7 +68,7 @@ def test_what_cannot_be_fingerprinted_is_traced_every_time():
 
 
 def test_a_cached_theory_runs_without_importing_sympy(private_cache):
-    fg.theories.baby_skyrme().source  # trace once, filling the cache
+    _ = fg.theories.baby_skyrme().source  # trace once, filling the cache
     script = (
         "import sys, fieldgo as fg\n"
         "sim = fg.Simulation(fg.theories.baby_skyrme(), grid=(16, 16), spacing=1.0)\n"

@@ -98,7 +98,7 @@ class Monitor:
         self.handle = None
         self.last_drawn_step = None
         self.last_drawn_time = 0.0
-        self.status = None
+        self.status: dict | None = None
 
     def update(self, status: dict) -> None:
         self.status = status
