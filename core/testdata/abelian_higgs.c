@@ -4,9 +4,9 @@
 #ifndef FG_FUNC
 #define FG_FUNC static inline
 #endif
-#define FG_NCOMP   4
+#define FG_NCOMP 4
 #define FG_NPARAMS 1
-#define FG_NDENS   1
+#define FG_NDENS 1
 
 typedef struct {
     double phi[FG_NCOMP];
@@ -37,8 +37,14 @@ FG_FUNC void fg_partials(const fg_site* s, const fg_params* p, double* de_dphi, 
     de_dphi[1] = f[2] * ux + f[3] * uy - 0.5 * p->lambda * w * f[1];
     de_dphi[2] = ux * f[1] - vx * f[0];
     de_dphi[3] = uy * f[1] - vy * f[0];
-    de_ddx[0] = ux; de_ddx[1] = vx; de_ddx[2] = 0.0; de_ddx[3] = b;
-    de_ddy[0] = uy; de_ddy[1] = vy; de_ddy[2] = -b; de_ddy[3] = 0.0;
+    de_ddx[0] = ux;
+    de_ddx[1] = vx;
+    de_ddx[2] = 0.0;
+    de_ddx[3] = b;
+    de_ddy[0] = uy;
+    de_ddy[1] = vy;
+    de_ddy[2] = -b;
+    de_ddy[3] = 0.0;
 }
 
 FG_FUNC void fg_gradient(const fg_site* s, const fg_params* p, double* out) {

@@ -4,9 +4,9 @@
 #ifndef FG_FUNC
 #define FG_FUNC static inline
 #endif
-#define FG_NCOMP   3
+#define FG_NCOMP 3
 #define FG_NPARAMS 2
-#define FG_NDENS   3
+#define FG_NDENS 3
 
 typedef struct {
     double phi[FG_NCOMP];
@@ -15,7 +15,10 @@ typedef struct {
     double x, y;
 } fg_site;
 
-typedef struct { double kappa; double mass; } fg_params;
+typedef struct {
+    double kappa;
+    double mass;
+} fg_params;
 
 static inline double bs_dot(const double* a, const double* b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 

@@ -68,17 +68,23 @@ static struct {
     const char* (*nvrtcGetErrorString)(nvrtcResult);
 } nv;
 
-#define SYM(lib, table, name)                                                            \
-    do {                                                                                 \
-        *(void**)(&table.name) = dlsym(lib, #name);                                      \
-        if (!table.name) { snprintf(err, n, "symbol %s missing from %s", #name, path); return 1; } \
+#define SYM(lib, table, name)                                           \
+    do {                                                                \
+        *(void**)(&table.name) = dlsym(lib, #name);                     \
+        if (!table.name) {                                              \
+            snprintf(err, n, "symbol %s missing from %s", #name, path); \
+            return 1;                                                   \
+        }                                                               \
     } while (0)
 
 #define OPT(lib, table, name) (*(void**)(&table.name) = dlsym(lib, #name))
 
 int fg_cuda_load(const char* path, char* err, int n) {
     void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) { snprintf(err, n, "%s", dlerror()); return 1; }
+    if (!h) {
+        snprintf(err, n, "%s", dlerror());
+        return 1;
+    }
     SYM(h, cu, cuInit);
     SYM(h, cu, cuDriverGetVersion);
     SYM(h, cu, cuDeviceGetCount);
@@ -133,7 +139,10 @@ int fg_cuda_load(const char* path, char* err, int n) {
 
 int fg_nvrtc_load(const char* path, char* err, int n) {
     void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) { snprintf(err, n, "%s", dlerror()); return 1; }
+    if (!h) {
+        snprintf(err, n, "%s", dlerror());
+        return 1;
+    }
     SYM(h, nv, nvrtcVersion);
     SYM(h, nv, nvrtcCreateProgram);
     SYM(h, nv, nvrtcCompileProgram);

@@ -57,8 +57,14 @@ typedef struct {
 
 static __device__ __forceinline__ fg_geo fg_geo_of(const fg_cargs& a) {
     fg_geo g;
-    g.nx = a.nx; g.ny = a.ny; g.n = a.n; g.periodic = a.periodic;
-    g.hx = a.hx; g.hy = a.hy; g.ox = a.ox; g.oy = a.oy;
+    g.nx = a.nx;
+    g.ny = a.ny;
+    g.n = a.n;
+    g.periodic = a.periodic;
+    g.hx = a.hx;
+    g.hy = a.hy;
+    g.ox = a.ox;
+    g.oy = a.oy;
     g.ix = 1.0 / (12.0 * a.hx);
     g.iy = 1.0 / (12.0 * a.hy);
     g.ixx = 1.0 / (12.0 * a.hx * a.hx);
@@ -79,7 +85,7 @@ static __device__ __forceinline__ bool fg_in_s(const fg_geo& g, int i, int j) {
  * site when periodic); second derivatives only when asked. Same expressions
  * as the CPU template's fg_fill. */
 static __device__ __forceinline__ void fg_fill(const fg_store* __restrict__ phi, const fg_geo& g, int i, int j,
-                                              bool second, fg_site* s) {
+                                               bool second, fg_site* s) {
     /* 32-bit index arithmetic: the runtime refuses fields of 2^31 values or
      * more, and 64-bit integer math costs twice the instructions. */
     const int nx = (int)g.nx, ny = (int)g.ny, n = (int)g.n;
@@ -104,7 +110,9 @@ static __device__ __forceinline__ void fg_fill(const fg_store* __restrict__ phi,
             double dp2 = FG_D1(fg_ld(f + rp2 + m2), fg_ld(f + rp2 + m1), fg_ld(f + rp2 + p1), fg_ld(f + rp2 + p2));
             s->dxy[k] = FG_D1(dm2, dm1, dp1, dp2) * g.ixy;
         } else {
-            s->dxx[k] = 0.0; s->dyy[k] = 0.0; s->dxy[k] = 0.0;
+            s->dxx[k] = 0.0;
+            s->dyy[k] = 0.0;
+            s->dxy[k] = 0.0;
         }
     }
     s->x = g.ox + (double)i * g.hx;
@@ -143,7 +151,8 @@ static __device__ __forceinline__ void fg_finish(const fg_cargs& a, const fg_geo
         for (int k = 0; k < FG_NCOMP; k++) {
             if (FG_AUX(k)) continue;
             double p = (double)__ldg(phi + k * (int)g.n + idx);
-            gn += gr[k] * p; nn += p * p;
+            gn += gr[k] * p;
+            nn += p * p;
         }
         double t = gn / nn;
 #pragma unroll
@@ -254,8 +263,10 @@ extern "C" __global__ void fg_k_consistent(fg_cargs a) {
                     fg_d4(phi + k * (int)g.n, g, i, j, &qx, &qy);
                     q += qx * qx + qy * qy;
                     gr[k] = dphi[k];
-                    ax[k] = 0.0; ay[k] = 0.0;
-                    bx[k] = 6.0 * qx; by[k] = 6.0 * qy;   /* the centre of d4[d4 phi] */
+                    ax[k] = 0.0;
+                    ay[k] = 0.0;
+                    bx[k] = 6.0 * qx;
+                    by[k] = 6.0 * qy;   /* the centre of d4[d4 phi] */
                 }
                 e = fg_energy(&s, p) * (g.hx * g.hy) + 0.5 * a.penalty * q;
             }
@@ -265,7 +276,9 @@ extern "C" __global__ void fg_k_consistent(fg_cargs a) {
             for (int t = 0; t < 8; t++) {
                 const int dir = t >> 2;
                 const int off = (t & 3) < 2 ? (t & 3) - 2 : (t & 3) - 1;
-                const double w1 = off == -2 ? 1.0 : off == -1 ? -8.0 : off == 1 ? 8.0 : -1.0;
+                const double w1 = off == -2 ? 1.0 : off == -1 ? -8.0
+                                                : off == 1    ? 8.0
+                                                              : -1.0;
                 const double w4 = (off == -2 || off == 2) ? 1.0 : -4.0;
                 int ni = i, nj = j;
                 if (dir == 0) ni = g.periodic ? fg_wrapi(i + off, (int)g.nx) : i + off;
@@ -279,8 +292,13 @@ extern "C" __global__ void fg_k_consistent(fg_cargs a) {
                 for (int k = 0; k < FG_NCOMP; k++) {
                     double qx, qy;
                     fg_d4(phi + k * (int)g.n, g, ni, nj, &qx, &qy);
-                    if (dir == 0) { ax[k] += w1 * ddx[k]; bx[k] += w4 * qx; }
-                    else          { ay[k] += w1 * ddy[k]; by[k] += w4 * qy; }
+                    if (dir == 0) {
+                        ax[k] += w1 * ddx[k];
+                        bx[k] += w4 * qx;
+                    } else {
+                        ay[k] += w1 * ddy[k];
+                        by[k] += w4 * qy;
+                    }
                 }
             }
 #pragma unroll
@@ -344,7 +362,9 @@ extern "C" __global__ void fg_k_rows(fg_cargs a) {
     }
     if (lane == 0) {
         double* R = (double*)a.out;
-        R[j] = e; R[a.ny + j] = m; R[2 * a.ny + j] = pw;
+        R[j] = e;
+        R[a.ny + j] = m;
+        R[2 * a.ny + j] = pw;
     }
 }
 
@@ -361,7 +381,9 @@ static __device__ __forceinline__ void fg_reduce_rows(const fg_cargs& a, double*
         m = fg_maxnan(m, R[a.ny + j]);
         pw += R[2 * a.ny + j];
     }
-    se[t] = e; sm[t] = m; sp[t] = pw;
+    se[t] = e;
+    sm[t] = m;
+    sp[t] = pw;
     __syncthreads();
     for (int s = FG_FINAL_THREADS / 2; s > 0; s >>= 1) {
         if (t < s) {
@@ -371,7 +393,9 @@ static __device__ __forceinline__ void fg_reduce_rows(const fg_cargs& a, double*
         }
         __syncthreads();
     }
-    *E = se[0]; *M = sm[0]; *PW = sp[0];
+    *E = se[0];
+    *M = sm[0];
+    *PW = sp[0];
 }
 
 /* out[0..2] = energy, max, power. */
@@ -380,7 +404,9 @@ extern "C" __global__ void fg_k_final(fg_cargs a) {
     fg_reduce_rows(a, &e, &m, &pw);
     if (threadIdx.x == 0) {
         double* out = (double*)a.out;
-        out[0] = e; out[1] = m; out[2] = pw;
+        out[0] = e;
+        out[1] = m;
+        out[2] = pw;
     }
 }
 
@@ -629,10 +655,19 @@ static __device__ __forceinline__ void fg_rk4_site(const fg_cargs& a, double kv,
         const int e = k * n + idx;
         const double f = phi[e], v = vel[e], a0 = g0[e], a1 = g1[k * s1 + o1], a2 = g2[k * s2 + o2];
         double x = 0.0;
-        x += 1.0 * f; x += cv * v; x += h * a0; x += h * a1; x += h * a2;
+        x += 1.0 * f;
+        x += cv * v;
+        x += h * a0;
+        x += h * a1;
+        x += h * a2;
         double y = 0.0;
-        y += kv * v; y += q6 * a0; y += q3 * a1; y += q3 * a2; y += q6 * a3[k];
-        u[k] = x; w[k] = y;
+        y += kv * v;
+        y += q6 * a0;
+        y += q3 * a1;
+        y += q3 * a2;
+        y += q6 * a3[k];
+        u[k] = x;
+        w[k] = y;
     }
     if (a.project && in_s) {
         double nn = 0.0;
@@ -641,7 +676,10 @@ static __device__ __forceinline__ void fg_rk4_site(const fg_cargs& a, double kv,
         const double inv = 1.0 / sqrt(nn);
         double vp = 0.0;
 #pragma unroll
-        for (int k = 0; k < FG_NCOMP; k++) { u[k] *= inv; vp += w[k] * u[k]; }
+        for (int k = 0; k < FG_NCOMP; k++) {
+            u[k] *= inv;
+            vp += w[k] * u[k];
+        }
 #pragma unroll
         for (int k = 0; k < FG_NCOMP; k++) w[k] -= vp * u[k];
     }
@@ -674,7 +712,10 @@ static __device__ __forceinline__ void fg_decide_apply(const fg_cargs& a, double
     const long long r = c->nrec;
     fg_flowrec* ring = (fg_flowrec*)a.ring;
     fg_flowrec rec;
-    rec.step = c->step; rec.resets = c->resets; rec.energy = E; rec.max_grad = M;
+    rec.step = c->step;
+    rec.resets = c->resets;
+    rec.energy = E;
+    rec.max_grad = M;
     ring[r % a.ringcap] = rec;
     c->nrec = r + 1;
     c->energy1 = E;
@@ -760,7 +801,9 @@ static __device__ __forceinline__ void fg_fold(const fg_cargs& a, int cy, int TY
             pw += __shfl_down_sync(FG_FULL, pw, off);
         }
         if (lane == 0) {
-            R[j] = e; R[ny + j] = m; R[2 * ny + j] = pw;
+            R[j] = e;
+            R[ny + j] = m;
+            R[2 * ny + j] = pw;
         }
     }
     __threadfence();
@@ -872,8 +915,10 @@ static __device__ __forceinline__ void fg_plane_site(const double* P0, int W, in
         s->dy[k] = FG_D1(ym2, ym1, yp1, yp2) * g.iy;
         s->dxx[k] = FG_D2(xm2, xm1, f0, xp1, xp2) * g.ixx;
         s->dyy[k] = FG_D2(ym2, ym1, f0, yp1, yp2) * g.iyy;
-        const double* R2 = P - 2 * W; const double* R1 = P - W;
-        const double* Q1 = P + W; const double* Q2 = P + 2 * W;
+        const double* R2 = P - 2 * W;
+        const double* R1 = P - W;
+        const double* Q1 = P + W;
+        const double* Q2 = P + 2 * W;
         const double dm2 = FG_D1(R2[-2], R2[-1], R2[1], R2[2]);
         const double dm1 = FG_D1(R1[-2], R1[-1], R1[1], R1[2]);
         const double dp1 = FG_D1(Q1[-2], Q1[-1], Q1[1], Q1[2]);
@@ -892,7 +937,8 @@ static __device__ __forceinline__ void fg_site_project(const fg_cargs& a, const 
 #pragma unroll
         for (int k = 0; k < FG_NCOMP; k++) {
             if (FG_AUX(k)) continue;
-            gn += gr[k] * s.phi[k]; nn += s.phi[k] * s.phi[k];
+            gn += gr[k] * s.phi[k];
+            nn += s.phi[k] * s.phi[k];
         }
         const double tt = gn / nn;
 #pragma unroll
@@ -937,7 +983,7 @@ static __device__ __forceinline__ void fg_tile_body(const fg_cargs& a) {
      * outside a fixed domain together. Half the loads, half the index
      * arithmetic; each element's value is the same expression. */
     const bool pairs = (g.nx & 1) == 0 &&
-        (((unsigned long long)T0 | (unsigned long long)T1 | (unsigned long long)T2) & (2 * sizeof(fg_store) - 1)) == 0;
+                       (((unsigned long long)T0 | (unsigned long long)T1 | (unsigned long long)T2) & (2 * sizeof(fg_store) - 1)) == 0;
 #ifdef FG_TILE_ASYNC
     if (nterms == 1 && c0 == 1.0) {
         /* One term with coefficient 1 (a flow's stage 1, a gradient): the
@@ -947,7 +993,7 @@ static __device__ __forceinline__ void fg_tile_body(const fg_cargs& a) {
         fg_cp_async_wait_all();
     } else
 #endif
-    if (pairs) {
+        if (pairs) {
         for (int t = 2 * tid; t < plane; t += 2 * nth) {
             int idx;
             const bool ok = fg_tile_site(g, x0, y0, t, &idx);
@@ -957,29 +1003,38 @@ static __device__ __forceinline__ void fg_tile_body(const fg_cargs& a) {
                 if (ok) {
                     const int e = k * n + idx;
                     fg_store2 u = fg_ldg2(T0 + e);
-                    v.x = c0 * (double)u.x; v.y = c0 * (double)u.y;
-                    if (nterms > 1) { u = fg_ldg2(T1 + e); v.x += c1 * (double)u.x; v.y += c1 * (double)u.y; }
-                    if (nterms > 2) { u = fg_ldg2(T2 + e); v.x += c2 * (double)u.x; v.y += c2 * (double)u.y; }
+                    v.x = c0 * (double)u.x;
+                    v.y = c0 * (double)u.y;
+                    if (nterms > 1) {
+                        u = fg_ldg2(T1 + e);
+                        v.x += c1 * (double)u.x;
+                        v.y += c1 * (double)u.y;
+                    }
+                    if (nterms > 2) {
+                        u = fg_ldg2(T2 + e);
+                        v.x += c2 * (double)u.x;
+                        v.y += c2 * (double)u.y;
+                    }
                 }
                 *(double2*)(fg_tile + k * plane + t) = v;
             }
         }
     } else
-    for (int t = tid; t < plane; t += nth) {
-        int idx;
-        const bool ok = fg_tile_site(g, x0, y0, t, &idx);
+        for (int t = tid; t < plane; t += nth) {
+            int idx;
+            const bool ok = fg_tile_site(g, x0, y0, t, &idx);
 #pragma unroll
-        for (int k = 0; k < FG_NCOMP; k++) {
-            double v = 0.0;
-            if (ok) {
-                const int e = k * n + idx;
-                v = c0 * (double)__ldg(T0 + e);
-                if (nterms > 1) v += c1 * (double)__ldg(T1 + e);
-                if (nterms > 2) v += c2 * (double)__ldg(T2 + e);
+            for (int k = 0; k < FG_NCOMP; k++) {
+                double v = 0.0;
+                if (ok) {
+                    const int e = k * n + idx;
+                    v = c0 * (double)__ldg(T0 + e);
+                    if (nterms > 1) v += c1 * (double)__ldg(T1 + e);
+                    if (nterms > 2) v += c2 * (double)__ldg(T2 + e);
+                }
+                fg_tile[k * plane + t] = v;
             }
-            fg_tile[k * plane + t] = v;
         }
-    }
     __syncthreads();
     const int i = x0 + (int)threadIdx.x, lx = (int)threadIdx.x + FG_HALO;
     const fg_params* p = (const fg_params*)a.params;
@@ -1013,8 +1068,10 @@ static __device__ __forceinline__ void fg_tile_body(const fg_cargs& a) {
                     s.dy[k] = FG_D1(ym2, ym1, yp1, yp2) * g.iy;
                     s.dxx[k] = FG_D2(xm2, xm1, f0, xp1, xp2) * g.ixx;
                     s.dyy[k] = FG_D2(ym2, ym1, f0, yp1, yp2) * g.iyy;
-                    const double* R2 = P - 2 * FG_TW; const double* R1 = P - FG_TW;
-                    const double* Q1 = P + FG_TW; const double* Q2 = P + 2 * FG_TW;
+                    const double* R2 = P - 2 * FG_TW;
+                    const double* R1 = P - FG_TW;
+                    const double* Q1 = P + FG_TW;
+                    const double* Q2 = P + 2 * FG_TW;
                     const double dm2 = FG_D1(R2[-2], R2[-1], R2[1], R2[2]);
                     const double dm1 = FG_D1(R1[-2], R1[-1], R1[1], R1[2]);
                     const double dp1 = FG_D1(Q1[-2], Q1[-1], Q1[1], Q1[2]);
@@ -1030,7 +1087,8 @@ static __device__ __forceinline__ void fg_tile_body(const fg_cargs& a) {
 #pragma unroll
                     for (int k = 0; k < FG_NCOMP; k++) {
                         if (FG_AUX(k)) continue;
-                        gn += gr[k] * s.phi[k]; nn += s.phi[k] * s.phi[k];
+                        gn += gr[k] * s.phi[k];
+                        nn += s.phi[k] * s.phi[k];
                     }
                     const double tt = gn / nn;
 #pragma unroll
@@ -1103,7 +1161,8 @@ static __device__ __forceinline__ bool fg_wrap_site(const fg_geo& g, int gi, int
     } else if (gi < 0 || gi >= nx || gj < 0 || gj >= ny) {
         return false;
     }
-    *i = gi; *j = gj;
+    *i = gi;
+    *j = gj;
     return true;
 }
 
@@ -1300,10 +1359,19 @@ extern "C" __global__ void fg_k_update(fg_cargs a) {
         const long long e = (long long)k * a.n + idx;
         const double f = phi[e], v = vel[e], a0 = g0[e], a1 = g1[e], a2 = g2[e], a3 = g3[e];
         double x = 0.0;
-        x += 1.0 * f; x += cv * v; x += h * a0; x += h * a1; x += h * a2;
+        x += 1.0 * f;
+        x += cv * v;
+        x += h * a0;
+        x += h * a1;
+        x += h * a2;
         double y = 0.0;
-        y += kv * v; y += q6 * a0; y += q3 * a1; y += q3 * a2; y += q6 * a3;
-        u[k] = x; w[k] = y;
+        y += kv * v;
+        y += q6 * a0;
+        y += q3 * a1;
+        y += q3 * a2;
+        y += q6 * a3;
+        u[k] = x;
+        w[k] = y;
     }
     const long long j = idx / a.nx, i = idx - j * a.nx;
     if (a.project && (a.periodic || (i >= 2 && i < a.nx - 2 && j >= 2 && j < a.ny - 2))) {
@@ -1313,7 +1381,10 @@ extern "C" __global__ void fg_k_update(fg_cargs a) {
         const double inv = 1.0 / sqrt(nn);
         double vp = 0.0;
 #pragma unroll
-        for (int k = 0; k < FG_NCOMP; k++) { u[k] *= inv; vp += w[k] * u[k]; }
+        for (int k = 0; k < FG_NCOMP; k++) {
+            u[k] *= inv;
+            vp += w[k] * u[k];
+        }
 #pragma unroll
         for (int k = 0; k < FG_NCOMP; k++) w[k] -= vp * u[k];
     }

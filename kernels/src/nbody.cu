@@ -350,63 +350,63 @@ static __device__ __forceinline__ void fg_nb_kick(typename fg_nb_vec<R>::T* __re
  * with any 1-D block. fg_nbody_rsqrt_check_<prec> evaluates the library and
  * the fast reciprocal square roots (and, in double, the raw estimate) on an
  * array, for the tests. */
-#define FG_NB_TILED(P, R, SUF)                                                                          \
-    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##_##SUF(                \
-        const fg_nb_vec<R>::T* __restrict__ body, fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {   \
-        fg_nb_tiled2<R, P, 1, false, 0>(body, acc, n, eps2);                                            \
-    }                                                                                                   \
-    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x2_##SUF(              \
-        const fg_nb_vec<R>::T* __restrict__ body, fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {   \
-        fg_nb_tiled2<R, P, 2, false, 0>(body, acc, n, eps2);                                            \
-    }                                                                                                   \
-    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x2_##SUF##_pot(        \
-        const fg_nb_vec<R>::T* __restrict__ body, fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {   \
-        fg_nb_tiled2<R, P, 2, true, 0>(body, acc, n, eps2);                                             \
+#define FG_NB_TILED(P, R, SUF)                                                                        \
+    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##_##SUF(              \
+        const fg_nb_vec<R>::T* __restrict__ body, fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) { \
+        fg_nb_tiled2<R, P, 1, false, 0>(body, acc, n, eps2);                                          \
+    }                                                                                                 \
+    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x2_##SUF(            \
+        const fg_nb_vec<R>::T* __restrict__ body, fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) { \
+        fg_nb_tiled2<R, P, 2, false, 0>(body, acc, n, eps2);                                          \
+    }                                                                                                 \
+    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x2_##SUF##_pot(      \
+        const fg_nb_vec<R>::T* __restrict__ body, fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) { \
+        fg_nb_tiled2<R, P, 2, true, 0>(body, acc, n, eps2);                                           \
     }
 
 /* Four targets per thread: float only (the double build needs 156-168
  * registers, one block per SM). */
-#define FG_NB_TILED4(P)                                                                                 \
-    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x4_f32(                \
-        const fg_nb_f4* __restrict__ body, fg_nb_f4* __restrict__ acc, int n, float eps2) {             \
-        fg_nb_tiled2<float, P, 4, false, 0>(body, acc, n, eps2);                                        \
-    }                                                                                                   \
-    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x4_f32_pot(            \
-        const fg_nb_f4* __restrict__ body, fg_nb_f4* __restrict__ acc, int n, float eps2) {             \
-        fg_nb_tiled2<float, P, 4, true, 0>(body, acc, n, eps2);                                         \
+#define FG_NB_TILED4(P)                                                                      \
+    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x4_f32(     \
+        const fg_nb_f4* __restrict__ body, fg_nb_f4* __restrict__ acc, int n, float eps2) {  \
+        fg_nb_tiled2<float, P, 4, false, 0>(body, acc, n, eps2);                             \
+    }                                                                                        \
+    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled##P##x4_f32_pot( \
+        const fg_nb_f4* __restrict__ body, fg_nb_f4* __restrict__ acc, int n, float eps2) {  \
+        fg_nb_tiled2<float, P, 4, true, 0>(body, acc, n, eps2);                              \
     }
 
-#define FG_NB_PREC(R, SUF)                                                                              \
-    FG_NB_TILED(1, R, SUF)                                                                              \
-    FG_NB_TILED(2, R, SUF)                                                                              \
-    FG_NB_TILED(4, R, SUF)                                                                              \
-    FG_NB_TILED(8, R, SUF)                                                                              \
-    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled1_lib_##SUF(                \
-        const fg_nb_vec<R>::T* __restrict__ body, fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {   \
-        fg_nb_tiled2<R, 1, 1, false, 1>(body, acc, n, eps2);                                            \
-    }                                                                                                   \
-    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled1_legacy_##SUF(             \
-        const fg_nb_vec<R>::T* __restrict__ body, fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {   \
-        fg_nb_tiled<R, 1, false>(body, acc, n, eps2);                                                   \
-    }                                                                                                   \
-    extern "C" __global__ void fg_nbody_untiled_##SUF(const fg_nb_vec<R>::T* __restrict__ body,         \
+#define FG_NB_PREC(R, SUF)                                                                                \
+    FG_NB_TILED(1, R, SUF)                                                                                \
+    FG_NB_TILED(2, R, SUF)                                                                                \
+    FG_NB_TILED(4, R, SUF)                                                                                \
+    FG_NB_TILED(8, R, SUF)                                                                                \
+    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled1_lib_##SUF(                  \
+        const fg_nb_vec<R>::T* __restrict__ body, fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {     \
+        fg_nb_tiled2<R, 1, 1, false, 1>(body, acc, n, eps2);                                              \
+    }                                                                                                     \
+    extern "C" __global__ void __launch_bounds__(FG_NB_BLOCK) fg_nbody_tiled1_legacy_##SUF(               \
+        const fg_nb_vec<R>::T* __restrict__ body, fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) {     \
+        fg_nb_tiled<R, 1, false>(body, acc, n, eps2);                                                     \
+    }                                                                                                     \
+    extern "C" __global__ void fg_nbody_untiled_##SUF(const fg_nb_vec<R>::T* __restrict__ body,           \
                                                       fg_nb_vec<R>::T* __restrict__ acc, int n, R eps2) { \
-        fg_nb_untiled<R, false>(body, acc, n, eps2);                                                    \
-    }                                                                                                   \
-    extern "C" __global__ void fg_nbody_untiled_##SUF##_pot(const fg_nb_vec<R>::T* __restrict__ body,   \
-                                                           fg_nb_vec<R>::T* __restrict__ acc, int n,   \
-                                                           R eps2) {                                    \
-        fg_nb_untiled<R, true>(body, acc, n, eps2);                                                     \
-    }                                                                                                   \
-    extern "C" __global__ void fg_nbody_kick_drift_##SUF(fg_nb_vec<R>::T* __restrict__ body,            \
-                                                         fg_nb_vec<R>::T* __restrict__ vel,             \
-                                                         const fg_nb_vec<R>::T* __restrict__ acc, int n, \
-                                                         R h, R dt) {                                   \
-        fg_nb_kick_drift<R>(body, vel, acc, n, h, dt);                                                  \
-    }                                                                                                   \
-    extern "C" __global__ void fg_nbody_kick_##SUF(fg_nb_vec<R>::T* __restrict__ vel,                   \
+        fg_nb_untiled<R, false>(body, acc, n, eps2);                                                      \
+    }                                                                                                     \
+    extern "C" __global__ void fg_nbody_untiled_##SUF##_pot(const fg_nb_vec<R>::T* __restrict__ body,     \
+                                                            fg_nb_vec<R>::T* __restrict__ acc, int n,     \
+                                                            R eps2) {                                     \
+        fg_nb_untiled<R, true>(body, acc, n, eps2);                                                       \
+    }                                                                                                     \
+    extern "C" __global__ void fg_nbody_kick_drift_##SUF(fg_nb_vec<R>::T* __restrict__ body,              \
+                                                         fg_nb_vec<R>::T* __restrict__ vel,               \
+                                                         const fg_nb_vec<R>::T* __restrict__ acc, int n,  \
+                                                         R h, R dt) {                                     \
+        fg_nb_kick_drift<R>(body, vel, acc, n, h, dt);                                                    \
+    }                                                                                                     \
+    extern "C" __global__ void fg_nbody_kick_##SUF(fg_nb_vec<R>::T* __restrict__ vel,                     \
                                                    const fg_nb_vec<R>::T* __restrict__ acc, int n, R h) { \
-        fg_nb_kick<R>(vel, acc, n, h);                                                                  \
+        fg_nb_kick<R>(vel, acc, n, h);                                                                    \
     }
 
 extern "C" __global__ void fg_nbody_rsqrt_check_f32(const float* __restrict__ x, float* __restrict__ lib,
