@@ -300,12 +300,21 @@ static __device__ __forceinline__ float fg_rad_sub(float a, float b) { return __
 
 // The position, its derivative and its second derivative d2x/dtau2 =
 // 6 (y1 dt1 + y0 dt2) at tau (core/radiation's curvature: the Newton
-// advance's acceptance bound, off the usual sample's path).
+// advance's acceptance bound, off the usual sample's path), every operation
+// rounded on its own: fg_rad_position's products fuse differently in the
+// kernels that inline it (a float32 reuse walk once decided a sample other
+// than the cold one by that alone).
 template <typename F> static __device__ __forceinline__ void fg_rad_position2(const fg_rad_interval<F>& iv, F tau, F* x, F* dx, F* ddx) {
-  fg_rad_position(iv, tau, x, dx);
   const F dt1 = fg_rad_sub(tau, iv.t0), dt2 = fg_rad_sub(iv.t1, tau);
+  const F q1 = fg_rad_mul(dt1, dt1), q2 = fg_rad_mul(dt2, dt2), e2 = fg_rad_mul(q2, dt2);
+  const F Q1 = fg_rad_mul((F)3, q1), Q2 = fg_rad_mul((F)3, q2);
 #pragma unroll
-  for (int d = 0; d < 4; d++) ddx[d] = fg_rad_mul((F)6, fg_rad_add(fg_rad_mul(iv.x.y1[d], dt1), fg_rad_mul(iv.x.y0[d], dt2)));
+  for (int d = 0; d < 4; d++) {
+    const F y0 = iv.x.y0[d], y1 = iv.x.y1[d], a1 = iv.x.a1[d], a0 = iv.x.a0[d];
+    x[d] = fg_rad_add(fg_rad_mul(fg_rad_add(a1, fg_rad_mul(y1, q1)), dt1), fg_rad_add(a0, fg_rad_mul(y0, e2)));
+    dx[d] = fg_rad_sub(fg_rad_add(a1, fg_rad_mul(y1, Q1)), fg_rad_mul(y0, Q2));
+    ddx[d] = fg_rad_mul((F)6, fg_rad_add(fg_rad_mul(y1, dt1), fg_rad_mul(y0, dt2)));
+  }
 }
 
 // The state (t, x, y, z, ut, ux, uy, uz) at the powers w of iv: the position
