@@ -1,5 +1,5 @@
 """Write notebooks/06_demagnetisation.ipynb (a chiral-magnet antiskyrmion relaxed with
-and without demagnetisation: the auxiliary magnetostatic potential of issue 9) from the
+and without demagnetisation: the auxiliary magnetostatic potential, docs/auxiliary.md) from the
 cell sources below, in the format of tools/make_notebooks.py: no outputs, stable ids.
 
 Run: .venv/bin/python tools/make_aux_notebook.py [--check]

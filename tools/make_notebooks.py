@@ -451,7 +451,7 @@ NOTEBOOKS = {
     "04_numba_to_fieldgo.ipynb": NUMBA,
 }
 
-# Later issues keep their notebooks in generators of their own,
+# Further notebooks live in generators of their own,
 # tools/make_<topic>_notebook.py, each with a NOTEBOOKS dict like the one above.
 for _gen in sorted(pathlib.Path(__file__).parent.glob("make_*_notebook.py")):
     NOTEBOOKS.update(__import__(_gen.stem).NOTEBOOKS)

@@ -391,7 +391,7 @@ def _initial_payload(initial, lattice: Lattice, spec: dict):
     # Any function is evaluated here and travels as its values: nothing of the
     # user's closure is pickled. The values travel as given and the worker's
     # set_field projects them, as a set_field here would (projecting twice moves
-    # the last bits); the check with the constraint refuses a zero vector now.
+    # the last bits); the check with the constraint refuses a zero vector here.
     arr = field_values(initial, lattice, spec["fields"])
     field_values(arr, lattice, spec["fields"], **constraint_of(spec), stacklevel=4)
     if callable(initial) and not hasattr(initial, "numpy"):
@@ -403,8 +403,8 @@ def _initial_payload(initial, lattice: Lattice, spec: dict):
 def _check_initial(payload, lattice: Lattice, spec: dict, checked: set, key):
     """Evaluate an fg.initial configuration on the client for a point's lattice and
     theory, as set_field will on the worker: a mismatch (a skyrmion for a
-    four-component vortex theory) is one error now, not an error row per point
-    after the cluster started. Each (configuration, lattice, theory) once."""
+    four-component vortex theory) is one error here, not an error row per point
+    after the cluster starts. Each (configuration, lattice, theory) once."""
     if not isinstance(payload, _initial._Configuration):
         return
     mark = (key, lattice._json(), tuple(spec["fields"]))

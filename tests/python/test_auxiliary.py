@@ -1,4 +1,4 @@
-"""Auxiliary fields (issue 9): components fixed by their own field equation, flowed to
+"""Auxiliary fields: components fixed by their own field equation, flowed to
 the saddle of the energy (docs/auxiliary.md)."""
 
 import json

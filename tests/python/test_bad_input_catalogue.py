@@ -1,4 +1,4 @@
-"""The catalogue of bad input (issue 10): every mistake a user can make across the API
+"""The catalogue of bad input: every mistake a user can make across the API
 raises a typed fieldgo.Error subclass whose message names the problem, and never takes
 the process down. Traced-code mistakes also name the user's file and line (their own
 catalogue is tests/python/test_tracer_errors.py); here one of them stands for all.

@@ -1,4 +1,4 @@
-"""Ctrl-C during the long calls of the trajectory workloads (issue 10): the call
+"""Ctrl-C during the long calls of the trajectory workloads: the call
 returns within 100 ms of the KeyboardInterrupt, the Go work stops, and the next call
 works. (Simulation.minimize has its own tests in test_interrupt.py.)"""
 

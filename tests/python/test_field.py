@@ -1,4 +1,4 @@
-"""Fields shared between Go, numpy and Arrow without copies (issue 2)."""
+"""Fields shared between Go, numpy and Arrow without copies."""
 
 import gc
 import math

@@ -1,5 +1,5 @@
 """Fuzzing the tracer: random expressions built from fieldgo's helpers are traced to
-C and compiled, and must agree with the same Python run on plain floats (issue 10).
+C and compiled, and must agree with the same Python run on plain floats.
 
 Each example is a fresh theory, so each costs one C compilation; CI runs a short
 campaign (FIELDGO_FUZZ_EXAMPLES, default 30). docs/robustness.md records a long one.

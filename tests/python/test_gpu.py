@@ -1,4 +1,4 @@
-"""The CUDA backend from Python (issues 5, 7, 8, 9, 10). These tests run on a machine
+"""The CUDA backend from Python. These tests run on a machine
 with a usable NVIDIA GPU and skip elsewhere, saying why; docs/performance/gpu.md
 records the device run.
 

@@ -1,5 +1,5 @@
 """Every CUDA kernel of every built-in theory keeps its register budget with zero
-spill (issue 5). The theories' generated sources are compiled with NVRTC for sm_80 and
+spill. The theories' generated sources are compiled with NVRTC for sm_80 and
 sm_90 — no GPU needed, only NVRTC (the nvidia-cuda-nvrtc wheel of the test
 dependencies) — and held to the budget table of kernels/cuda/budgets.go, in both storage
 precisions (float64, and float32 for precision="float32": the same kernels with float

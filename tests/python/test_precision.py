@@ -1,4 +1,4 @@
-"""precision="float32" (issue 5): float32 storage, float64 arithmetic. These run
+"""precision="float32": float32 storage, float64 arithmetic. These run
 without a GPU, on the CPU backend, which keeps the same float32 numbers in float64
 memory (every stored value rounded); tests/python/test_gpu.py measures float32 on
 the device, where the memory is float32 too.

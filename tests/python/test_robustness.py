@@ -1,4 +1,4 @@
-"""Robustness (issue 10): no leaks over many cycles, safe concurrency in threads and
+"""Robustness: no leaks over many cycles, safe concurrency in threads and
 processes, and a damaged compile cache rebuilt."""
 
 import gc

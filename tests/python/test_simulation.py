@@ -1,4 +1,4 @@
-"""fg.Simulation from Python: relaxation, observables, history, save/load, errors (issue 4)."""
+"""fg.Simulation from Python: relaxation, observables, history, save/load, errors."""
 
 import math
 

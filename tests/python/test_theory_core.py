@@ -270,8 +270,8 @@ def test_broken_potential_static_power_changes_code():
 
 
 def test_powers_in_denominators_and_nested_min_compile_correctly():
-    # Found by the tracer fuzzer (test_fuzz_tracer.py): x/y**2 printed as x/y*y, and
-    # nested min/max produced a C `true`.
+    # Cases the tracer fuzzer (test_fuzz_tracer.py) exposes: x/y**2 must not print as
+    # x/y*y, nor nested min/max as a C `true`.
     th = fg.Theory("rational", fields=["u", "v"])
 
     @th.energy_density
