@@ -11,7 +11,6 @@ import sys
 
 from notebook_cells import code, md
 
-
 DEMAG = [
     md("""
 # Demagnetisation: an auxiliary field fixed by a Poisson equation
@@ -122,7 +121,6 @@ assert without.integral("demag_energy") == 0.0 and np.all(f0[3] == 0.0)
 ]
 
 NOTEBOOKS = {"06_demagnetisation.ipynb": DEMAG}
-
 
 
 if __name__ == "__main__":

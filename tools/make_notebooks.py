@@ -139,8 +139,8 @@ magnet.display(gradient=True)
     md("""
 Start from a hedgehog with the wrong helicity guessed or not: the flow finds the Bloch
 skyrmion the DMI selects. In a film magnetised along $+z$ its in-plane magnetisation winds
-once counter-clockwise, so its charge $\frac{1}{4\pi}\int \mathbf m\cdot(\partial_x\mathbf m
-\times\partial_y\mathbf m)$ is $-1$: `charge=-1`. Parameters are dynamic: changing $B$ or
+once counter-clockwise, so its charge $\frac{1}{4\\pi}\\int \\mathbf m\\cdot(\\partial_x\\mathbf m
+\times\\partial_y\\mathbf m)$ is $-1$: `charge=-1`. Parameters are dynamic: changing $B$ or
 $K$ never recompiles.
 """),
     code("""
@@ -273,7 +273,7 @@ print(f"E = {sim.energy():.6f}, flux = {total_flux:.6f} (2 pi = {2 * np.pi:.6f})
 
 # --- 04 from soliton_solver's Numba kernels to fieldgo ------------------------------------------
 
-NUMBA_STYLE = '''
+NUMBA_STYLE = """
 # soliton_solver style: a per-site gradient for the Baby Skyrme model, written for Numba
 # CUDA (one thread per site). Derivatives arrive precomputed; parameters live in
 # numbered slots of p_f. Without numba this cell defines the same function as plain
@@ -313,9 +313,9 @@ def do_gradient_step_point(gradient, x, y, d1fd1x, d2fd1x, p_f):
         g -= kappa2 * (F1[a] * sumB - S01 * dot01)
         gradient[x, y, a] = g
     gradient[x, y, 2] -= mpi2    # standard potential m^2 (1 - n3)
-'''
+"""
 
-FIELDGO_STYLE = '''
+FIELDGO_STYLE = """
 import numpy as np
 import fieldgo as fg
 
@@ -355,7 +355,7 @@ def charge(s, p):
     return fg.dot(s.phi, fg.cross(s.dx, s.dy)) / (4 * fg.pi)
 
 hand.spec["gradient"]
-'''
+"""
 
 NUMBA = [
     md("""
@@ -458,9 +458,13 @@ for _gen in sorted(pathlib.Path(__file__).parent.glob("make_*_notebook.py")):
 
 
 def build(cells):
-    nb = new_notebook(cells=cells, metadata={
-        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-        "language_info": {"name": "python"}})
+    nb = new_notebook(
+        cells=cells,
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+            "language_info": {"name": "python"},
+        },
+    )
     # Stable cell ids, so regenerating gives the same file.
     for k, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{k:02d}"

@@ -53,20 +53,22 @@ __all__ = ["sweep", "local_cluster", "point_id", "RESERVED"]
 # sweep's arguments); every other key is a theory (or factory) parameter.
 RESERVED = ("grid", "spacing", "boundary", "origin", "initial", "minimize")
 _MINIMIZE_KEYS = ("tol", "max_steps", "method", "arrest", "dt", "check_every")
-_ID_LENGTH = 16   # hex digits of sha256: 64 bits, no collision in any sweep a person runs
+_ID_LENGTH = 16  # hex digits of sha256: 64 bits, no collision in any sweep a person runs
 
 
 # --- what a task carries ----------------------------------------------------------------
 
+
 @dataclass
 class _Point:
     """One point, as shipped to a worker: plain data only."""
+
     point_id: str
-    labels: dict            # the point's parameters as given (JSON-able), for the row
+    labels: dict  # the point's parameters as given (JSON-able), for the row
     theory_name: str
     spec: dict
     source: str
-    dynamic: dict           # dynamic parameter values (floats)
+    dynamic: dict  # dynamic parameter values (floats)
     grid: tuple
     spacing: object
     boundary: str
@@ -77,10 +79,10 @@ class _Point:
     threads: int | None
     minimize: dict
     initial_label: str | None
-    out: str                # the output root as the workers see it (path or URL)
-    run: str = ""           # this sweep call: a retried task finds its own earlier result
+    out: str  # the output root as the workers see it (path or URL)
+    run: str = ""  # this sweep call: a retried task finds its own earlier result
     resume: bool = True
-    files: dict = field(default_factory=dict)   # arrow / json paths under out
+    files: dict = field(default_factory=dict)  # arrow / json paths under out
 
 
 def point_id(description: dict) -> str:
@@ -108,8 +110,7 @@ def _label(v):
         return v.item()
     if isinstance(v, (bool, int, float, str)) or v is None:
         return v
-    if isinstance(v, (tuple, list)) and all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                            for x in v):
+    if isinstance(v, (tuple, list)) and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
         return list(v)
     if isinstance(v, dict):
         return json.dumps(v, sort_keys=True, default=_json_default)
@@ -117,6 +118,7 @@ def _label(v):
 
 
 # --- running one point (on a worker) -------------------------------------------------------
+
 
 def _run_point(point: _Point, initial=None) -> dict:
     """Build, relax and save one point; always returns its row (errors included)."""
@@ -134,9 +136,17 @@ def _run_point(point: _Point, initial=None) -> dict:
     sim = None
     try:
         theory = _SourceTheory(point.spec, point.source, point.dynamic)
-        sim = Simulation(theory, grid=point.grid, spacing=point.spacing, boundary=point.boundary,
-                         backend=point.backend, precision=point.precision, origin=point.origin,
-                         gradient=point.gradient, threads=point.threads)
+        sim = Simulation(
+            theory,
+            grid=point.grid,
+            spacing=point.spacing,
+            boundary=point.boundary,
+            backend=point.backend,
+            precision=point.precision,
+            origin=point.origin,
+            gradient=point.gradient,
+            threads=point.threads,
+        )
         d = sim.describe()
         row["backend"], row["device"] = d["backend"], d.get("device") or d["backend"]
         if initial is not None:
@@ -179,10 +189,26 @@ def _finished_row(point: _Point):
 
 
 def _empty_row(point: _Point) -> dict:
-    return dict(point_id=point.point_id, run=point.run, params=dict(point.labels), theory=point.theory_name,
-                energy=None, integrals={}, steps=None, converged=None, max_grad=None,
-                backend=None, device=None, wall_s=None, file=None, error=None, error_type=None,
-                host=None, worker=None, initial=point.initial_label)
+    return dict(
+        point_id=point.point_id,
+        run=point.run,
+        params=dict(point.labels),
+        theory=point.theory_name,
+        energy=None,
+        integrals={},
+        steps=None,
+        converged=None,
+        max_grad=None,
+        backend=None,
+        device=None,
+        wall_s=None,
+        file=None,
+        error=None,
+        error_type=None,
+        host=None,
+        worker=None,
+        initial=point.initial_label,
+    )
 
 
 def _worker_name() -> str:
@@ -237,9 +263,11 @@ def _write_row(row: dict, point: _Point):
 def _write_bytes(out: str, target: str, data: bytes):
     fs, _ = _fs(out)
     if fs is None:
+
         def write(path):
             with open(path, "wb") as f:
                 f.write(data)
+
         _replace_atomically(target, write)
         return
     with fs.open(_strip(fs, target), "wb") as f:
@@ -269,6 +297,7 @@ def _read_row(out: str, path: str):
 
 # --- describing the points (on the client) -------------------------------------------------
 
+
 def _points(params) -> list:
     """A list of dicts, or a dict of lists (their Cartesian product, in key order)."""
     if params is None:
@@ -285,8 +314,9 @@ def _points(params) -> list:
     try:
         points = [dict(p) for p in params]
     except (TypeError, ValueError):
-        raise ParameterError("params must be a list of dicts or a dict of lists, "
-                             f"got {type(params).__name__}") from None
+        raise ParameterError(
+            f"params must be a list of dicts or a dict of lists, got {type(params).__name__}"
+        ) from None
     if not points:
         raise ParameterError("params is empty: a sweep needs at least one point")
     return points
@@ -309,8 +339,9 @@ class _Theories:
         self.obj = theory_or_factory
         self.factory = not _is_theory(theory_or_factory)
         if self.factory and not callable(theory_or_factory):
-            raise SpecError("sweep needs an fg.Theory or a function returning one, "
-                            f"got {type(theory_or_factory).__name__}")
+            raise SpecError(
+                f"sweep needs an fg.Theory or a function returning one, got {type(theory_or_factory).__name__}"
+            )
         self._traced: dict = {}
 
     def __call__(self, values: dict):
@@ -328,8 +359,10 @@ class _Theories:
             names = list(theory.spec["params"])
             unknown = [k for k in values if k not in theory.params]
             if unknown:
-                raise ParameterError(f"unknown parameter(s) {unknown} for theory {theory.name!r} "
-                                     f"(parameters: {', '.join(theory.params) or 'none'})")
+                raise ParameterError(
+                    f"unknown parameter(s) {unknown} for theory {theory.name!r} "
+                    f"(parameters: {', '.join(theory.params) or 'none'})"
+                )
             dynamic = {k: values.get(k, theory.params[k]) for k in names}
             static = {k: values.get(k, v) for k, v in theory.params.items() if k not in names}
         for k, v in dynamic.items():
@@ -346,7 +379,7 @@ class _Theories:
         if hasattr(theory, "_build"):
             static = {k: (v.value if isinstance(v, Static) else v) for k, v in static.items()}
             source = theory._build({**theory.static_params, **static})[1]
-        else:                      # a theory read back by fg.load: its source is fixed
+        else:  # a theory read back by fg.load: its source is fixed
             source = theory.source
         if key is not None:
             self._traced[key] = source
@@ -358,13 +391,21 @@ class _Theories:
         try:
             import cloudpickle
 
-            fns = (getattr(theory, "_energy_fn", None), getattr(theory, "_gradient_fn", None),
-                   getattr(theory, "_density_fns", None))
+            fns = (
+                getattr(theory, "_energy_fn", None),
+                getattr(theory, "_gradient_fn", None),
+                getattr(theory, "_density_fns", None),
+            )
             blob = cloudpickle.dumps(fns)
         except Exception:  # noqa: BLE001  (no fingerprint: trace this one)
             return None
-        return (theory.name, tuple(theory.fields), json.dumps(theory.spec, sort_keys=True),
-                tuple(sorted((k, repr(v)) for k, v in static.items())), hashlib.sha256(blob).hexdigest())
+        return (
+            theory.name,
+            tuple(theory.fields),
+            json.dumps(theory.spec, sort_keys=True),
+            tuple(sorted((k, repr(v)) for k, v in static.items())),
+            hashlib.sha256(blob).hexdigest(),
+        )
 
 
 def _initial_payload(initial, lattice: Lattice, spec: dict):
@@ -379,15 +420,18 @@ def _initial_payload(initial, lattice: Lattice, spec: dict):
     if isinstance(initial, str):
         fn = getattr(_initial, initial, None)
         if fn is None or initial.startswith("_") or not callable(fn) or isinstance(fn, type):
-            raise ParameterError(f"unknown initial configuration {initial!r}: use a function of "
-                                 "fg.initial (e.g. 'skyrmion'), an fg.initial object or an array")
+            raise ParameterError(
+                f"unknown initial configuration {initial!r}: use a function of "
+                "fg.initial (e.g. 'skyrmion'), an fg.initial object or an array"
+            )
         initial = fn()
     if isinstance(initial, _initial._Configuration):
         return initial, repr(initial), repr(initial)
     is_array = not callable(initial) and not (hasattr(initial, "numpy") and callable(initial.numpy))
     if is_array and not np.issubdtype(np.asarray(initial).dtype, np.number):
-        raise ShapeError(f"initial must be an fg.initial configuration, a function f(x, y) or "
-                         f"an array, got {type(initial).__name__}")
+        raise ShapeError(
+            f"initial must be an fg.initial configuration, a function f(x, y) or an array, got {type(initial).__name__}"
+        )
     # Any function is evaluated here and travels as its values: nothing of the
     # user's closure is pickled. The values travel as given and the worker's
     # set_field projects them, as a set_field here would (projecting twice moves
@@ -426,15 +470,14 @@ def _minimize_settings(minimize) -> dict:
     settings = dict(minimize or {})
     bad = [k for k in settings if k not in _MINIMIZE_KEYS]
     if bad:
-        raise ParameterError(f"minimize settings {bad} are not supported in a sweep "
-                             f"(use {', '.join(_MINIMIZE_KEYS)})")
+        raise ParameterError(f"minimize settings {bad} are not supported in a sweep (use {', '.join(_MINIMIZE_KEYS)})")
     return settings
 
 
 # --- clusters ---------------------------------------------------------------------------------
 
-def local_cluster(n_workers: int | None = None, *, gpus=None, threads_per_worker: int = 1,
-                  **kwargs):
+
+def local_cluster(n_workers: int | None = None, *, gpus=None, threads_per_worker: int = 1, **kwargs):
     """A Dask cluster on this machine for sweeps: worker processes started with spawn
     (the Go runtime is loaded, so fork is unsafe), one thread each.
 
@@ -456,9 +499,15 @@ def local_cluster(n_workers: int | None = None, *, gpus=None, threads_per_worker
             raise ParameterError("gpus is empty")
         env = dict(kwargs.pop("env", {}) or {})
         workers = {
-            f"gpu-{g}": {"cls": Nanny, "options": {
-                "nthreads": threads_per_worker, "resources": {"GPU": 1},
-                "env": {**env, "CUDA_VISIBLE_DEVICES": str(g)}, **kwargs}}
+            f"gpu-{g}": {
+                "cls": Nanny,
+                "options": {
+                    "nthreads": threads_per_worker,
+                    "resources": {"GPU": 1},
+                    "env": {**env, "CUDA_VISIBLE_DEVICES": str(g)},
+                    **kwargs,
+                },
+            }
             for g in ordinals
         }
         scheduler = {"cls": Scheduler, "options": {"dashboard_address": dashboard_address}}
@@ -467,8 +516,13 @@ def local_cluster(n_workers: int | None = None, *, gpus=None, threads_per_worker
         n_workers = 2
     if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
         raise ParameterError(f"n_workers must be a positive integer, got {n_workers!r}")
-    return LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker, processes=True,
-                        dashboard_address=dashboard_address, **kwargs)
+    return LocalCluster(
+        n_workers=n_workers,
+        threads_per_worker=threads_per_worker,
+        processes=True,
+        dashboard_address=dashboard_address,
+        **kwargs,
+    )
 
 
 @contextlib.contextmanager
@@ -483,7 +537,7 @@ def _client_for(client, n_workers, gpus):
     if client is None:
         cluster = local_cluster(n_workers, gpus=gpus)
         client = Client(cluster, set_as_default=False)
-    else:                           # a scheduler address or a cluster object
+    else:  # a scheduler address or a cluster object
         client = Client(client, set_as_default=False)
     try:
         yield client
@@ -495,10 +549,30 @@ def _client_for(client, n_workers, gpus):
 
 # --- the sweep --------------------------------------------------------------------------------
 
-def sweep(theory, params=None, *, grid=(128, 128), spacing=0.1, boundary="fixed", origin=None,
-          initial=None, minimize=None, out, backend="auto", precision="float64", gradient="auto",
-          threads=None, client=None, n_workers=None, gpus=None, resources=None, resume=True,
-          retries=1, progress=None) -> pa.Table:
+
+def sweep(
+    theory,
+    params=None,
+    *,
+    grid=(128, 128),
+    spacing=0.1,
+    boundary="fixed",
+    origin=None,
+    initial=None,
+    minimize=None,
+    out,
+    backend="auto",
+    precision="float64",
+    gradient="auto",
+    threads=None,
+    client=None,
+    n_workers=None,
+    gpus=None,
+    resources=None,
+    resume=True,
+    retries=1,
+    progress=None,
+) -> pa.Table:
     """Relax one simulation per point on Dask workers; one result row per point.
 
     ``theory``: an ``fg.Theory`` (points set its parameters, dynamic or static) or a
@@ -569,23 +643,49 @@ def sweep(theory, params=None, *, grid=(128, 128), spacing=0.1, boundary="fixed"
         payload, initial_label, initial_key = _initial_payload(run_initial, lat, spec)
         _check_initial(payload, lat, spec, checked, initial_key)
         labels = {k: _label(v) for k, v in values.items()}
-        description = dict(source=source, spec=spec, dynamic=dynamic, labels=labels,
-                           lattice=json.loads(lat._json()), backend=backend, precision=precision,
-                           gradient=gradient, minimize=run_minimize, initial=initial_key)
+        description = dict(
+            source=source,
+            spec=spec,
+            dynamic=dynamic,
+            labels=labels,
+            lattice=json.loads(lat._json()),
+            backend=backend,
+            precision=precision,
+            gradient=gradient,
+            minimize=run_minimize,
+            initial=initial_key,
+        )
         pid = point_id(description)
-        points.append(_Point(
-            point_id=pid, labels=labels, theory_name=name, spec=spec, source=source,
-            dynamic=dynamic, grid=(lat.nx, lat.ny), spacing=(lat.hx, lat.hy), boundary=lat.boundary,
-            origin=lat.origin, backend=backend, precision=precision, gradient=gradient,
-            threads=threads, minimize=run_minimize, initial_label=initial_label, out=out,
-            files={"arrow": _join(out, "points", pid + ".arrow"), "json": _join(out, "points", pid + ".json")}))
+        points.append(
+            _Point(
+                point_id=pid,
+                labels=labels,
+                theory_name=name,
+                spec=spec,
+                source=source,
+                dynamic=dynamic,
+                grid=(lat.nx, lat.ny),
+                spacing=(lat.hx, lat.hy),
+                boundary=lat.boundary,
+                origin=lat.origin,
+                backend=backend,
+                precision=precision,
+                gradient=gradient,
+                threads=threads,
+                minimize=run_minimize,
+                initial_label=initial_label,
+                out=out,
+                files={"arrow": _join(out, "points", pid + ".arrow"), "json": _join(out, "points", pid + ".json")},
+            )
+        )
         payloads.append((payload, initial_key))
 
     seen = {}
     for k, p in enumerate(points):
         if p.point_id in seen:
-            raise ParameterError(f"points {seen[p.point_id]} and {k} are the same point "
-                                 f"({p.labels}): every point must differ")
+            raise ParameterError(
+                f"points {seen[p.point_id]} and {k} are the same point ({p.labels}): every point must differ"
+            )
         seen[p.point_id] = k
 
     _makedirs(out, _join(out, "points"))
@@ -604,11 +704,21 @@ def sweep(theory, params=None, *, grid=(128, 128), spacing=0.1, boundary="fixed"
             rows.update(_submit_all(c, todo, resources, retries, progress))
 
     table = _table([rows[p.point_id] for p in points], points)
-    table = table.replace_schema_metadata({
-        "fieldgo.sweep": json.dumps(dict(settings=settings, minimize=base_minimize, backend=backend,
-                                         precision=precision, gradient=gradient,
-                                         initial=repr(initial) if initial is not None else None),
-                                    default=_json_default)})
+    table = table.replace_schema_metadata(
+        {
+            "fieldgo.sweep": json.dumps(
+                dict(
+                    settings=settings,
+                    minimize=base_minimize,
+                    backend=backend,
+                    precision=precision,
+                    gradient=gradient,
+                    initial=repr(initial) if initial is not None else None,
+                ),
+                default=_json_default,
+            )
+        }
+    )
     _write_parquet(out, table)
     return table
 
@@ -630,7 +740,7 @@ def _makedirs(out, path):
 def _submit_all(client, todo, resources, retries, progress) -> dict:
     from distributed import as_completed
 
-    shipped = {}            # arrays go to the cluster once, whatever the number of points
+    shipped = {}  # arrays go to the cluster once, whatever the number of points
     futures = {}
     for point, (payload, key) in todo:
         arg = payload
@@ -639,8 +749,15 @@ def _submit_all(client, todo, resources, retries, progress) -> dict:
                 # on every worker: losing one worker must not lose the initial field
                 shipped[key] = client.scatter(payload, hash=False, broadcast=True)
             arg = shipped[key]
-        fut = client.submit(_run_point, point, arg, key=f"fieldgo-point-{point.point_id}-{_nonce()}",
-                            pure=False, retries=retries, resources=resources)
+        fut = client.submit(
+            _run_point,
+            point,
+            arg,
+            key=f"fieldgo-point-{point.point_id}-{_nonce()}",
+            pure=False,
+            retries=retries,
+            resources=resources,
+        )
         futures[fut] = point
     rows = {}
     bar = _progress(client, list(futures), progress)
@@ -684,7 +801,6 @@ def _progress(client, futures, progress):
         return None
     if in_notebook():
         from distributed import progress as dask_progress
-
         from IPython.display import display
 
         # Dask's widget shows itself only as a cell's last value; the sweep shows it
@@ -697,11 +813,21 @@ def _progress(client, futures, progress):
 
 
 _FIXED = [("energy", pa.float64())]
-_TAIL = [("steps", pa.int64()), ("converged", pa.bool_()), ("max_grad", pa.float64()),
-         ("backend", pa.string()), ("device", pa.string()), ("wall_s", pa.float64()),
-         ("file", pa.string()), ("error", pa.string()), ("error_type", pa.string()),
-         ("host", pa.string()), ("worker", pa.string()), ("initial", pa.string()),
-         ("resumed", pa.bool_())]
+_TAIL = [
+    ("steps", pa.int64()),
+    ("converged", pa.bool_()),
+    ("max_grad", pa.float64()),
+    ("backend", pa.string()),
+    ("device", pa.string()),
+    ("wall_s", pa.float64()),
+    ("file", pa.string()),
+    ("error", pa.string()),
+    ("error_type", pa.string()),
+    ("host", pa.string()),
+    ("worker", pa.string()),
+    ("initial", pa.string()),
+    ("resumed", pa.bool_()),
+]
 
 
 def _table(rows: list, points: list) -> pa.Table:
@@ -730,8 +856,9 @@ def _column(values):
     try:
         return pa.array(values)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return pa.array([None if v is None else (v if isinstance(v, str) else json.dumps(v))
-                         for v in values], pa.string())
+        return pa.array(
+            [None if v is None else (v if isinstance(v, str) else json.dumps(v)) for v in values], pa.string()
+        )
 
 
 def _write_parquet(out, table):

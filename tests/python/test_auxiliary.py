@@ -1,7 +1,6 @@
 """Auxiliary fields: components fixed by their own field equation, flowed to
 the saddle of the energy (docs/auxiliary.md)."""
 
-import json
 import sys
 from pathlib import Path
 
@@ -16,24 +15,28 @@ from fieldgo.theories._magnetic import MAGNET, gradient_m2, skyrmion_density  # 
 
 def antiskyrmion(R=2.0):
     """soliton_solver's "anti" ansatz (Heusler DMI): m3 = cos f, f = pi exp(-(r/R)^2)."""
+
     def f(X, Y):
         r, th = np.hypot(X, Y), np.arctan2(Y, X)
-        fr = np.pi * np.exp(-(r / R) ** 2)
+        fr = np.pi * np.exp(-((r / R) ** 2))
         return -np.sin(fr) * np.sin(th), -np.sin(fr) * np.cos(th), np.cos(fr), 0 * X
+
     return f
 
 
 def plain_chiral_magnet(dmi="heusler"):
     """The chiral magnet without demagnetisation, written with no auxiliary field."""
     tensor = dmi_tensor(dmi)
-    th = fg.Theory("chiral_magnet_plain", fields=list(MAGNET),
-                   params={"J": 40e-12, "K": 0.8e6, "D": 4e-3, "M": 580e3, "B": 0.0,
-                           "mu0": 1.25663706127e-6},
-                   constraint=fg.UnitVector())
+    th = fg.Theory(
+        "chiral_magnet_plain",
+        fields=list(MAGNET),
+        params={"J": 40e-12, "K": 0.8e6, "D": 4e-3, "M": 580e3, "B": 0.0, "mu0": 1.25663706127e-6},
+        constraint=fg.UnitVector(),
+    )
 
     @th.energy_density
     def energy(s, p):
-        scale = p.J / p.D ** 2
+        scale = p.J / p.D**2
         k, h = p.K * scale, p.M * p.B * scale
         m3 = s.phi.m3
         return 0.5 * gradient_m2(s) + dmi_energy(s, tensor) + h * (1 - m3) + k * (1 - m3 * m3)
@@ -41,10 +44,12 @@ def plain_chiral_magnet(dmi="heusler"):
     @th.density("skyrmion_number")
     def q(s, p):
         return skyrmion_density(s)
+
     return th
 
 
 # --- declaring ------------------------------------------------------------------------
+
 
 def test_auxiliary_is_in_the_spec_and_the_source():
     th = fg.theories.chiral_magnet()
@@ -69,13 +74,13 @@ def test_engine_refuses_auxiliary_spec_without_fg_aux():
         name, fields, params, dynamic_params = th.name, th.fields, th.params, th.dynamic_params
         spec = {**th.spec, "auxiliary": ["m3"]}
         source = th.source
+
     with pytest.raises(fg.SpecError, match="FG_AUX"):
         fg.Simulation(Doctored(), grid=(8, 8), spacing=0.5, backend="cpu")
 
 
 def test_unit_vector_constraint_leaves_the_auxiliary_component_alone():
-    sim = fg.Simulation(fg.theories.chiral_magnet(), grid=(8, 8), spacing=0.5,
-                        boundary="periodic", backend="cpu")
+    sim = fg.Simulation(fg.theories.chiral_magnet(), grid=(8, 8), spacing=0.5, boundary="periodic", backend="cpu")
     with pytest.warns(fg.fieldvalues.ConstraintWarning, match=r"\|\(m1, m2, m3\)\| is 5"):
         sim.set_field(lambda X, Y: (0 * X + 3.0, 0 * X, 0 * X + 4.0, 0 * X + 0.25))
     f = sim.field.numpy()
@@ -86,13 +91,14 @@ def test_unit_vector_constraint_leaves_the_auxiliary_component_alone():
 
 # --- demagnetisation off = the theory without an auxiliary field, bit for bit ----------
 
+
 @pytest.mark.parametrize("boundary", ["periodic", "fixed"])
 def test_demag_off_equals_the_theory_without_auxiliary_bit_for_bit(boundary):
     steps = 60
     out = []
     for th in (fg.theories.chiral_magnet(dmi="heusler", demag=False), plain_chiral_magnet()):
         sim = fg.Simulation(th, grid=(40, 40), spacing=0.3, boundary=boundary, backend="cpu")
-        sim.set_field(lambda X, Y: antiskyrmion()(X, Y)[:len(th.fields)])
+        sim.set_field(lambda X, Y: antiskyrmion()(X, Y)[: len(th.fields)])
         hist = sim.minimize(tol=1e-12, max_steps=steps, check_every=10).to_pydict()
         f = sim.field.numpy().copy()
         out.append((hist, sim.energy(), f, sim.integral("skyrmion_number")))
@@ -101,20 +107,21 @@ def test_demag_off_equals_the_theory_without_auxiliary_bit_for_bit(boundary):
     assert h4["step"][-1] == h3["step"][-1] == steps
     assert h4["energy"] == h3["energy"] and h4["resets"] == h3["resets"]
     assert e4 == e3 and q4 == q3
-    assert np.array_equal(f4[:3], f3)          # every bit of m
-    assert np.all(f4[3] == 0.0)                # psi never moves: nothing sources it
+    assert np.array_equal(f4[:3], f3)  # every bit of m
+    assert np.all(f4[3] == 0.0)  # psi never moves: nothing sources it
 
 
 # --- the auxiliary equation at convergence, against numpy.fft --------------------------
 
+
 def _d1(f, axis, h):
-    return (-np.roll(f, -2, axis) + 8 * np.roll(f, -1, axis)
-            - 8 * np.roll(f, 1, axis) + np.roll(f, 2, axis)) / (12 * h)
+    return (-np.roll(f, -2, axis) + 8 * np.roll(f, -1, axis) - 8 * np.roll(f, 1, axis) + np.roll(f, 2, axis)) / (12 * h)
 
 
 def _d2(f, axis, h):
-    return (-np.roll(f, -2, axis) + 16 * np.roll(f, -1, axis) - 30 * f
-            + 16 * np.roll(f, 1, axis) - np.roll(f, 2, axis)) / (12 * h * h)
+    return (
+        -np.roll(f, -2, axis) + 16 * np.roll(f, -1, axis) - 30 * f + 16 * np.roll(f, 1, axis) - np.roll(f, 2, axis)
+    ) / (12 * h * h)
 
 
 def _symbols(n, h):
@@ -124,13 +131,13 @@ def _symbols(n, h):
     return d1, d2, t / h
 
 
-RESIDUAL_TOL = 1e-7   # the flow's tolerance: max |dE/dphi| over m and psi
+RESIDUAL_TOL = 1e-7  # the flow's tolerance: max |dE/dphi| over m and psi
 
 
 @pytest.fixture(scope="module")
 def demag_skyrmion():
     th = fg.theories.chiral_magnet(dmi="heusler", demag=True)
-    n, L = 112, 16.0      # h = 0.144: at h = 0.25 the antiskyrmion unwinds through the lattice
+    n, L = 112, 16.0  # h = 0.144: at h = 0.25 the antiskyrmion unwinds through the lattice
     h = L / (n - 1)
     sim = fg.Simulation(th, grid=(n, n), spacing=h, boundary="periodic", backend="cpu")
     sim.set_field(antiskyrmion())
@@ -204,13 +211,14 @@ def test_chern_simons_gauss_law_holds_at_convergence():
         f = np.tanh(r)
         a = (1 - 1 / np.cosh(r)) / np.maximum(r, 1e-12)
         return -a * np.sin(t), a * np.cos(t), f * np.cos(t), f * np.sin(t), 0 * X
+
     sim.set_field(vortex)
     hist = sim.minimize(tol=1e-6, max_steps=8000).to_pydict()
     assert hist["max_grad"][-1] < 1e-6
     assert sim.integral("vortex_number") == pytest.approx(1.0, abs=2e-2)
     flux = sim.integral("magnetic_field")
     electric, noether = sim.integral("electric_charge"), sim.integral("noether_charge")
-    assert -electric - noether == pytest.approx(0.5 * flux, rel=1e-4)   # Gauss, integrated
-    assert abs(electric) < 0.05 * abs(noether)                          # screened
+    assert -electric - noether == pytest.approx(0.5 * flux, rel=1e-4)  # Gauss, integrated
+    assert abs(electric) < 0.05 * abs(noether)  # screened
     assert sim.energy() == pytest.approx(sim.integral("physical_energy"), rel=1e-4)
     sim.close()

@@ -29,8 +29,17 @@ def circle_table(n=32, bad=None):
     gamma = 1 / math.sqrt(1 - 0.25)
     tau = np.linspace(0, 20, n)
     w = 1.0 * gamma  # dphi/dtau for omega = 1
-    cols = dict(tau=tau, t=gamma * tau, x=0.5 * np.cos(w * tau), y=0.5 * np.sin(w * tau), z=0 * tau,
-                ut=gamma + 0 * tau, ux=-0.5 * w * np.sin(w * tau), uy=0.5 * w * np.cos(w * tau), uz=0 * tau)
+    cols = dict(
+        tau=tau,
+        t=gamma * tau,
+        x=0.5 * np.cos(w * tau),
+        y=0.5 * np.sin(w * tau),
+        z=0 * tau,
+        ut=gamma + 0 * tau,
+        ux=-0.5 * w * np.sin(w * tau),
+        uy=0.5 * w * np.cos(w * tau),
+        uz=0 * tau,
+    )
     if bad:
         bad(cols)
     return fg.radiation.trajectory_table(**cols, validate_=False)
@@ -107,18 +116,42 @@ CATALOGUE = [
     ("lattice: unknown boundary", lambda t: fg.Lattice((8, 8), boundary="open"), fg.LatticeError, "boundary"),
     ("lattice: non-integer size", lambda t: fg.Lattice((8.5, 8)), fg.LatticeError, "integer"),
     # --- fields ---
-    ("field: wrong dtype", lambda t: fg.Field.from_numpy(np.zeros((1, 8, 8), np.float32), lattice()),
-     fg.LayoutError, "float64"),
-    ("field: not contiguous", lambda t: fg.Field.from_numpy(np.zeros((1, 8, 16))[:, :, ::2], lattice()),
-     fg.LayoutError, "contiguous"),
-    ("field: shape does not fit", lambda t: fg.Field.from_numpy(np.zeros((1, 8, 9)), lattice()),
-     fg.ShapeError, "does not fit"),
-    ("field: Arrow length does not fit", lambda t: fg.Field.from_arrow(pa.table({"a": np.zeros(63)}), lattice()),
-     fg.ShapeError, "do not fit"),
-    ("field: Arrow nulls", lambda t: fg.Field.from_arrow(pa.table({"a": pa.array([None] * 64, pa.float64())}),
-                                                          lattice()), fg.LayoutError, "nulls"),
-    ("field: Arrow without lattice", lambda t: fg.Field.from_arrow(pa.table({"a": np.zeros(64)})),
-     fg.FormatError, "lattice"),
+    (
+        "field: wrong dtype",
+        lambda t: fg.Field.from_numpy(np.zeros((1, 8, 8), np.float32), lattice()),
+        fg.LayoutError,
+        "float64",
+    ),
+    (
+        "field: not contiguous",
+        lambda t: fg.Field.from_numpy(np.zeros((1, 8, 16))[:, :, ::2], lattice()),
+        fg.LayoutError,
+        "contiguous",
+    ),
+    (
+        "field: shape does not fit",
+        lambda t: fg.Field.from_numpy(np.zeros((1, 8, 9)), lattice()),
+        fg.ShapeError,
+        "does not fit",
+    ),
+    (
+        "field: Arrow length does not fit",
+        lambda t: fg.Field.from_arrow(pa.table({"a": np.zeros(63)}), lattice()),
+        fg.ShapeError,
+        "do not fit",
+    ),
+    (
+        "field: Arrow nulls",
+        lambda t: fg.Field.from_arrow(pa.table({"a": pa.array([None] * 64, pa.float64())}), lattice()),
+        fg.LayoutError,
+        "nulls",
+    ),
+    (
+        "field: Arrow without lattice",
+        lambda t: fg.Field.from_arrow(pa.table({"a": np.zeros(64)})),
+        fg.FormatError,
+        "lattice",
+    ),
     ("field: use after release", lambda t: _released_field().numpy(), fg.ReleasedError, "released"),
     ("field: release twice", lambda t: _released_field().release(), fg.ReleasedError, "already"),
     ("field: duplicate component names", lambda t: fg.Field(lattice(), ["a", "a"]), fg.ShapeError, "twice"),
@@ -126,38 +159,92 @@ CATALOGUE = [
     # --- theories and traced code ---
     ("theory: duplicate fields", lambda t: fg.Theory("t", fields=["u", "u"]), fg.SpecError, "duplicate"),
     ("theory: bad field name", lambda t: fg.Theory("t", fields=["1u"]), fg.SpecError, "identifier"),
-    ("theory: NaN parameter", lambda t: fg.Theory("t", fields=["u"], params={"k": math.nan}),
-     fg.ParameterError, "finite"),
+    (
+        "theory: NaN parameter",
+        lambda t: fg.Theory("t", fields=["u"], params={"k": math.nan}),
+        fg.ParameterError,
+        "finite",
+    ),
     ("theory: no energy density", lambda t: fg.Theory("t", fields=["u"]).source, fg.SpecError, "energy_density"),
     ("traced: branch on a traced value", lambda t: _trace_branch(), fg.TraceError, HERE),
-    ("theory.at: wrong number of components", lambda t: fg.theories.baby_skyrme().at(phi=[0, 0]),
-     fg.ShapeError, "3 components"),
-    ("theory.at: unknown parameter", lambda t: fg.theories.baby_skyrme().at(phi=[0, 0, 1], lam=1.0),
-     fg.ParameterError, "unknown parameter"),
+    (
+        "theory.at: wrong number of components",
+        lambda t: fg.theories.baby_skyrme().at(phi=[0, 0]),
+        fg.ShapeError,
+        "3 components",
+    ),
+    (
+        "theory.at: unknown parameter",
+        lambda t: fg.theories.baby_skyrme().at(phi=[0, 0, 1], lam=1.0),
+        fg.ParameterError,
+        "unknown parameter",
+    ),
     # --- simulations ---
     ("simulation: unknown backend", lambda t: skyrme_sim(backend="tpu"), fg.BackendError, "backend"),
-    ("simulation: lattice too small for the stencils", lambda t: fg.Simulation(
-        fg.theories.baby_skyrme(), grid=(4, 16)), fg.LatticeError, "5 x 5"),
+    (
+        "simulation: lattice too small for the stencils",
+        lambda t: fg.Simulation(fg.theories.baby_skyrme(), grid=(4, 16)),
+        fg.LatticeError,
+        "5 x 5",
+    ),
     ("simulation: unknown gradient form", lambda t: skyrme_sim(gradient="upwind"), fg.ParameterError, "gradient"),
     ("simulation: not a theory", lambda t: fg.Simulation("baby_skyrme", grid=(16, 16)), fg.SpecError, "Theory"),
-    ("simulation: NaN in the initial field", lambda t: skyrme_sim().set_field(np.full((3, 16, 16), np.nan)),
-     fg.ParameterError, "not finite|NaN"),
-    ("simulation: initial field of the wrong shape", lambda t: skyrme_sim().set_field(np.zeros((2, 16, 16))),
-     fg.ShapeError, "does not fit"),
-    ("simulation: minimize before set_field", lambda t: skyrme_sim().minimize(max_steps=10), fg.ParameterError,
-     "set_field"),
+    (
+        "simulation: NaN in the initial field",
+        lambda t: skyrme_sim().set_field(np.full((3, 16, 16), np.nan)),
+        fg.ParameterError,
+        "not finite|NaN",
+    ),
+    (
+        "simulation: initial field of the wrong shape",
+        lambda t: skyrme_sim().set_field(np.zeros((2, 16, 16))),
+        fg.ShapeError,
+        "does not fit",
+    ),
+    (
+        "simulation: minimize before set_field",
+        lambda t: skyrme_sim().minimize(max_steps=10),
+        fg.ParameterError,
+        "set_field",
+    ),
     ("simulation: energy before set_field", lambda t: skyrme_sim().energy(), fg.ParameterError, "set_field"),
-    ("simulation: zero vector under a unit-vector constraint", lambda t: skyrme_sim().set_field(np.zeros((3, 16, 16))),
-     fg.ParameterError, r"zero at site \(i, j\) = \(0, 0\)"),
-    ("simulation: complex initial field", lambda t: skyrme_sim().set_field(np.ones((3, 16, 16), complex)),
-     fg.LayoutError, "complex"),
-    ("simulation: initial-field function of the wrong signature", lambda t: skyrme_sim().set_field(lambda r: r),
-     fg.ParameterError, r"f\(x, y\)"),
-    ("simulation: fg.initial configuration of another layout", lambda t: fg.Simulation(
-        fg.theories.abelian_higgs(), grid=(16, 16)).set_field(fg.initial.skyrmion()), fg.ShapeError, "psi_re"),
-    ("sweep: initial field refused on the client", lambda t: fg.sweep(
-        fg.theories.baby_skyrme(), [{"kappa": 1.0}], grid=(16, 16), initial=np.ones((3, 16, 16), complex), out=t,
-        client="tcp://127.0.0.1:9"), fg.LayoutError, "complex"),
+    (
+        "simulation: zero vector under a unit-vector constraint",
+        lambda t: skyrme_sim().set_field(np.zeros((3, 16, 16))),
+        fg.ParameterError,
+        r"zero at site \(i, j\) = \(0, 0\)",
+    ),
+    (
+        "simulation: complex initial field",
+        lambda t: skyrme_sim().set_field(np.ones((3, 16, 16), complex)),
+        fg.LayoutError,
+        "complex",
+    ),
+    (
+        "simulation: initial-field function of the wrong signature",
+        lambda t: skyrme_sim().set_field(lambda r: r),
+        fg.ParameterError,
+        r"f\(x, y\)",
+    ),
+    (
+        "simulation: fg.initial configuration of another layout",
+        lambda t: fg.Simulation(fg.theories.abelian_higgs(), grid=(16, 16)).set_field(fg.initial.skyrmion()),
+        fg.ShapeError,
+        "psi_re",
+    ),
+    (
+        "sweep: initial field refused on the client",
+        lambda t: fg.sweep(
+            fg.theories.baby_skyrme(),
+            [{"kappa": 1.0}],
+            grid=(16, 16),
+            initial=np.ones((3, 16, 16), complex),
+            out=t,
+            client="tcp://127.0.0.1:9",
+        ),
+        fg.LayoutError,
+        "complex",
+    ),
     ("simulation: unknown parameter", lambda t: skyrme_sim().set_params(lam=1.0), fg.ParameterError, "unknown"),
     ("simulation: NaN parameter", lambda t: skyrme_sim().set_params(kappa=math.nan), fg.ParameterError, "finite"),
     ("simulation: negative tolerance", lambda t: skyrme_sim().minimize(tol=-1.0), fg.ParameterError, "tol"),
@@ -170,33 +257,82 @@ CATALOGUE = [
     ("load: missing file", lambda t: fg.load(t / "nope.arrow"), fg.FormatError, "nope.arrow"),
     ("load: not an Arrow file", lambda t: fg.load(_garbage_file(t)), fg.FormatError, "Arrow"),
     ("load: truncated file", lambda t: fg.load(_truncated_save(t)), fg.FormatError, ""),
-    ("save: directory does not exist", lambda t: skyrme_sim().save(t / "no" / "dir" / "x.arrow"),
-     fg.Error, "no/dir|no such file|directory"),
+    (
+        "save: directory does not exist",
+        lambda t: skyrme_sim().save(t / "no" / "dir" / "x.arrow"),
+        fg.Error,
+        "no/dir|no such file|directory",
+    ),
     # --- trajectories ---
-    ("trajectory: unsorted proper times", lambda t: fg.radiation.validate(circle_table(bad=_unsorted)),
-     fg.TrajectoryError, "does not increase"),
-    ("trajectory: NaN state", lambda t: fg.radiation.validate(circle_table(bad=_nan_state)),
-     fg.TrajectoryError, "finite|NaN"),
+    (
+        "trajectory: unsorted proper times",
+        lambda t: fg.radiation.validate(circle_table(bad=_unsorted)),
+        fg.TrajectoryError,
+        "does not increase",
+    ),
+    (
+        "trajectory: NaN state",
+        lambda t: fg.radiation.validate(circle_table(bad=_nan_state)),
+        fg.TrajectoryError,
+        "finite|NaN",
+    ),
     ("trajectory: too few knots", lambda t: fg.radiation.validate(circle_table(n=3)), fg.TrajectoryError, "4"),
-    ("trajectory: 4-velocity not normalised", lambda t: fg.radiation.validate(circle_table(bad=_unnormalised)),
-     fg.TrajectoryError, "normalis|u\\.u|c\\^2"),
-    ("radiation: observers that are not numbers", lambda t: fg.radiation.fields(circle_table(), [["a", "b", "c"]], [1.0]),
-     fg.LayoutError, "observers"),
+    (
+        "trajectory: 4-velocity not normalised",
+        lambda t: fg.radiation.validate(circle_table(bad=_unnormalised)),
+        fg.TrajectoryError,
+        "normalis|u\\.u|c\\^2",
+    ),
+    (
+        "radiation: observers that are not numbers",
+        lambda t: fg.radiation.fields(circle_table(), [["a", "b", "c"]], [1.0]),
+        fg.LayoutError,
+        "observers",
+    ),
     ("radiation: non-integral particle ids", lambda t: _fractional_ids(), fg.LayoutError, "particle ids"),
-    ("radiation: unknown cube component", lambda t: fg.radiation.spectrum(_small_cube(), "Qx"), fg.ParameterError, "Qx"),
-    ("radiation: retarded times not asked for", lambda t: _small_cube().retarded_time(0), fg.ParameterError,
-     "retarded=True"),
-    ("radiation: non-positive period", lambda t: fg.radiation.harmonic_powers(_small_cube(), 0.0), fg.ParameterError,
-     "period"),
+    (
+        "radiation: unknown cube component",
+        lambda t: fg.radiation.spectrum(_small_cube(), "Qx"),
+        fg.ParameterError,
+        "Qx",
+    ),
+    (
+        "radiation: retarded times not asked for",
+        lambda t: _small_cube().retarded_time(0),
+        fg.ParameterError,
+        "retarded=True",
+    ),
+    (
+        "radiation: non-positive period",
+        lambda t: fg.radiation.harmonic_powers(_small_cube(), 0.0),
+        fg.ParameterError,
+        "period",
+    ),
     # --- N-body ---
-    ("nbody: positions of the wrong shape", lambda t: fg.nbody.accelerations(np.zeros((5, 2)), np.ones(5)),
-     fg.ShapeError, "3"),
-    ("nbody: negative mass", lambda t: fg.nbody.accelerations(np.zeros((2, 3)) + [[0, 0, 0], [1, 0, 0]],
-                                                              np.array([1.0, -1.0])), fg.ParameterError, "mass"),
-    ("nbody: NaN position", lambda t: fg.nbody.accelerations(np.array([[0, 0, np.nan], [1, 0, 0.0]]), np.ones(2)),
-     fg.ParameterError, "finite|NaN"),
-    ("nbody: non-positive time step", lambda t: fg.nbody.integrate(*fg.nbody.plummer(16), dt=0.0, steps=1),
-     fg.ParameterError, "dt"),
+    (
+        "nbody: positions of the wrong shape",
+        lambda t: fg.nbody.accelerations(np.zeros((5, 2)), np.ones(5)),
+        fg.ShapeError,
+        "3",
+    ),
+    (
+        "nbody: negative mass",
+        lambda t: fg.nbody.accelerations(np.zeros((2, 3)) + [[0, 0, 0], [1, 0, 0]], np.array([1.0, -1.0])),
+        fg.ParameterError,
+        "mass",
+    ),
+    (
+        "nbody: NaN position",
+        lambda t: fg.nbody.accelerations(np.array([[0, 0, np.nan], [1, 0, 0.0]]), np.ones(2)),
+        fg.ParameterError,
+        "finite|NaN",
+    ),
+    (
+        "nbody: non-positive time step",
+        lambda t: fg.nbody.integrate(*fg.nbody.plummer(16), dt=0.0, steps=1),
+        fg.ParameterError,
+        "dt",
+    ),
 ]
 
 
@@ -223,11 +359,13 @@ def test_missing_c_compiler_is_a_backend_error(tmp_path):
     import subprocess
     import sys
 
-    script = ("import fieldgo as fg\n"
-              "try:\n"
-              "    fg.Simulation(fg.theories.baby_skyrme(), grid=(16, 16), spacing=0.5, backend='cpu')\n"
-              "except fg.BackendError as e:\n"
-              "    print('BackendError:', e)\n")
+    script = (
+        "import fieldgo as fg\n"
+        "try:\n"
+        "    fg.Simulation(fg.theories.baby_skyrme(), grid=(16, 16), spacing=0.5, backend='cpu')\n"
+        "except fg.BackendError as e:\n"
+        "    print('BackendError:', e)\n"
+    )
     env = dict(os.environ, CC=str(tmp_path / "no-such-cc"), FIELDGO_CACHE=str(tmp_path / "cache"))
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]

@@ -56,8 +56,7 @@ def test_nbody_integrate_stops_within_100_ms():
     pos, vel, m = fg.nbody.plummer(2048, seed=1)
     n0 = go.Goroutines()
     bytes0 = _settled_bytes()
-    latency = interrupted(lambda: fg.nbody.integrate(pos, vel, m, dt=1e-3, steps=100_000, every=1000,
-                                                     softening=0.01))
+    latency = interrupted(lambda: fg.nbody.integrate(pos, vel, m, dt=1e-3, steps=100_000, every=1000, softening=0.01))
     assert latency < LIMIT_S, f"integrate returned {latency * 1e3:.1f} ms after Ctrl-C"
     assert _settle(n0) <= n0  # the integrator's goroutines ended
     assert fg.allocated_bytes() == bytes0  # and its C memory is freed
@@ -70,8 +69,16 @@ def test_radiation_fields_stop_within_100_ms():
     tau = np.linspace(0, 400, 4000)
     w = gamma
     traj = fg.radiation.trajectory_table(
-        tau, gamma * tau, 0.5 * np.cos(w * tau), 0.5 * np.sin(w * tau), 0 * tau,
-        gamma + 0 * tau, -0.5 * w * np.sin(w * tau), 0.5 * w * np.cos(w * tau), 0 * tau)
+        tau,
+        gamma * tau,
+        0.5 * np.cos(w * tau),
+        0.5 * np.sin(w * tau),
+        0 * tau,
+        gamma + 0 * tau,
+        -0.5 * w * np.sin(w * tau),
+        0.5 * w * np.cos(w * tau),
+        0 * tau,
+    )
     rng = np.random.default_rng(0)
     observers = rng.normal(size=(400, 3)) * 50
     times = np.linspace(150, 300, 4000)  # a 128 MB cube, slow through RK4 substeps

@@ -167,18 +167,22 @@ def test_lifetime_over_many_cycles():
 
 # --- bad input: typed errors, never a crash ---
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(grid=(0, 4)), "positive"),
-    (dict(grid=(4, -1)), "positive"),
-    (dict(grid=(4, 4), spacing=0.0), "spacing"),
-    (dict(grid=(4, 4), spacing=-0.1), "spacing"),
-    (dict(grid=(4, 4), spacing=math.nan), "spacing"),
-    (dict(grid=(4, 4), spacing=(0.1, math.inf)), "spacing"),
-    (dict(grid=(4, 4), boundary="dirichlet"), "boundary"),
-    (dict(grid=(4.5, 4)), "integer"),
-    (dict(grid=4), r"\(nx, ny\)"),
-    (dict(grid=(4, 4), origin=(0, math.nan)), "origin"),
-])
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(grid=(0, 4)), "positive"),
+        (dict(grid=(4, -1)), "positive"),
+        (dict(grid=(4, 4), spacing=0.0), "spacing"),
+        (dict(grid=(4, 4), spacing=-0.1), "spacing"),
+        (dict(grid=(4, 4), spacing=math.nan), "spacing"),
+        (dict(grid=(4, 4), spacing=(0.1, math.inf)), "spacing"),
+        (dict(grid=(4, 4), boundary="dirichlet"), "boundary"),
+        (dict(grid=(4.5, 4)), "integer"),
+        (dict(grid=4), r"\(nx, ny\)"),
+        (dict(grid=(4, 4), origin=(0, math.nan)), "origin"),
+    ],
+)
 def test_bad_lattices(kwargs, match):
     with pytest.raises(fg.LatticeError, match=match):
         fg.Lattice(**kwargs)

@@ -71,9 +71,9 @@ def build(t, s, p):
     if kind == "abs":
         return fg.abs(a)
     if kind == "square":
-        return a ** 2
+        return a**2
     if kind == "cube":
-        return a ** 3
+        return a**3
     if kind == "tanh_like":
         return a / fg.sqrt(1 + a * a)
     b = build(t[2], s, p)

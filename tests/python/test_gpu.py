@@ -19,8 +19,6 @@ smooth fields with rough deltas, 2 * (1.5/h) * the field bound (h = 0.25: 12x; 1
 """
 
 import gc
-import gc
-import time
 import warnings
 
 import numpy as np
@@ -32,8 +30,8 @@ from fieldgo.simulation import PrecisionWarning
 
 CUDA = fg.devices()["cuda"]
 pytestmark = pytest.mark.skipif(not CUDA["available"], reason=f"no usable GPU: {CUDA.get('reason')}")
-U = 2.0 ** -53
-U32 = 2.0 ** -24
+U = 2.0**-53
+U32 = 2.0**-24
 STEPS = 100
 
 
@@ -70,8 +68,11 @@ def run(theory, backend, steps=STEPS, precision="float64"):
 @pytest.mark.parametrize("name", sorted(fg.theories.ALL))
 def test_float32_against_float64_after_100_steps_and_float32_runs_repeat_exactly(name):
     theory = fg.theories.ALL[name]()
-    f64, f32, again = run(theory, "cuda"), run(theory, "cuda", precision="float32"), \
-        run(theory, "cuda", precision="float32")
+    f64, f32, again = (
+        run(theory, "cuda"),
+        run(theory, "cuda", precision="float32"),
+        run(theory, "cuda", precision="float32"),
+    )
     assert f32.describe()["precision"] == "float32" and f64.describe()["precision"] == "float64"
     a, b, c = f64.field.numpy(), f32.field.numpy(), again.field.numpy()
     assert np.isfinite(b).all()
@@ -84,9 +85,11 @@ def test_float32_against_float64_after_100_steps_and_float32_runs_repeat_exactly
     e64, e32 = f64.energy(), f32.energy()
     erel = abs(e32 - e64) / abs(e64)
     r64, r32 = f64.history.to_pylist(), f32.history.to_pylist()
-    print(f"FLOAT32 {name}: after {STEPS} steps max|phi32 - phi64|/max(1,|phi|) = {rel:.3e} "
-          f"(bound {bound:.3e}, {rel / bound:.2f} of it); energy {e32:.12g} vs {e64:.12g}, rel {erel:.3e}; "
-          f"resets {r32[-1]['resets']} vs {r64[-1]['resets']}")
+    print(
+        f"FLOAT32 {name}: after {STEPS} steps max|phi32 - phi64|/max(1,|phi|) = {rel:.3e} "
+        f"(bound {bound:.3e}, {rel / bound:.2f} of it); energy {e32:.12g} vs {e64:.12g}, rel {erel:.3e}; "
+        f"resets {r32[-1]['resets']} vs {r64[-1]['resets']}"
+    )
     assert [r["resets"] for r in r32] == [r["resets"] for r in r64], f"{name}: the arrests differ"
     assert rel <= bound, f"{name}: float32 differs from float64 by {rel:.3e} > {bound:.3e}"
     assert erel <= 16 * bound, f"{name}: float32 energy differs by {erel:.3e} > {16 * bound:.3e}"
@@ -130,9 +133,11 @@ def test_float32_skyrmion_reaches_the_float64_energy():
     best = min(hist.column("max_grad").to_pylist())
     e64, e32 = s64.energy(), s32.energy()
     q64, q32 = s64.integral("charge"), s32.integral("charge")
-    print(f"FLOAT32 skyrmion 128^2: float64 {steps64} steps to 1e-8, E {e64:.12f} Q {q64:.10f}; float32 "
-          f"{st['step']} steps, min max|grad| {best:.3e} (floor estimate {floor:.3e}), last {st['max_grad']:.3e}, "
-          f"E {e32:.12f} rel {abs(e32 - e64) / e64:.3e}, Q {q32:.10f} diff {abs(q32 - q64):.3e}")
+    print(
+        f"FLOAT32 skyrmion 128^2: float64 {steps64} steps to 1e-8, E {e64:.12f} Q {q64:.10f}; float32 "
+        f"{st['step']} steps, min max|grad| {best:.3e} (floor estimate {floor:.3e}), last {st['max_grad']:.3e}, "
+        f"E {e32:.12f} rel {abs(e32 - e64) / e64:.3e}, Q {q32:.10f} diff {abs(q32 - q64):.3e}"
+    )
     assert abs(e32 - e64) <= 1e-6 * e64
     assert abs(q32 - q64) <= 1e-6
     # An attainable tolerance converges, honestly reported.
@@ -191,8 +196,10 @@ def test_float32_halves_the_device_memory_of_a_simulation():
         sim = fg.Simulation(th, grid=(1024, 1024), spacing=0.02, backend="cuda", precision=prec)
         used[prec] = go.DeviceMemoryInUse() - before
         sim.close()
-    print(f"FLOAT32 device memory of a 1024^2 Baby Skyrme simulation: float64 {used['float64'] / 2**20:.1f} MiB, "
-          f"float32 {used['float32'] / 2**20:.1f} MiB (baseline {base / 2**20:.0f} MiB)")
+    print(
+        f"FLOAT32 device memory of a 1024^2 Baby Skyrme simulation: float64 {used['float64'] / 2**20:.1f} MiB, "
+        f"float32 {used['float32'] / 2**20:.1f} MiB (baseline {base / 2**20:.0f} MiB)"
+    )
     # 9 field-sized buffers (3 x 8 MiB each in float64); the module and scratch are shared costs.
     assert used["float32"] < 0.6 * used["float64"]
 
@@ -208,7 +215,7 @@ def test_gpu_and_cpu_agree_after_100_steps_and_gpu_runs_repeat_exactly(name):
     assert np.abs(a - b).max() <= bound, f"{name}: max |cpu - gpu| = {np.abs(a - b).max():.3e} > {bound:.3e}"
     assert np.array_equal(b, c), f"{name}: two GPU runs differ"
     assert gpu.energy() == again.energy()
-    assert abs(gpu.energy() - cpu.energy()) <= bound * 64 * 64 * 0.25 ** 2 * 10 + 1e-12 * abs(cpu.energy())
+    assert abs(gpu.energy() - cpu.energy()) <= bound * 64 * 64 * 0.25**2 * 10 + 1e-12 * abs(cpu.energy())
     ha, hb = cpu.history.to_pylist(), gpu.history.to_pylist()
     assert [r["step"] for r in ha] == [r["step"] for r in hb]
     assert [r["resets"] for r in ha] == [r["resets"] for r in hb]
@@ -273,7 +280,7 @@ def test_nbody_on_the_gpu_matches_the_cpu_reference():
     a_gpu = fg.nbody.accelerations(pos, m, softening=0.01, backend="cuda")
     # |a_i - a_ref| <= k u sum_j |a_ij| with sum_j |a_ij| <= sum_j m_j / eps^2
     k = fg.nbody.error_bound_k(4096)
-    scale = m.sum() / 0.01 ** 2
+    scale = m.sum() / 0.01**2
     assert np.abs(a_cpu - a_gpu).max() <= k * U * 2 * scale
     t1 = fg.nbody.integrate(pos, vel, m, dt=1e-3, steps=50, every=25, softening=0.01, backend="cuda")
     t2 = fg.nbody.integrate(pos, vel, m, dt=1e-3, steps=50, every=25, softening=0.01, backend="cuda")
@@ -285,8 +292,16 @@ def test_radiation_on_the_gpu_matches_the_cpu():
     tau = np.linspace(0, 40, 400)
     w = gamma
     traj = fg.radiation.trajectory_table(
-        tau, gamma * tau, 0.5 * np.cos(w * tau), 0.5 * np.sin(w * tau), 0 * tau,
-        gamma + 0 * tau, -0.5 * w * np.sin(w * tau), 0.5 * w * np.cos(w * tau), 0 * tau)
+        tau,
+        gamma * tau,
+        0.5 * np.cos(w * tau),
+        0.5 * np.sin(w * tau),
+        0 * tau,
+        gamma + 0 * tau,
+        -0.5 * w * np.sin(w * tau),
+        0.5 * w * np.cos(w * tau),
+        0 * tau,
+    )
     obs = np.random.default_rng(1).normal(size=(256, 3)) * 20
     times = np.linspace(30, 45, 512)
     c = fg.radiation.fields(traj, obs, times, backend="cpu").numpy()
@@ -295,7 +310,7 @@ def test_radiation_on_the_gpu_matches_the_cpu():
     ok = np.isfinite(c)
     assert (ok == np.isfinite(g)).all()
     scale = np.nanmax(np.abs(c), axis=(0, 1))
-    assert (np.nanmax(np.abs(c - g), axis=(0, 1)) <= 2 ** 14 * U * scale).all()
+    assert (np.nanmax(np.abs(c - g), axis=(0, 1)) <= 2**14 * U * scale).all()
     assert np.array_equal(g[ok], g2[ok])  # cold search without reuse: the same bits
 
 
@@ -304,14 +319,21 @@ def test_radiation_cube_left_on_the_gpu_holds_the_host_cubes_bits():
     gamma = 1 / np.sqrt(1 - 0.25)
     tau = np.linspace(0, 40, 400)
     traj = fg.radiation.trajectory_table(
-        tau, gamma * tau, 0.5 * np.cos(gamma * tau), 0.5 * np.sin(gamma * tau), 0 * tau,
-        gamma + 0 * tau, -0.5 * gamma * np.sin(gamma * tau), 0.5 * gamma * np.cos(gamma * tau), 0 * tau)
+        tau,
+        gamma * tau,
+        0.5 * np.cos(gamma * tau),
+        0.5 * np.sin(gamma * tau),
+        0 * tau,
+        gamma + 0 * tau,
+        -0.5 * gamma * np.sin(gamma * tau),
+        0.5 * gamma * np.cos(gamma * tau),
+        0 * tau,
+    )
     obs = np.random.default_rng(2).normal(size=(300, 3)) * 20
     times = np.linspace(30, 45, 200)
     for precision in ("float64", "float32"):
         host = fg.radiation.fields(traj, obs, times, backend="cuda", precision=precision, retarded=True)
-        dev = fg.radiation.fields(traj, obs, times, backend="cuda", precision=precision, retarded=True,
-                                  on_device=True)
+        dev = fg.radiation.fields(traj, obs, times, backend="cuda", precision=precision, retarded=True, on_device=True)
         assert isinstance(dev, fg.radiation.DeviceCube) and dev.columns == host.columns
         got = cp.asarray(dev).get()
         assert got.shape == (len(host.columns), 300, 200)
@@ -337,11 +359,16 @@ def test_time_to_first_step_in_a_fresh_process(tmp_path):
         "sim.minimize(tol=1e-300, max_steps=1); t4 = time.perf_counter()\n"
         "import sys; print(f'import {t1-t0:.3f} trace {t2-t1:.3f} backend+compile {t3-t2:.3f} "
         "first step {t4-t3:.3f}', file=sys.stderr)\n"
-        "print(t4 - t0)\n")
+        "print(t4 - t0)\n"
+    )
     env = dict(__import__("os").environ, FIELDGO_CACHE=str(tmp_path))
-    runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
-            for _ in range(2)]
+    runs = [
+        subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+        for _ in range(2)
+    ]
     cold, cached = (float(r.stdout.split()[-1]) for r in runs)
-    print("phases, cold:", runs[0].stderr.strip().splitlines()[-1], "| cached:", runs[1].stderr.strip().splitlines()[-1])
+    print(
+        "phases, cold:", runs[0].stderr.strip().splitlines()[-1], "| cached:", runs[1].stderr.strip().splitlines()[-1]
+    )
     print(f"time to first step from process start: cold {cold:.3f} s, cached {cached:.3f} s")
     assert cold < 15 and cached < 15  # recorded in docs/performance/gpu.md; soliton_solver needs 9-15 s

@@ -39,8 +39,15 @@ def test_kernels_keep_their_register_budgets_without_spill(name, arch, precision
             # Seen with NVRTC 13.0 for sm_90 on the H200 (13.5 reports it): nothing to check.
             pytest.skip(f"this NVRTC gives no ptxas report for {arch}: {exc}")
         raise
-    assert {r["kernel"] for r in rows} >= {"fg_k_tile", "fg_k_continuum", "fg_k_consistent", "fg_k_update",
-                                           "fg_k_tile_up", "fg_k_widen", "fg_k_narrow"}
+    assert {r["kernel"] for r in rows} >= {
+        "fg_k_tile",
+        "fg_k_continuum",
+        "fg_k_consistent",
+        "fg_k_update",
+        "fg_k_tile_up",
+        "fg_k_widen",
+        "fg_k_narrow",
+    }
     where = f"{name} {arch} {precision}"
     for r in rows:
         assert r["spill_stores"] == 0 and r["spill_loads"] == 0, f"{where}: {r['kernel']} spills: {r}"

@@ -16,7 +16,7 @@ import fieldgo as fg
 from fieldgo.simulation import PrecisionWarning
 
 CUDA = fg.devices()["cuda"]
-U32 = 2.0 ** -24
+U32 = 2.0**-24
 # Runs that ask for an unreachable tol on purpose (a fixed number of steps) warn.
 pytestmark = pytest.mark.filterwarnings("ignore::fieldgo.simulation.PrecisionWarning")
 
@@ -64,8 +64,9 @@ def test_float32_against_float64_within_the_rounding_bound(theory):
 def test_float32_relaxes_a_skyrmion_to_the_float64_energy_and_is_deterministic():
     res = {}
     for prec, threads in (("float64", None), ("float32", 1), ("float32", 2)):
-        sim = fg.Simulation(fg.theories.baby_skyrme(), grid=(64, 64), spacing=0.25, backend="cpu",
-                            precision=prec, threads=threads)
+        sim = fg.Simulation(
+            fg.theories.baby_skyrme(), grid=(64, 64), spacing=0.25, backend="cpu", precision=prec, threads=threads
+        )
         sim.set_field(fg.initial.skyrmion())
         tol = 1e-6 if prec == "float64" else 2 * sim.describe()["gradient_floor"]
         with warnings.catch_warnings():

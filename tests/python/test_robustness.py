@@ -4,7 +4,6 @@ processes, and a damaged compile cache rebuilt."""
 import gc
 import multiprocessing as mp
 import os
-import pathlib
 import time
 
 import numpy as np
@@ -78,13 +77,20 @@ def test_two_simulations_in_two_threads_match_sequential_runs():
 
 def _compile_and_relax(kappa, queue):
 
-    th = fg.Theory("concurrent_compile", fields=["n1", "n2", "n3"], params={"kappa": kappa, "mass": 1.0},
-                   constraint=fg.UnitVector())
+    th = fg.Theory(
+        "concurrent_compile",
+        fields=["n1", "n2", "n3"],
+        params={"kappa": kappa, "mass": 1.0},
+        constraint=fg.UnitVector(),
+    )
 
     @th.energy_density
     def energy(s, p):
-        return (0.5 * (fg.norm2(s.dx) + fg.norm2(s.dy)) + 0.5 * p.kappa ** 2 * fg.norm2(fg.cross(s.dx, s.dy))
-                + p.mass ** 2 * (1 - s.phi.n3))
+        return (
+            0.5 * (fg.norm2(s.dx) + fg.norm2(s.dy))
+            + 0.5 * p.kappa**2 * fg.norm2(fg.cross(s.dx, s.dy))
+            + p.mass**2 * (1 - s.phi.n3)
+        )
 
     sim = fg.Simulation(th, grid=(24, 24), spacing=0.5)
     sim.set_field(fg.initial.skyrmion())

@@ -160,7 +160,7 @@ def wall():
 
     @th.energy_density
     def energy(s, p):
-        return 0.5 * (s.dx.phi ** 2 + s.dy.phi ** 2) - p.F * s.phi.phi + p.eps * fg.sqrt(p.L - s.phi.phi)
+        return 0.5 * (s.dx.phi**2 + s.dy.phi**2) - p.F * s.phi.phi + p.eps * fg.sqrt(p.L - s.phi.phi)
 
     return th
 
@@ -191,22 +191,27 @@ def test_an_energy_that_overflows_while_the_field_is_finite_is_named(backend):
 
     @th.energy_density
     def energy(s, p):
-        return 0.5 * (s.dx.phi ** 2 + s.dy.phi ** 2) + p.a * s.phi.phi ** 4
+        return 0.5 * (s.dx.phi**2 + s.dy.phi**2) + p.a * s.phi.phi**4
 
     phi0 = np.full((16, 16), 1e80)
     sim = fg.Simulation(th, grid=(16, 16), spacing=0.5, boundary="periodic", backend=backend)
     sim.set_field(phi0)
-    with pytest.raises(fg.DivergenceError, match=r"step 0 \(RK4 stage 1.*energy is not finite while the field and its gradient are"):
+    with pytest.raises(
+        fg.DivergenceError, match=r"step 0 \(RK4 stage 1.*energy is not finite while the field and its gradient are"
+    ):
         sim.minimize(tol=1e-12, max_steps=10, dt=0.1, progress=False)
     assert np.array_equal(sim.field.numpy()[0], phi0)
 
 
-@pytest.mark.parametrize("value, error", [
-    (np.zeros((2, N, N)), fg.ShapeError),
-    (np.zeros((3, N, N + 1)), fg.ShapeError),
-    (lambda x, y: (x, y), fg.ShapeError),
-    (np.array([["a"]]), fg.ShapeError),
-])
+@pytest.mark.parametrize(
+    "value, error",
+    [
+        (np.zeros((2, N, N)), fg.ShapeError),
+        (np.zeros((3, N, N + 1)), fg.ShapeError),
+        (lambda x, y: (x, y), fg.ShapeError),
+        (np.array([["a"]]), fg.ShapeError),
+    ],
+)
 def test_bad_initial_fields(skyrme, value, error):
     sim = make(skyrme)
     with pytest.raises(error):
@@ -226,9 +231,14 @@ def test_bad_simulation_arguments(skyrme):
         fg.Simulation(object(), grid=(N, N))
     sim = make(skyrme)
     sim.set_field(fg.initial.skyrmion(charge=1))
-    for kw, match in ((dict(method="newton"), "method"), (dict(arrest="never"), "arrest"),
-                      (dict(tol=math.nan), "tol"), (dict(tol=-1.0), "tol"),
-                      (dict(max_steps=0), "max_steps"), (dict(dt=-0.1), "dt")):
+    for kw, match in (
+        (dict(method="newton"), "method"),
+        (dict(arrest="never"), "arrest"),
+        (dict(tol=math.nan), "tol"),
+        (dict(tol=-1.0), "tol"),
+        (dict(max_steps=0), "max_steps"),
+        (dict(dt=-0.1), "dt"),
+    ):
         with pytest.raises(fg.ParameterError, match=match):
             sim.minimize(**kw)
     with pytest.raises(fg.ParameterError, match="density"):
@@ -274,7 +284,7 @@ def test_describe_reports_the_compile():
 
     @th.energy_density
     def energy(s, p):
-        return 0.5 * (s.dx.phi ** 2 + s.dy.phi ** 2) + k * p.lam * (1 - s.phi.phi ** 2) ** 2
+        return 0.5 * (s.dx.phi**2 + s.dy.phi**2) + k * p.lam * (1 - s.phi.phi**2) ** 2
 
     first = make(th, backend="cpu").describe()
     again = make(th, backend="cpu").describe()
@@ -288,7 +298,7 @@ def phi4():
 
     @th.energy_density
     def energy(s, p):
-        return 0.5 * (s.dx.phi ** 2 + s.dy.phi ** 2) + 0.25 * p.lam * (1 - s.phi.phi ** 2) ** 2
+        return 0.5 * (s.dx.phi**2 + s.dy.phi**2) + 0.25 * p.lam * (1 - s.phi.phi**2) ** 2
 
     return th
 
@@ -296,7 +306,7 @@ def phi4():
 def _wall_tension(h, lx=25.6, ny=8):
     nx = int(round(lx / h))
     sim = fg.Simulation(phi4(), grid=(nx, ny), spacing=h, boundary="periodic")
-    sim.set_field(lambda x, y: np.cos(2 * np.pi * x / lx))   # one component: a bare array
+    sim.set_field(lambda x, y: np.cos(2 * np.pi * x / lx))  # one component: a bare array
     sim.minimize(tol=1e-10, max_steps=20_000)
     assert sim.last_status["converged"]
     return sim.energy() / (2 * ny * h), sim
@@ -313,7 +323,7 @@ def test_domain_wall_tension_is_analytic_to_fourth_order():
     assert abs(fine / exact - 1) < 5e-5
     assert abs(coarse / exact - 1) / abs(fine / exact - 1) >= 12  # fourth order
     x = sim.lattice.x
-    wall = np.abs(x + 6.4) < 3   # around the wall at x = -lx/4, where phi rises
+    wall = np.abs(x + 6.4) < 3  # around the wall at x = -lx/4, where phi rises
     assert np.abs(sim.field.numpy()[0, 4][wall] - np.tanh((x[wall] + 6.4) / math.sqrt(2))).max() < 1e-4
 
 
@@ -341,6 +351,6 @@ def test_a_cancel_that_arrives_between_runs_does_not_stop_the_next_one(skyrme):
     sim = make(skyrme)
     sim.set_field(fg.initial.skyrmion(charge=1))
     sim.minimize(tol=1e-3, max_steps=20)
-    go.SimCancel(sim._handle)        # as a Ctrl-C landing just after a chunk ended
+    go.SimCancel(sim._handle)  # as a Ctrl-C landing just after a chunk ended
     sim.minimize(tol=1e-3, max_steps=20)
     assert sim.last_status["step"] > 0
