@@ -98,7 +98,7 @@ def test_demag_off_equals_the_theory_without_auxiliary_bit_for_bit(boundary):
     out = []
     for th in (fg.theories.chiral_magnet(dmi="heusler", demag=False), plain_chiral_magnet()):
         sim = fg.Simulation(th, grid=(40, 40), spacing=0.3, boundary=boundary, backend="cpu")
-        sim.set_field(lambda X, Y: antiskyrmion()(X, Y)[: len(th.fields)])
+        sim.set_field(lambda X, Y: antiskyrmion()(X, Y)[: len(th.fields)])  # noqa: B023  (called here)
         hist = sim.minimize(tol=1e-12, max_steps=steps, check_every=10).to_pydict()
         f = sim.field.numpy().copy()
         out.append((hist, sim.energy(), f, sim.integral("skyrmion_number")))

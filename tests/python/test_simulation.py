@@ -141,7 +141,7 @@ def test_divergence_names_the_step_and_keeps_the_last_good_field():
     phi = sim.field.numpy()
     assert np.isfinite(phi).all()
     assert np.isfinite(sim.energy())
-    sim.history  # readable
+    _ = sim.history  # readable
 
 
 def test_unstable_dt_under_a_constraint_is_refused_before_any_step(skyrme):

@@ -173,7 +173,7 @@ def test_spec_errors():
         fg.Theory("t", fields=["a"], params={"double": 1.0})
     th = fg.Theory("t", fields=["a"])
     with pytest.raises(fg.SpecError, match="energy_density"):
-        th.source
+        _ = th.source
     with pytest.raises(fg.SpecError):
         th.density("bad-name")
 
