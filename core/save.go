@@ -146,7 +146,15 @@ func encodeBatch(rec arrow.RecordBatch) (string, error) {
 
 // SavedPrecision is the storage precision a file written by Save was run
 // in ("float64" for files from before the option).
-func SavedPrecision(path string) (string, error) {
+func SavedPrecision(path string) (string, error) { return savedMeta(path, MetaPrecision, Float64) }
+
+// SavedBoundary is the boundary ("fixed", "periodic" or "free") a file
+// written by Save was run with: what a caller choosing the backend needs
+// before Load (the free boundary runs on the CPU backend only).
+func SavedBoundary(path string) (string, error) { return savedMeta(path, MetaBoundary, "fixed") }
+
+// savedMeta reads one key of a saved file's schema metadata (def when absent).
+func savedMeta(path, key, def string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", errs.Wrap(errs.Format, err, "cannot open %s", path)
@@ -158,10 +166,10 @@ func SavedPrecision(path string) (string, error) {
 	}
 	defer r.Close()
 	md := r.Schema().Metadata()
-	if i := md.FindKey(MetaPrecision); i >= 0 && md.Values()[i] != "" {
+	if i := md.FindKey(key); i >= 0 && md.Values()[i] != "" {
 		return md.Values()[i], nil
 	}
-	return Float64, nil
+	return def, nil
 }
 
 // Load reads a file written by Save and rebuilds the simulation on backend,

@@ -1,6 +1,7 @@
 package pybind
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -95,4 +96,48 @@ func TestWarmBackendThenSelect(t *testing.T) {
 	} else {
 		assert.NotContains(t, first, "unavailable")
 	}
+}
+
+// A free-boundary simulation on backend="auto" runs on the CPU, saying why,
+// on a machine with a GPU too; "cuda" is refused (the GPU tests check that);
+// a saved free-boundary run loads on the CPU the same way.
+func TestAutoBackendTakesTheCPUForTheFreeBoundary(t *testing.T) {
+	b, note, err := selectBackend(backendOptions{Backend: "auto", cpuOnly: freeOnCPU})
+	require.NoError(t, err)
+	assert.Equal(t, "cpu", b.Name())
+	assert.Equal(t, freeOnCPU, note)
+
+	spec := `{"name": "free_scalar", "fields": ["phi"], "params": [], "densities": [], "constraint": "", "gradient": "hand"}`
+	src := `
+#ifndef FG_FUNC
+#define FG_FUNC static inline
+#endif
+#define FG_NCOMP 1
+#define FG_NPARAMS 0
+#define FG_NDENS 0
+typedef struct { double phi[1], dx[1], dy[1], dxx[1], dyy[1], dxy[1]; double x, y; } fg_site;
+typedef struct { double unused_; } fg_params;
+FG_FUNC double fg_energy(const fg_site* s, const fg_params* p) { (void)p; return 0.5 * (s->dx[0] * s->dx[0] + s->dy[0] * s->dy[0]); }
+FG_FUNC void fg_partials(const fg_site* s, const fg_params* p, double* a, double* b, double* c) { (void)p; a[0] = 0; b[0] = s->dx[0]; c[0] = s->dy[0]; }
+FG_FUNC void fg_gradient(const fg_site* s, const fg_params* p, double* out) { (void)p; out[0] = -(s->dxx[0] + s->dyy[0]); }
+FG_FUNC double fg_density(int k, const fg_site* s, const fg_params* p) { (void)k; (void)s; (void)p; return 0; }
+`
+	h, err := NewSimulation(spec, src, 16, 16, 0.1, 0.1, 0, 0, "free", `{"backend": "auto"}`)
+	if err != nil {
+		t.Skipf("no C compiler for the CPU backend: %v", err)
+	}
+	defer ReleaseSimulation(h)
+	d, err := SimDescribe(h)
+	require.NoError(t, err)
+	assert.Contains(t, d, `"backend":"cpu"`)
+	assert.Contains(t, d, freeOnCPU)
+	path := filepath.Join(t.TempDir(), "free.arrow")
+	require.NoError(t, SimSave(h, path))
+	h2, err := LoadSimulation(path, `{"backend": "auto"}`)
+	require.NoError(t, err)
+	defer ReleaseSimulation(h2)
+	d2, err := SimDescribe(h2)
+	require.NoError(t, err)
+	assert.Contains(t, d2, `"backend":"cpu"`)
+	assert.Contains(t, d2, `"boundary":"free"`)
 }

@@ -34,6 +34,10 @@ type simOptions struct {
 	Gradient  string `json:"gradient"` // "auto", "continuum", "consistent"
 }
 
+// freeOnCPU is backend="auto"'s note for the free boundary, whose edge
+// kernels exist on the CPU backend only (backend="cuda" is refused, saying so).
+const freeOnCPU = "the free boundary runs on the CPU backend only"
+
 // NewSimulation compiles a theory (spec JSON and point source, docs/abi.md) for
 // a backend and allocates its field on the lattice. options is JSON:
 // {"backend", "threads", "precision", "gradient"}; precision "float32" is
@@ -56,6 +60,9 @@ func NewSimulation(spec, source string, nx, ny int, hx, hy, ox, oy float64, boun
 	lat, err := lattice(nx, ny, hx, hy, ox, oy, boundary)
 	if err != nil {
 		return 0, bridge(err)
+	}
+	if lat.Boundary == core.Free {
+		o.cpuOnly = freeOnCPU
 	}
 	backend, note, err := selectBackend(o.backendOptions)
 	if err != nil {
@@ -404,6 +411,11 @@ func LoadSimulation(path, options string) (h int64, err error) {
 		if prec, err = core.SavedPrecision(path); err != nil {
 			return 0, bridge(err)
 		}
+	}
+	if b, err := core.SavedBoundary(path); err != nil {
+		return 0, bridge(err)
+	} else if b == "free" {
+		o.cpuOnly = freeOnCPU
 	}
 	backend, note, err := selectBackend(o.backendOptions)
 	if err != nil {

@@ -46,7 +46,8 @@ class Lattice:
       Skyrmions3D.jl and micromagnetics codes. A soliton well inside relaxes to the
       same energy from any starting field. Its gradient is the exact gradient of that
       energy (the ``"consistent"`` form, with the doubler penalty, which ``energy()``
-      includes); CPU backend only.
+      includes); CPU backend only: ``backend="auto"`` runs it on the CPU on a GPU
+      machine too, and ``backend="cuda"`` is refused with a BackendError.
     """
 
     nx: int

@@ -81,7 +81,8 @@ class Simulation:
     ``"periodic"`` (both directions wrap) or ``"free"`` (no site held, the energy
     summed over every site with in-box derivatives at the edges: the natural boundary,
     where a soliton well inside relaxes to the same energy from any starting field;
-    CPU backend only, and its gradient is the ``"consistent"`` form:
+    CPU backend only (``backend="auto"`` takes the CPU for it, ``"cuda"`` is
+    refused), and its gradient is the ``"consistent"`` form:
     ``gradient="continuum"`` is refused). ``fg.Lattice`` says more.
 
     ``gradient``: ``"auto"`` (the continuum Euler-Lagrange form; the consistent form
