@@ -155,7 +155,7 @@ class Complex:
         return Complex(self.re, -self.im)
 
     def abs2(self):
-        """|z|^2 = re^2 + im^2 (no square root)."""
+        """``|z|^2 = re^2 + im^2`` (no square root)."""
         return self.re * self.re + self.im * self.im
 
     def __abs__(self):
@@ -264,7 +264,7 @@ def cross(a, b) -> Vector:
 
 
 def norm2(v):
-    """Squared norm: |v|^2 for a vector, |z|^2 for a complex number, v^2 for a scalar."""
+    """Squared norm: ``|v|^2`` for a vector, ``|z|^2`` for a complex number, ``v^2`` for a scalar."""
     if isinstance(v, Complex):
         return v.abs2()
     if isinstance(v, (Vector, list, tuple)):

@@ -6,11 +6,11 @@
     traj = fg.nbody.integrate(pos, vel, m, dt=1/128, steps=512, every=16, softening=0.01)
     # traj: a pyarrow Table with columns particle, t, x, y, z, vx, vy, vz
 
-Accelerations are a_i = sum_{j != i} m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^{3/2}
+Accelerations are ``a_i = sum_{j != i} m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^{3/2}``
 (eps the Plummer softening), potentials phi_i = -sum_{j != i} m_j / (r_ij^2 + eps^2)^{1/2}.
 ``precision="float32"`` computes the pairwise sums in float32: each component then
-satisfies |a_i - a_i_exact| <= k u sum_j |a_ij| with u = 2^-24 and
-k = ``error_bound_k(N)`` (= N + 19, a worst case; the measured error is ~20 u sum_j |a_ij|).
+satisfies ``|a_i - a_i_exact| <= k u sum_j |a_ij|`` with u = 2^-24 and
+k = ``error_bound_k(N)`` (= N + 19, a worst case; the measured error is ``~20 u sum_j |a_ij|``).
 
 ``integrate`` runs the kick-drift-kick leapfrog in Go. Every ``every`` steps (and at the
 start and the end) it emits a record batch of all bodies; batches go to Python (a Table,
@@ -45,7 +45,7 @@ def unit_roundoff(precision: str = "float64") -> float:
 
 
 def error_bound_k(n: int) -> float:
-    """k in |a_i - a_i_exact| <= k u sum_j |a_ij| for n bodies (per component)."""
+    """k in ``|a_i - a_i_exact| <= k u sum_j |a_ij|`` for n bodies (per component)."""
     return go.NBodyErrorBoundK(int(n))
 
 

@@ -191,7 +191,7 @@ def history_steps(steps) -> np.ndarray:
 
 
 def plot_history(table, ax=None):
-    """Energy (left axis) and max |dE/dphi| (right axis, log) against step.
+    """Energy (left axis) and ``max |dE/dphi|`` (right axis, log) against step.
 
     ``table``: a history from ``minimize`` or ``sim.history`` (pyarrow Table, or
     anything with those columns that pyarrow can read). Returns the Figure.

@@ -62,7 +62,7 @@ class Static:
 
 
 class UnitVector:
-    """Constraint |phi| = 1 over all components; the engine projects onto it."""
+    """Constraint ``|phi| = 1`` over all components; the engine projects onto it."""
 
     spec_name = "unit_vector"
 

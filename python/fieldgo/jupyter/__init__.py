@@ -2,7 +2,7 @@
 
 Loading the extension registers rich displays (a Theory as LaTeX, a Simulation as an
 HTML card, a Field as a picture, a minimize history as a plot of energy and
-max |grad|) and the ``%fieldgo`` line magic (``devices``, ``kernels``, ``cache``,
+``max |grad|``) and the ``%fieldgo`` line magic (``devices``, ``kernels``, ``cache``,
 ``cache clear``). Progress bars and the live field view of ``minimize`` need no
 extension: they are on whenever the code runs in a Jupyter kernel.
 """

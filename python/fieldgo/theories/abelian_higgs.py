@@ -16,7 +16,7 @@ def abelian_higgs(q: float = 1.0, lam: float = 1.0, u: float = 1.0) -> fg.Theory
         \qquad B = \partial_x a_y - \partial_y a_x.
 
     Parameters ``q``, ``lam`` (lambda), ``u`` are dynamic. At lam = q = u = 1 the
-    model is critically coupled: a winding-N vortex has E = pi |N|.
+    model is critically coupled: a winding-N vortex has ``E = pi |N|``.
 
     Densities:
 

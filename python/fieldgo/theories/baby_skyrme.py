@@ -72,7 +72,7 @@ def baby_skyrme(potential: str = "standard", kappa: float = 1.0, mass: float = 1
     dihedral-2       (1 - n1^2)(1 - n3^2) / 2
     aloof            t (1 + t^3) / 2,  t = 1 - n3
     dihedral-3       16 (1 - n3)(1 + 3 n3^2 + 3 n1 n2^2 - n1^3)
-    broken           (1 - n3) |1 - (n1 + i n2)^N|^2   (N: static int)
+    broken           ``(1 - n3) |1 - (n1 + i n2)^N|^2``   (N: static int)
     double vacua     1 - n3^2
     ===============  ================================================
 

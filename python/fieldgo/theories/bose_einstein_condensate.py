@@ -18,7 +18,7 @@ def bose_einstein_condensate(g: float = 1.0, trap: float = 1.0, rotation: float 
     ``rotation`` = Omega (all dynamic); r^2 = x^2 + y^2 uses the site coordinates,
     so the trap is centred on the lattice origin (0, 0).
 
-    Densities: ``density`` = |psi|^2 (its integral is the particle number) and
+    Densities: ``density`` = ``|psi|^2`` (its integral is the particle number) and
     ``angular_momentum`` = Re(psi^* L_z psi).
     """
     theory = fg.Theory("bose_einstein_condensate", fields=["psi_re", "psi_im"],

@@ -18,14 +18,14 @@ def chern_simons_higgs(q: float = 1.0, lam: float = 0.5, kappa: float = 0.5,
             - \tfrac12 |\nabla a_0|^2 - \tfrac12 q^2 a_0^2 |\psi|^2 - \kappa\, a_0 B,
         \qquad D_i\psi = \partial_i\psi - i q A_i \psi,\ B = \partial_x a_y - \partial_y a_x,
 
-    a maximum in a_0 at Gauss's law (Delta - q^2 |psi|^2) a_0 = kappa B, where e
-    integrates to the energy of the static field, with +|grad a_0|^2/2 +
-    q^2 a_0^2 |psi|^2/2 (soliton_solver's energy; it writes D = d + i q A, the same
+    a maximum in a_0 at Gauss's law ``(Delta - q^2 |psi|^2) a_0 = kappa B``, where e
+    integrates to the energy of the static field, with ``+|grad a_0|^2/2 +
+    q^2 a_0^2 |psi|^2/2`` (soliton_solver's energy; it writes D = d + i q A, the same
     theory under A -> -A, kappa -> -kappa). All parameters are dynamic.
 
     Densities: ``vortex_number`` q B / (2 pi), ``magnetic_field`` B,
     ``electric_charge`` -Delta a_0 (soliton_solver's; the Higgs screens a_0, so its
-    integral vanishes for a localised vortex), ``noether_charge`` q^2 a_0 |psi|^2
+    integral vanishes for a localised vortex), ``noether_charge`` ``q^2 a_0 |psi|^2``
     (Gauss's law integrated: -kappa times the flux),
     ``physical_energy`` the static energy density (equal to e's integral at Gauss's law).
     """

@@ -29,13 +29,13 @@ def chiral_magnet(dmi: str = "bloch", demag: bool = True, J: float = 40e-12, K: 
     psi is auxiliary (``auxiliary=["psi"]``): the energy is a maximum in psi, at
     Delta psi = mu div m (the demagnetising field of the magnetic charge
     -div m), where its psi terms equal the demagnetisation energy
-    |grad psi|^2 / (2 mu) >= 0; the flow relaxes m downhill and psi uphill to
+    ``|grad psi|^2 / (2 mu) >= 0``; the flow relaxes m downhill and psi uphill to
     that saddle, as soliton_solver does. With ``demag=False`` the coupling
     -psi div m is left out: psi stays an (idle, zero) component so that fields
     move between the two variants unchanged.
 
     Densities: ``skyrmion_number`` m.(d_x m x d_y m)/(4 pi), ``magnetic_charge``
-    -div m, ``demag_energy`` |grad psi|^2 / (2 mu).
+    -div m, ``demag_energy`` ``|grad psi|^2 / (2 mu)``.
     """
     tensor = dmi_tensor(dmi)
     theory = fg.Theory("chiral_magnet", fields=[*MAGNET, "psi"],

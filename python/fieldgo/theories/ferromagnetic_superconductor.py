@@ -24,7 +24,7 @@ def ferromagnetic_superconductor(q: float = 1.0, a: float = -4.0, b: float = 1.0
     with D_i = d_i - i q A_i and fields independent of z. All parameters are dynamic.
 
     Densities: ``vortex_number`` = q B_z / (2 pi), ``magnetic_field`` = B_z and
-    ``skyrmion_number`` = m . (d_x m x d_y m) / (4 pi |m|^3).
+    ``skyrmion_number`` = m . (d_x m x d_y m) / ``(4 pi |m|^3)``.
     """
     fields = list(MAGNET) + list(GAUGE) + ["psi_re", "psi_im"]
     theory = fg.Theory("ferromagnetic_superconductor", fields=fields,

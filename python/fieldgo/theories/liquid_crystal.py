@@ -36,11 +36,11 @@ def liquid_crystal(deformation: str = "twist", depol: bool = True, K: float = 10
 
     phi_e is auxiliary: the energy is a maximum in it, at
     epsilon Delta phi_e = div P, where the phi_e terms equal the electrostatic energy
-    P.grad(phi_e) / 2 = epsilon |grad phi_e|^2 / 2 >= 0 (soliton_solver's
+    ``P.grad(phi_e) / 2 = epsilon |grad phi_e|^2 / 2 >= 0`` (soliton_solver's
     depolarisation). ``depol=False`` leaves the coupling out (phi_e stays idle).
 
     Densities: ``skyrmion_number``, ``electric_charge`` = -div P (soliton_solver's
-    bound charge), ``electrostatic_energy`` epsilon |grad phi_e|^2 / 2.
+    bound charge), ``electrostatic_energy`` ``epsilon |grad phi_e|^2 / 2``.
     """
     try:
         dmi = _DEFORMATIONS[deformation]

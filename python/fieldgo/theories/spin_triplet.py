@@ -25,7 +25,7 @@ def spin_triplet(q: float = 1.0, a: float = -4.0, b1: float = 3.0, b2: float = 0
     curl A = (d_y a_z, -d_x a_z, d_x a_y - d_y a_x)). All parameters are dynamic.
 
     Densities: ``vortex_number`` = q B_z / (2 pi), ``magnetic_field`` = B_z and
-    ``skyrmion_number`` = m . (d_x m x d_y m) / (4 pi |m|^3).
+    ``skyrmion_number`` = m . (d_x m x d_y m) / ``(4 pi |m|^3)``.
     """
     fields = list(MAGNET) + list(GAUGE) + ["psi1_re", "psi1_im", "psi2_re", "psi2_im"]
     theory = fg.Theory("spin_triplet", fields=fields,
