@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 BRIDGE := python/fieldgo/_bridge/.stamp
 GO_SOURCES := $(shell find core errs kernels pybind -name '*.go' -o -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name '*.tmpl' 2>/dev/null) go.mod go.sum
 
-.PHONY: setup test test-go test-python demo bench clean
+.PHONY: setup test test-go test-python demo bench docs clean
 
 setup: $(VENV)/.installed $(BRIDGE)
 
@@ -34,5 +34,17 @@ demo: setup
 bench: setup
 	$(PY) bench/bridge_bench.py
 
+# The documentation site (docs/conf.py): the guide, the API reference and the notebooks,
+# executed on the CPU, into docs/_build/html; any warning fails the build.
+# Its packages are the `docs` extra of pyproject.toml, read from the installed metadata:
+# reinstalling fieldgo with the extra would rebuild the bridge for nothing.
+$(VENV)/.docs: $(VENV)/.installed
+	$(PY) -c 'import importlib.metadata as m; print("\n".join(r.split(";")[0] for r in m.requires("fieldgo") if "extra == \"docs\"" in r))' > $(VENV)/docs-requirements.txt
+	$(PY) -m pip install -q -r $(VENV)/docs-requirements.txt
+	touch $@
+
+docs: setup $(VENV)/.docs
+	$(PY) -m sphinx -b html -W --keep-going -q docs docs/_build/html
+
 clean:
-	rm -rf $(VENV) .tools python/fieldgo/_bridge build *.egg-info python/*.egg-info
+	rm -rf $(VENV) .tools python/fieldgo/_bridge build *.egg-info python/*.egg-info docs/_build
