@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 BRIDGE := python/fieldgo/_bridge/.stamp
 GO_SOURCES := $(shell find core errs kernels pybind -name '*.go' -o -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name '*.tmpl' 2>/dev/null) go.mod go.sum
 
-.PHONY: setup test test-go test-python demo bench docs clean
+.PHONY: setup test test-go test-python demo bench docs lint clean
 
 setup: $(VENV)/.installed $(BRIDGE)
 
@@ -45,6 +45,28 @@ $(VENV)/.docs: $(VENV)/.installed
 
 docs: setup $(VENV)/.docs
 	$(PY) -m sphinx -b html -W --keep-going -q docs docs/_build/html
+
+# Quality gates, the checks of .pre-commit-config.yaml: gofmt, go vet, staticcheck (a Go
+# tool in go.mod), ruff check and ruff format (pyproject.toml), clang-format on the C and
+# CUDA sources (.clang-format, .clang-format-ignore), mypy on the package. Files git
+# ignores (the generated bridge, build outputs) are not checked. The tools are the `lint`
+# extra, installed like the docs extra, from the installed metadata.
+LINT_GO := git ls-files -co --exclude-standard '*.go'
+LINT_C  := git ls-files -co --exclude-standard '*.c' '*.h' '*.cu' '*.cuh' '*.c.tmpl'
+
+$(VENV)/.lint: $(VENV)/.installed
+	$(PY) -c 'import importlib.metadata as m; print("\n".join(r.split(";")[0] for r in m.requires("fieldgo") if "extra == \"lint\"" in r))' > $(VENV)/lint-requirements.txt
+	$(PY) -m pip install -q -r $(VENV)/lint-requirements.txt
+	touch $@
+
+lint: $(VENV)/.lint
+	@out=$$(gofmt -l $$($(LINT_GO))); if [ -n "$$out" ]; then echo "gofmt -l: not formatted (gofmt -w them):"; echo "$$out"; exit 1; fi
+	go vet ./...
+	go tool staticcheck ./...
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/clang-format --dry-run --Werror $$($(LINT_C))
+	$(VENV)/bin/mypy
 
 clean:
 	rm -rf $(VENV) .tools python/fieldgo/_bridge build *.egg-info python/*.egg-info docs/_build
