@@ -680,7 +680,7 @@ def sweep(
         )
         payloads.append((payload, initial_key))
 
-    seen = {}
+    seen: dict[str, int] = {}
     for k, p in enumerate(points):
         if p.point_id in seen:
             raise ParameterError(
@@ -881,5 +881,6 @@ def _write_parquet(out, table):
 
 
 # fg.sweep.local_cluster(...) reads naturally even though fg.sweep is the function.
-sweep.local_cluster = local_cluster
-sweep.point_id = point_id
+# (Attributes of a function: mypy does not model them.)
+sweep.local_cluster = local_cluster  # type: ignore[attr-defined]
+sweep.point_id = point_id  # type: ignore[attr-defined]

@@ -6,18 +6,22 @@ import fieldgo as fg
 from fieldgo.errors import SpecError
 
 # soliton_solver's potentials V(n); the energy adds mass^2 V(n).
-POTENTIALS = ("standard", "holomorphic", "easy plane", "dihedral-2", "aloof",
-              "dihedral-3", "broken", "double vacua")
+POTENTIALS = ("standard", "holomorphic", "easy plane", "dihedral-2", "aloof", "dihedral-3", "broken", "double vacua")
 
 _ALIASES = {
     "standard": "standard",
     "holomorphic": "holomorphic",
-    "easy plane": "easy plane", "easyplane": "easy plane",
-    "dihedral 2": "dihedral-2", "dihedral2": "dihedral-2",
+    "easy plane": "easy plane",
+    "easyplane": "easy plane",
+    "dihedral 2": "dihedral-2",
+    "dihedral2": "dihedral-2",
     "aloof": "aloof",
-    "dihedral 3": "dihedral-3", "dihedral3": "dihedral-3",
+    "dihedral 3": "dihedral-3",
+    "dihedral3": "dihedral-3",
     "broken": "broken",
-    "double vacua": "double vacua", "doublevacua": "double vacua", "two vacua": "double vacua",
+    "double vacua": "double vacua",
+    "doublevacua": "double vacua",
+    "two vacua": "double vacua",
 }
 
 
@@ -26,8 +30,7 @@ def _canonical(potential: str) -> str:
     try:
         return _ALIASES[key]
     except KeyError:
-        raise SpecError(f"unknown Baby Skyrme potential {potential!r}; "
-                        f"choose one of {', '.join(POTENTIALS)}") from None
+        raise SpecError(f"unknown Baby Skyrme potential {potential!r}; choose one of {', '.join(POTENTIALS)}") from None
 
 
 def potential_value(name: str, n, N=1):
@@ -43,9 +46,9 @@ def potential_value(name: str, n, N=1):
         return 0.5 * (1 - n1 * n1) * (1 - n3 * n3)
     if name == "aloof":
         t = 1 - n3
-        return 0.5 * t * (1 + t ** 3)
+        return 0.5 * t * (1 + t**3)
     if name == "dihedral-3":
-        return 16.0 * (1 - n3) * (1 + 3 * n3 * n3 + 3 * n1 * n2 * n2 - n1 ** 3)
+        return 16.0 * (1 - n3) * (1 + 3 * n3 * n3 + 3 * n1 * n2 * n2 - n1**3)
     if name == "broken":
         w = 1 - fg.complex(n1, n2) ** N
         return (1 - n3) * fg.norm2(w)
@@ -54,8 +57,7 @@ def potential_value(name: str, n, N=1):
     raise SpecError(f"unknown Baby Skyrme potential {name!r}")
 
 
-def baby_skyrme(potential: str = "standard", kappa: float = 1.0, mass: float = 1.0,
-                N: int = 1) -> fg.Theory:
+def baby_skyrme(potential: str = "standard", kappa: float = 1.0, mass: float = 1.0, N: int = 1) -> fg.Theory:
     r"""The Baby Skyrme model, a unit 3-vector field n = (n1, n2, n3):
 
     .. math::
@@ -81,19 +83,18 @@ def baby_skyrme(potential: str = "standard", kappa: float = 1.0, mass: float = 1
     density (soliton_solver's sign and normalisation).
     """
     name = _canonical(potential)
-    params = {"kappa": kappa, "mass": mass}
+    params: dict[str, float | fg.Static] = {"kappa": kappa, "mass": mass}
     if name == "broken":
         params["N"] = fg.Static(int(N))
-    theory = fg.Theory("baby_skyrme", fields=["n1", "n2", "n3"], params=params,
-                       constraint=fg.UnitVector())
+    theory = fg.Theory("baby_skyrme", fields=["n1", "n2", "n3"], params=params, constraint=fg.UnitVector())
 
     @theory.energy_density
     def energy(s, p):
         dn_x, dn_y = s.dx, s.dy
         dirichlet = 0.5 * (fg.norm2(dn_x) + fg.norm2(dn_y))
-        skyrme = 0.5 * p.kappa ** 2 * fg.norm2(fg.cross(dn_x, dn_y))
+        skyrme = 0.5 * p.kappa**2 * fg.norm2(fg.cross(dn_x, dn_y))
         order = p.N if name == "broken" else 1
-        return dirichlet + skyrme + p.mass ** 2 * potential_value(name, s.phi, order)
+        return dirichlet + skyrme + p.mass**2 * potential_value(name, s.phi, order)
 
     @theory.density("charge")
     def charge(s, p):
