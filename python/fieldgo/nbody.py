@@ -118,8 +118,7 @@ def _masses(m, n: int) -> np.ndarray:
 
 
 def _batch(cols: dict) -> pa.RecordBatch:
-    return pa.RecordBatch.from_arrays([pa.array(np.ascontiguousarray(v)) for v in cols.values()],
-                                      names=list(cols))
+    return pa.RecordBatch.from_arrays([pa.array(np.ascontiguousarray(v)) for v in cols.values()], names=list(cols))
 
 
 def _to_go(batch: pa.RecordBatch, fn, *args):
@@ -137,8 +136,16 @@ def _finite_number(v, name: str) -> float:
     return float(v)
 
 
-def accelerations(positions, masses, softening: float = 0.0, precision: str = "float64",
-                  backend: str = "auto", *, potentials: bool = False, threads: int = 0):
+def accelerations(
+    positions,
+    masses,
+    softening: float = 0.0,
+    precision: str = "float64",
+    backend: str = "auto",
+    *,
+    potentials: bool = False,
+    threads: int = 0,
+):
     """Gravitational accelerations (G = 1) of N bodies by direct summation.
 
     positions: (N, 3) float64/float32 numpy array, or Arrow (a table with x, y, z columns,
@@ -154,8 +161,7 @@ def accelerations(positions, masses, softening: float = 0.0, precision: str = "f
     m = _masses(masses, n)
     eps = _finite_number(softening, "softening")
     batch = _batch({"x": x[:, 0], "y": x[:, 1], "z": x[:, 2], "m": m})
-    out = import_batch(_to_go(batch, go.NBodyAccelerations, eps, prec, int(threads), bool(potentials),
-                               backend))
+    out = import_batch(_to_go(batch, go.NBodyAccelerations, eps, prec, int(threads), bool(potentials), backend))
     acc = np.column_stack([out.column(c).to_numpy() for c in ("ax", "ay", "az")]) if n else np.zeros((0, 3))
     if potentials:
         return acc, out.column("phi").to_numpy()
@@ -188,14 +194,27 @@ class _Run:
         n = x.shape[0]
         v = _vectors(velocities, "velocities", n)
         m = _masses(masses, n)
-        batch = _batch({"x": x[:, 0], "y": x[:, 1], "z": x[:, 2], "vx": v[:, 0], "vy": v[:, 1], "vz": v[:, 2],
-                        "m": m})
-        self.h = _to_go(batch, go.NewNBody, _finite_number(dt, "dt"), _finite_number(softening, "softening"),
-                        _precision(precision), int(threads), backend)
+        batch = _batch({"x": x[:, 0], "y": x[:, 1], "z": x[:, 2], "vx": v[:, 0], "vy": v[:, 1], "vz": v[:, 2], "m": m})
+        self.h = _to_go(
+            batch,
+            go.NewNBody,
+            _finite_number(dt, "dt"),
+            _finite_number(softening, "softening"),
+            _precision(precision),
+            int(threads),
+            backend,
+        )
 
     def start(self, steps, every, stream, out, energies_out, queue):
-        go.NBodyStart(self.h, steps, every, stream, os.fspath(out) if out is not None else "",
-                      os.fspath(energies_out) if energies_out is not None else "", int(queue))
+        go.NBodyStart(
+            self.h,
+            steps,
+            every,
+            stream,
+            os.fspath(out) if out is not None else "",
+            os.fspath(energies_out) if energies_out is not None else "",
+            int(queue),
+        )
 
     def batches(self):
         """Yield the streamed batches until the run ends; Ctrl-C cancels it."""
@@ -236,9 +255,24 @@ class _Run:
 _PER_BATCH_KEYS = (b"step", b"time", b"kinetic", b"potential", b"energy")
 
 
-def integrate(positions, velocities, masses, dt: float, steps: int, every: int = 1, softening: float = 0.0,
-              precision: str = "float64", out=None, *, energies_out=None, stream: bool = False,
-              return_energies: bool = False, queue: int = 8, threads: int = 0, backend: str = "auto"):
+def integrate(
+    positions,
+    velocities,
+    masses,
+    dt: float,
+    steps: int,
+    every: int = 1,
+    softening: float = 0.0,
+    precision: str = "float64",
+    out=None,
+    *,
+    energies_out=None,
+    stream: bool = False,
+    return_energies: bool = False,
+    queue: int = 8,
+    threads: int = 0,
+    backend: str = "auto",
+):
     """Leapfrog (kick-drift-kick) integration of N bodies for ``steps`` steps of ``dt``.
 
     A snapshot of every body is taken at the start, every ``every`` steps and at the end.

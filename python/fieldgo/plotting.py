@@ -94,8 +94,16 @@ def figure_png(fig, dpi: int = 100) -> bytes:
 
 def _draw(ax, values, lattice, title, name=None, colorbar=True):
     cmap, vmin, vmax = colormap_for(values, name)
-    im = ax.imshow(values, origin="lower", extent=lattice.extent, cmap=cmap, vmin=vmin, vmax=vmax,
-                   interpolation="nearest", aspect="equal")
+    im = ax.imshow(
+        values,
+        origin="lower",
+        extent=lattice.extent,
+        cmap=cmap,
+        vmin=vmin,
+        vmax=vmax,
+        interpolation="nearest",
+        aspect="equal",
+    )
     ax.set_title(title)
     ax.set_xlabel("x")
     ax.set_ylabel("y")
@@ -136,8 +144,7 @@ def _panels(obj, density, component):
     raise TypeError(f"fg.plot takes a Simulation or a Field, got {type(obj).__name__}")
 
 
-def plot(obj, density: str | None = None, component=None, ax=None, *, colorbar: bool = True,
-         title: str | None = None):
+def plot(obj, density: str | None = None, component=None, ax=None, *, colorbar: bool = True, title: str | None = None):
     """A quick picture of a simulation or field on lattice coordinates.
 
     ``obj``: an ``fg.Simulation`` (default: its energy density; ``density="charge"``
@@ -151,8 +158,7 @@ def plot(obj, density: str | None = None, component=None, ax=None, *, colorbar: 
     panels, lattice = _panels(obj, density, component)
     if ax is not None:
         if len(panels) != 1:
-            raise ValueError(f"ax= takes one panel; this field has {len(panels)} components: "
-                             "pass component=")
+            raise ValueError(f"ax= takes one panel; this field has {len(panels)} components: pass component=")
         label, name, values = panels[0]
         return _draw(ax, values, lattice, title or label, name, colorbar)
     fig, axes = _new_figure(len(panels))

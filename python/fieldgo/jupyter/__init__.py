@@ -13,8 +13,17 @@ from . import display, magics, progress
 from .display import TheoryView, simulation_html, theory_latex
 from .progress import in_notebook
 
-__all__ = ["load_ipython_extension", "unload_ipython_extension", "display", "magics", "progress",
-           "TheoryView", "simulation_html", "theory_latex", "in_notebook"]
+__all__ = [
+    "load_ipython_extension",
+    "unload_ipython_extension",
+    "display",
+    "magics",
+    "progress",
+    "TheoryView",
+    "simulation_html",
+    "theory_latex",
+    "in_notebook",
+]
 
 
 def load_ipython_extension(ip) -> None:

@@ -27,8 +27,7 @@ def abelian_higgs(q: float = 1.0, lam: float = 1.0, u: float = 1.0) -> fg.Theory
     * ``current_x``, ``current_y``: the supercurrent J_i = q Im(conj(psi) D_i psi)
       (equal to -de/dA_i of the matter part; Ampère: curl B = J at a solution).
     """
-    theory = fg.Theory("abelian_higgs", fields=["psi_re", "psi_im", "a_x", "a_y"],
-                       params={"q": q, "lam": lam, "u": u})
+    theory = fg.Theory("abelian_higgs", fields=["psi_re", "psi_im", "a_x", "a_y"], params={"q": q, "lam": lam, "u": u})
 
     def parts(s, p):
         psi = fg.complex_field(s, "psi_re", "psi_im")
@@ -40,7 +39,7 @@ def abelian_higgs(q: float = 1.0, lam: float = 1.0, u: float = 1.0) -> fg.Theory
         psi, dx_psi, dy_psi = parts(s, p)
         b = fg.curl(s, "a_x", "a_y")
         kinetic = 0.5 * (fg.norm2(dx_psi) + fg.norm2(dy_psi))
-        return kinetic + 0.5 * b * b + p.lam / 8 * (p.u ** 2 - fg.norm2(psi.value)) ** 2
+        return kinetic + 0.5 * b * b + p.lam / 8 * (p.u**2 - fg.norm2(psi.value)) ** 2
 
     @theory.density("flux")
     def flux(s, p):

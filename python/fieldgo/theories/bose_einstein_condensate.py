@@ -21,13 +21,14 @@ def bose_einstein_condensate(g: float = 1.0, trap: float = 1.0, rotation: float 
     Densities: ``density`` = ``|psi|^2`` (its integral is the particle number) and
     ``angular_momentum`` = Re(psi^* L_z psi).
     """
-    theory = fg.Theory("bose_einstein_condensate", fields=["psi_re", "psi_im"],
-                       params={"g": g, "trap": trap, "rotation": rotation})
+    theory = fg.Theory(
+        "bose_einstein_condensate", fields=["psi_re", "psi_im"], params={"g": g, "trap": trap, "rotation": rotation}
+    )
 
     def lz(s):
         psi = fg.complex_field(s, "psi_re", "psi_im")
         w = s.x * psi.dy - s.y * psi.dx
-        lz_psi = fg.complex(w.imag, -w.real)          # -i w
+        lz_psi = fg.complex(w.imag, -w.real)  # -i w
         return (psi.value.conj() * lz_psi).real
 
     @theory.energy_density
@@ -35,7 +36,7 @@ def bose_einstein_condensate(g: float = 1.0, trap: float = 1.0, rotation: float 
         psi = fg.complex_field(s, "psi_re", "psi_im")
         rho = fg.norm2(psi.value)
         kinetic = 0.5 * (fg.norm2(psi.dx) + fg.norm2(psi.dy))
-        trap = 0.5 * p.trap ** 2 * (s.x ** 2 + s.y ** 2) * rho
+        trap = 0.5 * p.trap**2 * (s.x**2 + s.y**2) * rho
         return kinetic + trap + 0.5 * p.g * rho * rho - p.rotation * lz(s)
 
     @theory.density("density")

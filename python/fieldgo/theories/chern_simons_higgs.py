@@ -5,8 +5,7 @@ from __future__ import annotations
 import fieldgo as fg
 
 
-def chern_simons_higgs(q: float = 1.0, lam: float = 0.5, kappa: float = 0.5,
-                       u: float = 1.0) -> fg.Theory:
+def chern_simons_higgs(q: float = 1.0, lam: float = 0.5, kappa: float = 0.5, u: float = 1.0) -> fg.Theory:
     r"""Maxwell–Chern–Simons–Higgs (soliton_solver's "Maxwell Chern Simons Higgs",
     its anyon example): a complex scalar psi = psi_re + i psi_im, a gauge field
     A = (a_x, a_y) and the electric potential a_0, an auxiliary field. Static
@@ -29,16 +28,21 @@ def chern_simons_higgs(q: float = 1.0, lam: float = 0.5, kappa: float = 0.5,
     (Gauss's law integrated: -kappa times the flux),
     ``physical_energy`` the static energy density (equal to e's integral at Gauss's law).
     """
-    theory = fg.Theory("chern_simons_higgs", fields=["a_x", "a_y", "psi_re", "psi_im", "a_0"],
-                       params={"q": q, "lam": lam, "kappa": kappa, "u": u}, auxiliary=["a_0"])
+    theory = fg.Theory(
+        "chern_simons_higgs",
+        fields=["a_x", "a_y", "psi_re", "psi_im", "a_0"],
+        params={"q": q, "lam": lam, "kappa": kappa, "u": u},
+        auxiliary=["a_0"],
+    )
 
     def parts(s, p):
         psi = fg.complex_field(s, "psi_re", "psi_im")
         dx_psi, dy_psi = fg.covariant(psi, (s.phi.a_x, s.phi.a_y), p.q)
         b = fg.curl(s, "a_x", "a_y")
-        matter = 0.5 * (fg.norm2(dx_psi) + fg.norm2(dy_psi)) + 0.5 * b * b \
-            + p.lam / 8 * (p.u ** 2 - fg.norm2(psi.value)) ** 2
-        electric = 0.5 * (s.dx.a_0 ** 2 + s.dy.a_0 ** 2) + 0.5 * p.q ** 2 * s.phi.a_0 ** 2 * fg.norm2(psi.value)
+        matter = (
+            0.5 * (fg.norm2(dx_psi) + fg.norm2(dy_psi)) + 0.5 * b * b + p.lam / 8 * (p.u**2 - fg.norm2(psi.value)) ** 2
+        )
+        electric = 0.5 * (s.dx.a_0**2 + s.dy.a_0**2) + 0.5 * p.q**2 * s.phi.a_0**2 * fg.norm2(psi.value)
         return matter, electric, b, psi
 
     @theory.energy_density
@@ -61,7 +65,7 @@ def chern_simons_higgs(q: float = 1.0, lam: float = 0.5, kappa: float = 0.5,
     @theory.density("noether_charge")
     def noether_charge(s, p):
         _, _, _, psi = parts(s, p)
-        return p.q ** 2 * s.phi.a_0 * fg.norm2(psi.value)
+        return p.q**2 * s.phi.a_0 * fg.norm2(psi.value)
 
     @theory.density("physical_energy")
     def physical_energy(s, p):

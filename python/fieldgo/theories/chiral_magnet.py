@@ -8,9 +8,16 @@ from ._chiral import dmi_energy, dmi_tensor
 from ._magnetic import MAGNET, gradient_m2, skyrmion_density
 
 
-def chiral_magnet(dmi: str = "bloch", demag: bool = True, J: float = 40e-12, K: float = 0.8e6,
-                  D: float = 4e-3, M: float = 580e3, B: float = 0.0,
-                  mu0: float = 1.25663706127e-6) -> fg.Theory:
+def chiral_magnet(
+    dmi: str = "bloch",
+    demag: bool = True,
+    J: float = 40e-12,
+    K: float = 0.8e6,
+    D: float = 4e-3,
+    M: float = 580e3,
+    B: float = 0.0,
+    mu0: float = 1.25663706127e-6,
+) -> fg.Theory:
     r"""Chiral magnet (soliton_solver's "Chiral magnet"): a unit magnetisation
     m = (m1, m2, m3) and the magnetostatic potential psi, an auxiliary field,
 
@@ -38,13 +45,17 @@ def chiral_magnet(dmi: str = "bloch", demag: bool = True, J: float = 40e-12, K: 
     -div m, ``demag_energy`` ``|grad psi|^2 / (2 mu)``.
     """
     tensor = dmi_tensor(dmi)
-    theory = fg.Theory("chiral_magnet", fields=[*MAGNET, "psi"],
-                       params={"J": J, "K": K, "D": D, "M": M, "B": B, "mu0": mu0},
-                       constraint=fg.UnitVector(), auxiliary=["psi"])
+    theory = fg.Theory(
+        "chiral_magnet",
+        fields=[*MAGNET, "psi"],
+        params={"J": J, "K": K, "D": D, "M": M, "B": B, "mu0": mu0},
+        constraint=fg.UnitVector(),
+        auxiliary=["psi"],
+    )
 
     def couplings(p):
-        scale = p.J / p.D ** 2
-        return p.K * scale, p.M * p.B * scale, p.mu0 * p.M ** 2 * scale
+        scale = p.J / p.D**2
+        return p.K * scale, p.M * p.B * scale, p.mu0 * p.M**2 * scale
 
     @theory.energy_density
     def energy(s, p):
@@ -53,7 +64,7 @@ def chiral_magnet(dmi: str = "bloch", demag: bool = True, J: float = 40e-12, K: 
         e = 0.5 * gradient_m2(s) + dmi_energy(s, tensor) + h * (1 - m3) + k * (1 - m3 * m3)
         if demag:
             e = e - s.phi.psi * (s.dx.m1 + s.dy.m2)
-        return e - (s.dx.psi ** 2 + s.dy.psi ** 2) / (2 * mu)
+        return e - (s.dx.psi**2 + s.dy.psi**2) / (2 * mu)
 
     @theory.density("skyrmion_number")
     def skyrmion_number(s, p):
@@ -66,6 +77,6 @@ def chiral_magnet(dmi: str = "bloch", demag: bool = True, J: float = 40e-12, K: 
     @theory.density("demag_energy")
     def demag_energy(s, p):
         _, _, mu = couplings(p)
-        return (s.dx.psi ** 2 + s.dy.psi ** 2) / (2 * mu)
+        return (s.dx.psi**2 + s.dy.psi**2) / (2 * mu)
 
     return theory

@@ -7,9 +7,16 @@ import fieldgo as fg
 from ._magnetic import GAUGE, MAGNET, gradient_m2, magnetic_field, magnetisation, skyrmion_density
 
 
-def ferromagnetic_superconductor(q: float = 1.0, a: float = -4.0, b: float = 1.0,
-                                 alpha: float = -1.0, beta: float = 1.0, gamma: float = 1.0,
-                                 eta1: float = 0.0, eta2: float = 0.0) -> fg.Theory:
+def ferromagnetic_superconductor(
+    q: float = 1.0,
+    a: float = -4.0,
+    b: float = 1.0,
+    alpha: float = -1.0,
+    beta: float = 1.0,
+    gamma: float = 1.0,
+    eta1: float = 0.0,
+    eta2: float = 0.0,
+) -> fg.Theory:
     r"""Ferromagnetic superconductor (soliton_solver's README functional): magnetisation
     m = (m1, m2, m3), condensate psi = psi_re + i psi_im, A = (a_x, a_y, a_z),
 
@@ -27,9 +34,11 @@ def ferromagnetic_superconductor(q: float = 1.0, a: float = -4.0, b: float = 1.0
     ``skyrmion_number`` = m . (d_x m x d_y m) / ``(4 pi |m|^3)``.
     """
     fields = list(MAGNET) + list(GAUGE) + ["psi_re", "psi_im"]
-    theory = fg.Theory("ferromagnetic_superconductor", fields=fields,
-                       params={"q": q, "a": a, "b": b, "alpha": alpha, "beta": beta,
-                               "gamma": gamma, "eta1": eta1, "eta2": eta2})
+    theory = fg.Theory(
+        "ferromagnetic_superconductor",
+        fields=fields,
+        params={"q": q, "a": a, "b": b, "alpha": alpha, "beta": beta, "gamma": gamma, "eta1": eta1, "eta2": eta2},
+    )
 
     @theory.energy_density
     def energy(s, p):
@@ -41,11 +50,10 @@ def ferromagnetic_superconductor(q: float = 1.0, a: float = -4.0, b: float = 1.0
         bfield = magnetic_field(s)
         grad_m = gradient_m2(s)
         e = 0.5 * (fg.norm2(dx_psi) + fg.norm2(dy_psi)) + 0.5 * fg.norm2(bfield)
-        e = e + 0.5 * p.gamma ** 2 * grad_m - fg.dot(m, bfield)
+        e = e + 0.5 * p.gamma**2 * grad_m - fg.dot(m, bfield)
         e = e + p.eta1 * m2 * rho + p.eta2 * grad_m * rho
         e = e + 0.5 * p.a * rho + 0.25 * p.b * rho * rho + 0.5 * p.alpha * m2 + 0.25 * p.beta * m2 * m2
-        vacuum = ((p.alpha ** 2 * p.b + p.a ** 2 * p.beta - 4 * p.a * p.alpha * p.eta1)
-                  / (16 * p.eta1 ** 2 - 4 * p.b * p.beta))
+        vacuum = (p.alpha**2 * p.b + p.a**2 * p.beta - 4 * p.a * p.alpha * p.eta1) / (16 * p.eta1**2 - 4 * p.b * p.beta)
         return e - vacuum
 
     @theory.density("vortex_number")

@@ -7,17 +7,26 @@ import math
 
 import fieldgo as fg
 
+from ..errors import SpecError
 from ._chiral import dmi_energy, dmi_tensor
 from ._magnetic import MAGNET, gradient_m2, skyrmion_density
-from ..errors import SpecError
 
 _DEFORMATIONS = {"twist": "bloch", "splay-bend": "neel"}
 
 
-def liquid_crystal(deformation: str = "twist", depol: bool = True, K: float = 10e-12,
-                   P: float = 7.0e-6, d: float = 4e-6, e1: float = 2e-12, e3: float = 4e-12,
-                   w0: float = 1.0, eps0: float = 8.854e-12, voltage: float = 4.0,
-                   delta_eps: float = 3.7) -> fg.Theory:
+def liquid_crystal(
+    deformation: str = "twist",
+    depol: bool = True,
+    K: float = 10e-12,
+    P: float = 7.0e-6,
+    d: float = 4e-6,
+    e1: float = 2e-12,
+    e3: float = 4e-12,
+    w0: float = 1.0,
+    eps0: float = 8.854e-12,
+    voltage: float = 4.0,
+    delta_eps: float = 3.7,
+) -> fg.Theory:
     r"""Chiral nematic liquid crystal (soliton_solver's "Liquid crystal"): a unit
     director n = (m1, m2, m3) and the electrostatic potential phi_e, an auxiliary field,
 
@@ -45,23 +54,35 @@ def liquid_crystal(deformation: str = "twist", depol: bool = True, K: float = 10
     try:
         dmi = _DEFORMATIONS[deformation]
     except KeyError:
-        raise SpecError(f"unknown deformation {deformation!r}: use one of "
-                        f"{', '.join(_DEFORMATIONS)}") from None
+        raise SpecError(f"unknown deformation {deformation!r}: use one of {', '.join(_DEFORMATIONS)}") from None
     tensor = dmi_tensor(dmi)
-    theory = fg.Theory("liquid_crystal", fields=[*MAGNET, "phi_e"],
-                       params={"K": K, "P": P, "d": d, "e1": e1, "e3": e3, "w0": w0,
-                               "eps0": eps0, "voltage": voltage, "delta_eps": delta_eps},
-                       constraint=fg.UnitVector(), auxiliary=["phi_e"])
+    theory = fg.Theory(
+        "liquid_crystal",
+        fields=[*MAGNET, "phi_e"],
+        params={
+            "K": K,
+            "P": P,
+            "d": d,
+            "e1": e1,
+            "e3": e3,
+            "w0": w0,
+            "eps0": eps0,
+            "voltage": voltage,
+            "delta_eps": delta_eps,
+        },
+        constraint=fg.UnitVector(),
+        auxiliary=["phi_e"],
+    )
 
     def couplings(p):
         q0 = 2 * math.pi / p.P
-        pot = 1 / (q0 ** 2 * p.K)
+        pot = 1 / (q0**2 * p.K)
         field = p.voltage / p.d
-        return pot * p.eps0 * p.delta_eps * field ** 2, pot * p.w0, p.K * p.eps0 / p.e1 ** 2
+        return pot * p.eps0 * p.delta_eps * field**2, pot * p.w0, p.K * p.eps0 / p.e1**2
 
     def polarisation(s, p):
         n = (s.phi.m1, s.phi.m2)
-        dn = ((s.dx.m1, s.dx.m2), (s.dy.m1, s.dy.m2))       # dn[j][i] = d_j n_i
+        dn = ((s.dx.m1, s.dx.m2), (s.dy.m1, s.dy.m2))  # dn[j][i] = d_j n_i
         div = s.dx.m1 + s.dy.m2
         r = p.e3 / p.e1
         return [n[i] * div - r * (n[0] * dn[0][i] + n[1] * dn[1][i]) for i in (0, 1)]
@@ -69,9 +90,13 @@ def liquid_crystal(deformation: str = "twist", depol: bool = True, K: float = 10
     def charge(s, p):
         """-div P, from the second derivatives: d_i (n_i div n) - r d_i (n_j d_j n_i)."""
         n = (s.phi.m1, s.phi.m2)
-        d1 = ((s.dx.m1, s.dx.m2), (s.dy.m1, s.dy.m2))       # d1[j][i] = d_j n_i
-        d2 = {(0, 0): (s.dxx.m1, s.dxx.m2), (1, 1): (s.dyy.m1, s.dyy.m2),
-              (0, 1): (s.dxy.m1, s.dxy.m2), (1, 0): (s.dxy.m1, s.dxy.m2)}  # d2[i,j][k] = d_i d_j n_k
+        d1 = ((s.dx.m1, s.dx.m2), (s.dy.m1, s.dy.m2))  # d1[j][i] = d_j n_i
+        d2 = {
+            (0, 0): (s.dxx.m1, s.dxx.m2),
+            (1, 1): (s.dyy.m1, s.dyy.m2),
+            (0, 1): (s.dxy.m1, s.dxy.m2),
+            (1, 0): (s.dxy.m1, s.dxy.m2),
+        }  # d2[i,j][k] = d_i d_j n_k
         div = d1[0][0] + d1[1][1]
         r = p.e3 / p.e1
         total = div * div
@@ -89,7 +114,7 @@ def liquid_crystal(deformation: str = "twist", depol: bool = True, K: float = 10
         if depol:
             pol = polarisation(s, p)
             e = e + pol[0] * s.dx.phi_e + pol[1] * s.dy.phi_e
-        return e - 0.5 * eps * (s.dx.phi_e ** 2 + s.dy.phi_e ** 2)
+        return e - 0.5 * eps * (s.dx.phi_e**2 + s.dy.phi_e**2)
 
     @theory.density("skyrmion_number")
     def skyrmion_number(s, p):
@@ -102,6 +127,6 @@ def liquid_crystal(deformation: str = "twist", depol: bool = True, K: float = 10
     @theory.density("electrostatic_energy")
     def electrostatic_energy(s, p):
         _, _, eps = couplings(p)
-        return 0.5 * eps * (s.dx.phi_e ** 2 + s.dy.phi_e ** 2)
+        return 0.5 * eps * (s.dx.phi_e**2 + s.dy.phi_e**2)
 
     return theory

@@ -7,9 +7,16 @@ import fieldgo as fg
 from ._magnetic import GAUGE, MAGNET, gradient_m2, magnetic_field, magnetisation, skyrmion_density
 
 
-def spin_triplet(q: float = 1.0, a: float = -4.0, b1: float = 3.0, b2: float = 0.5,
-                 c: float = -0.5, alpha: float = -1.0, beta: float = 1.0,
-                 gamma: float = 1.0) -> fg.Theory:
+def spin_triplet(
+    q: float = 1.0,
+    a: float = -4.0,
+    b1: float = 3.0,
+    b2: float = 0.5,
+    c: float = -0.5,
+    alpha: float = -1.0,
+    beta: float = 1.0,
+    gamma: float = 1.0,
+) -> fg.Theory:
     r"""Spin-triplet superconducting ferromagnet (soliton_solver's README functional):
     magnetisation m = (m1, m2, m3), two condensates psi_1, psi_2 and A = (a_x, a_y, a_z),
 
@@ -28,9 +35,11 @@ def spin_triplet(q: float = 1.0, a: float = -4.0, b1: float = 3.0, b2: float = 0
     ``skyrmion_number`` = m . (d_x m x d_y m) / ``(4 pi |m|^3)``.
     """
     fields = list(MAGNET) + list(GAUGE) + ["psi1_re", "psi1_im", "psi2_re", "psi2_im"]
-    theory = fg.Theory("spin_triplet", fields=fields,
-                       params={"q": q, "a": a, "b1": b1, "b2": b2, "c": c,
-                               "alpha": alpha, "beta": beta, "gamma": gamma})
+    theory = fg.Theory(
+        "spin_triplet",
+        fields=fields,
+        params={"q": q, "a": a, "b1": b1, "b2": b2, "c": c, "alpha": alpha, "beta": beta, "gamma": gamma},
+    )
 
     @theory.energy_density
     def energy(s, p):
@@ -50,9 +59,9 @@ def spin_triplet(q: float = 1.0, a: float = -4.0, b1: float = 3.0, b2: float = 0
         e = e + 0.5 * fg.norm2(b)
         e = e + 0.5 * p.a * (rho[0] + rho[1]) + 0.25 * p.b1 * (rho[0] ** 2 + rho[1] ** 2)
         e = e + p.b2 * rho[0] * rho[1] + p.c * 2 * (psi1 * psi2.conj()).real
-        e = e + 0.5 * p.alpha * m2 + 0.25 * p.beta * m2 * m2 + 0.5 * p.gamma ** 2 * gradient_m2(s)
+        e = e + 0.5 * p.alpha * m2 + 0.25 * p.beta * m2 * m2 + 0.5 * p.gamma**2 * gradient_m2(s)
         e = e - fg.dot(m, b)
-        return e + (p.a + 2 * p.c) ** 2 / (2 * (p.b1 + 2 * p.b2)) + p.alpha ** 2 / (4 * p.beta)
+        return e + (p.a + 2 * p.c) ** 2 / (2 * (p.b1 + 2 * p.b2)) + p.alpha**2 / (4 * p.beta)
 
     @theory.density("vortex_number")
     def vortex_number(s, p):
