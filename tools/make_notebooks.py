@@ -139,8 +139,8 @@ magnet.display(gradient=True)
     md("""
 Start from a hedgehog with the wrong helicity guessed or not: the flow finds the Bloch
 skyrmion the DMI selects. In a film magnetised along $+z$ its in-plane magnetisation winds
-once counter-clockwise, so its charge $\frac{1}{4\\pi}\\int \\mathbf m\\cdot(\\partial_x\\mathbf m
-\times\\partial_y\\mathbf m)$ is $-1$: `charge=-1`. Parameters are dynamic: changing $B$ or
+once counter-clockwise, so its charge $\\frac{1}{4\\pi}\\int \\mathbf m\\cdot(\\partial_x\\mathbf m
+\\times\\partial_y\\mathbf m)$ is $-1$: `charge=-1`. Parameters are dynamic: changing $B$ or
 $K$ never recompiles.
 """),
     code("""
