@@ -17,16 +17,21 @@ from . import symbolic
 __all__ = ["Vector", "Complex", "complex", "dot", "cross", "norm2", "norm",
            "complex_field", "covariant", "curl"]
 
+# While a theory is traced for display (fieldgo.notation), vectors and complex values also
+# carry their unexpanded form (``_whole``) and dot, norm2, cross keep the operation.
+_shown = symbolic._shown
+
 
 class Vector:
     """A read-only vector over named components."""
 
-    __slots__ = ("_vals", "_names", "_label")
+    __slots__ = ("_vals", "_names", "_label", "_whole")
 
-    def __init__(self, values, names=None, label="vector"):
+    def __init__(self, values, names=None, label="vector", whole=None):
         object.__setattr__(self, "_vals", tuple(values))
         object.__setattr__(self, "_names", tuple(names) if names is not None else None)
         object.__setattr__(self, "_label", label)
+        object.__setattr__(self, "_whole", whole)     # the display trace's form, else None
 
     # --- addressing -------------------------------------------------------------
     def _index(self, key) -> int:
@@ -59,7 +64,7 @@ class Vector:
 
     def _sub(self, idx):
         names = [self._names[i] for i in idx] if self._names else None
-        return Vector([self._vals[i] for i in idx], names, self._label)
+        return _shown(Vector([self._vals[i] for i in idx], names, self._label), "sub", self, idx)
 
     def __getattr__(self, name):
         names = object.__getattribute__(self, "_names")
@@ -95,24 +100,28 @@ class Vector:
         return list(self._vals)
 
     # --- arithmetic ---------------------------------------------------------------
-    def _zip(self, other, op):
+    def _zip(self, other, op, linear):
+        # linear: "vector" for u ± v, "scale" for v * c and v / c (what the display
+        # trace keeps whole; elementwise products and v + c it shows in components)
         if isinstance(other, Vector):
             if len(other) != len(self):
                 diagnostics.raise_trace_error(
                     f"vector lengths differ: {len(self)} and {len(other)}")
-            return Vector([op(a, b) for a, b in zip(self._vals, other._vals)], self._names, "vector")
+            out = Vector([op(a, b) for a, b in zip(self._vals, other._vals)], self._names, "vector")
+            return _shown(out, "vector", self, other, op) if linear == "vector" else out
         if isinstance(other, (numbers.Real, symbolic.Expr)):
-            return Vector([op(a, other) for a in self._vals], self._names, "vector")
+            out = Vector([op(a, other) for a in self._vals], self._names, "vector")
+            return _shown(out, "scale", self, other, op) if linear == "scale" else out
         return NotImplemented
 
-    def __add__(self, o): return self._zip(o, lambda a, b: a + b)
-    def __radd__(self, o): return self._zip(o, lambda a, b: b + a)
-    def __sub__(self, o): return self._zip(o, lambda a, b: a - b)
-    def __rsub__(self, o): return self._zip(o, lambda a, b: b - a)
-    def __mul__(self, o): return self._zip(o, lambda a, b: a * b)
-    def __rmul__(self, o): return self._zip(o, lambda a, b: b * a)
-    def __truediv__(self, o): return self._zip(o, lambda a, b: a / b)
-    def __neg__(self): return Vector([-a for a in self._vals], self._names, "vector")
+    def __add__(self, o): return self._zip(o, lambda a, b: a + b, "vector")
+    def __radd__(self, o): return self._zip(o, lambda a, b: b + a, "vector")
+    def __sub__(self, o): return self._zip(o, lambda a, b: a - b, "vector")
+    def __rsub__(self, o): return self._zip(o, lambda a, b: b - a, "vector")
+    def __mul__(self, o): return self._zip(o, lambda a, b: a * b, "scale")
+    def __rmul__(self, o): return self._zip(o, lambda a, b: b * a, "scale")
+    def __truediv__(self, o): return self._zip(o, lambda a, b: a / b, "scale")
+    def __neg__(self): return _shown(Vector([-a for a in self._vals], self._names, "vector"), "neg", self)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         diagnostics.raise_trace_error(
@@ -134,29 +143,30 @@ class Vector:
 class Complex:
     """A complex number built from two real values (traced or plain)."""
 
-    __slots__ = ("re", "im")
+    __slots__ = ("re", "im", "_whole")
 
     def __init__(self, re, im=0.0):
         object.__setattr__(self, "re", re)
         object.__setattr__(self, "im", im)
+        object.__setattr__(self, "_whole", None)     # the display trace's form, else None
 
     def __setattr__(self, name, value):
         diagnostics.raise_trace_error(f"assigning attribute {name!r} on a complex value")
 
     @property
     def real(self):
-        return self.re
+        return _shown(self.re, "real", self)
 
     @property
     def imag(self):
-        return self.im
+        return _shown(self.im, "imag", self)
 
     def conj(self):
-        return Complex(self.re, -self.im)
+        return _shown(Complex(self.re, -self.im), "complex_op", self, None, _conjugate)
 
     def abs2(self):
         """``|z|^2 = re^2 + im^2`` (no square root)."""
-        return self.re * self.re + self.im * self.im
+        return _shown(self.re * self.re + self.im * self.im, "abs2", self)
 
     def __abs__(self):
         return symbolic.sqrt(self.abs2())
@@ -169,28 +179,32 @@ class Complex:
         if isinstance(o, Complex):
             return o
         if isinstance(o, (numbers.Real, symbolic.Expr)):
-            return Complex(o, 0.0)
+            return _shown(Complex(o, 0.0), "scalar")
         return None
 
     def __add__(self, o):
         o = self._of(o)
-        return NotImplemented if o is None else Complex(self.re + o.re, self.im + o.im)
+        return NotImplemented if o is None else _shown(
+            Complex(self.re + o.re, self.im + o.im), "complex_op", self, o, _add)
 
     __radd__ = __add__
 
     def __sub__(self, o):
         o = self._of(o)
-        return NotImplemented if o is None else Complex(self.re - o.re, self.im - o.im)
+        return NotImplemented if o is None else _shown(
+            Complex(self.re - o.re, self.im - o.im), "complex_op", self, o, _sub)
 
     def __rsub__(self, o):
         o = self._of(o)
-        return NotImplemented if o is None else Complex(o.re - self.re, o.im - self.im)
+        return NotImplemented if o is None else _shown(
+            Complex(o.re - self.re, o.im - self.im), "complex_op", o, self, _sub)
 
     def __mul__(self, o):
         o = self._of(o)
         if o is None:
             return NotImplemented
-        return Complex(self.re * o.re - self.im * o.im, self.re * o.im + self.im * o.re)
+        return _shown(Complex(self.re * o.re - self.im * o.im, self.re * o.im + self.im * o.re),
+                      "complex_op", self, o, _mul)
 
     __rmul__ = __mul__
 
@@ -200,14 +214,14 @@ class Complex:
             return NotImplemented
         d = o.abs2()
         n = self * o.conj()
-        return Complex(n.re / d, n.im / d)
+        return _shown(Complex(n.re / d, n.im / d), "complex_op", self, o, _div)
 
     def __rtruediv__(self, o):
         o = self._of(o)
         return NotImplemented if o is None else o / self
 
     def __neg__(self):
-        return Complex(-self.re, -self.im)
+        return _shown(Complex(-self.re, -self.im), "complex_op", self, None, _neg)
 
     def __pow__(self, n):
         # Integer powers unroll into products: exact, and cheap for small n.
@@ -238,29 +252,43 @@ class Complex:
 
 def complex(re, im=0.0) -> Complex:  # noqa: A001  (fg.complex reads as the maths does)
     """The complex number re + i im."""
-    return Complex(re, im)
+    return _shown(Complex(re, im), "complex")
+
+
+# What the display trace does to the unexpanded forms of complex values.
+def _add(a, b): return a + b
+def _sub(a, b): return a - b
+def _mul(a, b): return a * b
+def _div(a, b): return a / b
+def _neg(a): return -a
+
+
+def _conjugate(a):
+    from ._lazy import sympy
+
+    return sympy.conjugate(a)
 
 
 def dot(a, b):
     """Euclidean dot product of two vectors (any sequences of equal length)."""
-    a, b = list(a), list(b)
-    if len(a) != len(b):
-        diagnostics.raise_trace_error(f"fg.dot of vectors of lengths {len(a)} and {len(b)}")
-    total = a[0] * b[0]
-    for x, y in zip(a[1:], b[1:]):
+    u, v = list(a), list(b)
+    if len(u) != len(v):
+        diagnostics.raise_trace_error(f"fg.dot of vectors of lengths {len(u)} and {len(v)}")
+    total = u[0] * v[0]
+    for x, y in zip(u[1:], v[1:]):
         total = total + x * y
-    return total
+    return _shown(total, "dot", a, b)
 
 
 def cross(a, b) -> Vector:
     """Cross product of two 3-vectors."""
-    a, b = list(a), list(b)
-    if len(a) != 3 or len(b) != 3:
+    u, v = list(a), list(b)
+    if len(u) != 3 or len(v) != 3:
         diagnostics.raise_trace_error(
-            f"fg.cross needs two 3-vectors, got lengths {len(a)} and {len(b)}")
-    return Vector([a[1] * b[2] - a[2] * b[1],
-                   a[2] * b[0] - a[0] * b[2],
-                   a[0] * b[1] - a[1] * b[0]])
+            f"fg.cross needs two 3-vectors, got lengths {len(u)} and {len(v)}")
+    return _shown(Vector([u[1] * v[2] - u[2] * v[1],
+                          u[2] * v[0] - u[0] * v[2],
+                          u[0] * v[1] - u[1] * v[0]]), "cross", a, b)
 
 
 def norm2(v):
@@ -287,7 +315,7 @@ class ComplexField:
 
     def _get(self, which):
         v = getattr(self._site, which)
-        return Complex(v[self._re], v[self._im])
+        return _shown(Complex(v[self._re], v[self._im]), "field", which, self._re, self._im)
 
     value = property(lambda self: self._get("phi"), doc="psi at the site")
     dx = property(lambda self: self._get("dx"), doc="d_x psi")
@@ -310,10 +338,11 @@ def covariant(psi: ComplexField, a, q):
     ax, ay = a
     v = psi.value
 
-    def d(dpsi, ai):
+    def d(dpsi, ai, i):
         # -i q A psi = q A (psi.im - i psi.re), written out to keep zeros out of the tree
-        return Complex(dpsi.re + q * ai * v.im, dpsi.im - q * ai * v.re)
-    return d(psi.dx, ax), d(psi.dy, ay)
+        return _shown(Complex(dpsi.re + q * ai * v.im, dpsi.im - q * ai * v.re),
+                      "covariant", v, dpsi, q, ai, i)
+    return d(psi.dx, ax, 0), d(psi.dy, ay, 1)
 
 
 def curl(site, ax: str, ay: str):

@@ -11,6 +11,7 @@ the same user function can be evaluated numerically (``Theory.evaluate``).
 
 from __future__ import annotations
 
+import contextvars
 import math
 import numbers
 
@@ -25,6 +26,18 @@ __all__ = [
 ]
 
 pi = math.pi
+
+# The display trace in progress (fieldgo.notation.show), else None. While one runs, vectors
+# and complex values (fieldgo.algebra) also carry their unexpanded form and fg.dot, fg.norm2,
+# fg.cross, fg.min, fg.max give unevaluated operations; the ordinary trace, and so the
+# generated code, never sees them.
+_notation = contextvars.ContextVar("fieldgo_notation", default=None)
+
+
+def _shown(result, how, *args):
+    """result, or what the display trace in progress makes of it."""
+    n = _notation.get()
+    return result if n is None else n.annotate(result, how, *args)
 
 
 def _unwrap(v):
@@ -241,12 +254,12 @@ def where(cond, a, b):
 def min(a, b):  # noqa: A001
     """The smaller of a and b; traced as a ternary so its derivative is piecewise."""
     if is_traced(a, b):
-        return where(Expr(_unwrap(a)) <= b, a, b)
+        return _shown(where(Expr(_unwrap(a)) <= b, a, b), "min", a, b)
     return a if a <= b else b
 
 
 def max(a, b):  # noqa: A001
     """The larger of a and b."""
     if is_traced(a, b):
-        return where(Expr(_unwrap(a)) >= b, a, b)
+        return _shown(where(Expr(_unwrap(a)) >= b, a, b), "max", a, b)
     return a if a >= b else b
