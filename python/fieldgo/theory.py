@@ -22,7 +22,6 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
-from ._lazy import sympy
 
 from . import derive, diagnostics, native, sourcecache, tracer
 from .errors import ParameterError, ShapeError, SpecError, TraceError
@@ -341,18 +340,12 @@ class Theory:
         return json.dumps(self.spec)
 
     def latex(self) -> str:
-        """LaTeX of the energy density (component names, \\partial_x, parameter names)."""
-        st = self.symbolic()
-        sym = st.symbols
-        names = {}
-        for a, f in enumerate(self.fields):
-            base = sympy.latex(sympy.Symbol(f))
-            names[sym.phi[a]] = base
-            names[sym.dx[a]] = r"\left(\partial_{x} " + base + r"\right)"
-            names[sym.dy[a]] = r"\left(\partial_{y} " + base + r"\right)"
-        for k, s in sym.params.items():
-            names[s] = sympy.latex(sympy.Symbol(k))
-        return sympy.latex(st.energy, symbol_names=names)
+        """LaTeX of the energy density, one line, in the operations it was written with
+        (|\\partial_x \\vec{n}|^2, \\vec{n} \\cdot (...), |\\psi|^2; fieldgo.notation), with
+        component names, \\partial_x and parameter names."""
+        from .jupyter.display import energy_latex
+
+        return energy_latex(self)
 
     def display(self, gradient: bool = False, densities: bool = True):
         """The energy density (and with ``gradient=True`` the gradient, derived or

@@ -269,7 +269,7 @@ def test_vectors_address_by_index_name_attribute_and_slice():
 
 def test_latex_of_the_energy_density():
     tex = fg.theories.baby_skyrme().latex()
-    assert r"\kappa^{2}" in tex and r"\partial_{x} n_{1}" in tex and "mass^{2}" in tex
+    assert r"\kappa^{2}" in tex and r"\partial_{x} \vec{n}" in tex and r"\mathrm{mass}^{2}" in tex
     assert fg.theories.baby_skyrme()._repr_latex_().startswith("$")
 
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 import html
 import math
 import numbers
+import re
 
 from .._lazy import sympy
 from ..errors import ParameterError
 
-__all__ = ["theory_latex", "TheoryView", "simulation_html", "field_png", "history_png",
+__all__ = ["theory_latex", "energy_latex", "TheoryView", "simulation_html", "field_png", "history_png",
            "register", "unregister"]
 
 
@@ -22,16 +23,17 @@ _SECOND = {"dxx": r"\partial_{x}^{2} ", "dyy": r"\partial_{y}^{2} ", "dxy": r"\p
 
 def _symbol_names(theory, symbols) -> dict:
     """SymPy symbol -> LaTeX, in the physicist's notation (component names,
-    partial derivatives, parameter names)."""
+    partial derivatives, parameter names; the printer brackets a derivative where
+    it is raised to a power or multiplied by another)."""
     names = {}
     for a, f in enumerate(theory.fields):
         base = _name(f)
         names[symbols.slot["phi"][a]] = base
-        names[symbols.slot["dx"][a]] = r"\left(\partial_{x} " + base + r"\right)"
-        names[symbols.slot["dy"][a]] = r"\left(\partial_{y} " + base + r"\right)"
+        names[symbols.slot["dx"][a]] = r"\partial_{x} " + base
+        names[symbols.slot["dy"][a]] = r"\partial_{y} " + base
         for slot, op in _SECOND.items():
             if slot in symbols.slot:
-                names[symbols.slot[slot][a]] = r"\left(" + op + base + r"\right)"
+                names[symbols.slot[slot][a]] = op + base
     names[symbols.x] = "x"
     names[symbols.y] = "y"
     for k, s in symbols.params.items():
@@ -96,34 +98,233 @@ def _name(name: str) -> str:
     return tex
 
 
+# A line of a shown equation holds about this many visible characters (sub- and
+# superscripts counted as characters): what a notebook cell shows without a scroll bar.
+LINE_WIDTH = 72
+
+
+def _width(tex: str) -> int:
+    """Roughly how many characters wide tex renders (commands count as one glyph)."""
+    s = re.sub(r"\\(left|right)(?![A-Za-z])", "", tex)
+    s = re.sub(r"\\(mathrm|operatorname|text|vec|overline|tfrac|frac)(?![A-Za-z])", "", s)
+    s = re.sub(r"\\[A-Za-z]+", "x", s)
+    s = re.sub(r"\\.", "x", s)
+    return len(re.sub(r"[{}^_ ]", "", s))
+
+
+def _slot_of(symbols, notation=None):
+    """SymPy symbol -> what it reads: a site slot (phi, dx, ...), "coordinate" or "param"."""
+    out = {s: k for k, syms in symbols.slot.items() for s in syms}
+    out[symbols.x] = out[symbols.y] = "coordinate"
+    out.update({s: "param" for s in symbols.params.values()})
+    if notation is not None:
+        out.update(notation.slots)
+    return out
+
+
+def _derivative_degree(e, slot_of) -> int:
+    """How many derivatives a term carries (|∂n|^2: 2, |∂_x n × ∂_y n|^2: 4): the
+    kinetic terms come first and lowest order first, as physicists write them."""
+    from .. import notation as N
+
+    if e.is_Symbol:
+        return int(slot_of.get(e, "phi") not in ("phi", "coordinate", "param"))
+    if e.is_Pow and e.exp.is_Number:
+        return int(_derivative_degree(e.base, slot_of) * abs(e.exp))
+    if isinstance(e, N._Square):
+        return 2 * _derivative_degree(e.args[0], slot_of)
+    if e.is_Mul or isinstance(e, (N.Dot, N.Cross)):
+        return sum(_derivative_degree(a, slot_of) for a in e.args)
+    return max((_derivative_degree(a, slot_of) for a in e.args), default=0)
+
+
+def _is_constant(term, slot_of) -> bool:
+    """Whether term depends on parameters only (a vacuum energy, say)."""
+    return all(slot_of.get(s) == "param" for s in term.free_symbols)
+
+
+def _ordered_terms(expr, printer, slot_of, notation=None):
+    """The top-level terms of expr as a physicist orders them: terms of second order in
+    derivatives and higher first, then first-order ones (DMI, rotation, couplings), then
+    the potential, then constants; within a group the order the user's code made the
+    operations in (|∂_x n|^2 before |∂_x n × ∂_y n|^2), then SymPy's."""
+    terms = list(printer._as_ordered_terms(expr, order=None)) if expr.is_Add else [expr]
+
+    def key(t):
+        deg = _derivative_degree(t, slot_of)
+        group = 0 if deg >= 2 else 1 if deg else 3 if _is_constant(t, slot_of) else 2
+        return (group, notation.first_made(t) if notation is not None else 0)
+    return sorted(terms, key=key)
+
+
+def _signed(term, printer):
+    """A term as (sign, LaTeX of its magnitude)."""
+    from sympy.core.function import _coeff_isneg
+
+    if _coeff_isneg(term):
+        term = -term
+        tex = printer._print(term)
+        return "-", (r"\left(" + tex + r"\right)" if term.is_Add else tex)
+    return "+", printer._print(term)
+
+
+def _equation(lhs: str, terms, width: int = LINE_WIDTH) -> list:
+    """Rows of an aligned block: ``lhs &= t1 + t2`` and, where a line would pass
+    ``width`` visible characters, ``&\\quad + t3 ...`` lines under it (terms are
+    (sign, LaTeX) pairs; a term never splits)."""
+    if not terms:
+        return [lhs + " &= 0"]
+    lines, line, used = [], "", 0
+    for k, (sign, tex) in enumerate(terms):
+        w = _width(tex) + 3
+        if k and used + w > width and line:
+            lines.append(line)
+            line, used = "", 0
+        if not line:
+            line = ("- " if sign == "-" else "") + tex if not lines else sign + " " + tex
+        else:
+            line += " " + sign + " " + tex
+        used += w
+    lines.append(line)
+    rows = [lhs + " &= " + lines[0]]
+    rows += [r"&\quad " + ln for ln in lines[1:]]
+    return rows
+
+
+def _expression_terms(expr, printer, slot_of, notation=None):
+    return [_signed(t, printer) for t in _ordered_terms(expr, printer, slot_of, notation)]
+
+
+def _gradient_terms(g, own, symbols, printer, slot_of):
+    """A derived gradient component (of field number ``own``), collected: one term per
+    second derivative with its coefficient factored (one \\nabla^2 where the x and y
+    ones share it), the field's own first, then the first-order rest, collected by
+    parameter with each coefficient factored."""
+    order = [own] + [a for a in range(len(symbols.fields)) if a != own]
+    second = [symbols.slot[k][a] for a in order for k in ("dxx", "dyy", "dxy")]
+    params = sorted(symbols.params.values(), key=str)
+    expanded = sympy.expand(g)
+    if not expanded.has(*second):
+        parts, rest = {}, expanded
+    else:
+        parts = sympy.collect(expanded, second, evaluate=False)
+        rest = parts.pop(sympy.S.One, sympy.S.Zero)
+    names = printer._settings["symbol_names"]
+    terms = []
+    for a in order:
+        xx, yy, xy = (symbols.slot[k][a] for k in ("dxx", "dyy", "dxy"))
+        found = [(s, parts[s]) for s in (xx, yy, xy) if s in parts]
+        if xx in parts and yy in parts and sympy.expand(parts[xx] - parts[yy]) == 0:
+            lap = sympy.Symbol(f"laplacian_{a}")
+            names[lap] = r"\nabla^{2} " + _name(symbols.fields[a])
+            printer.rank[lap] = 3
+            found = [(lap, parts[xx])] + [(s, c) for s, c in found if s not in (xx, yy)]
+        for s, c in found:
+            coeff = sympy.factor_terms(sympy.collect(sympy.factor(c), params))
+            sign = "+"
+            if coeff.could_extract_minus_sign():
+                sign, coeff = "-", -coeff
+            if coeff == 1:
+                tex = printer._print(s)
+            elif coeff.is_Add:
+                tex = r"\left(" + printer._print(coeff) + r"\right) " + printer._print(s)
+            else:
+                tex = printer._print(sympy.Mul(coeff, s))
+            terms.append((sign, tex))
+    if rest != 0:
+        rest = sympy.collect(rest, params, func=sympy.factor)
+        terms += _expression_terms(rest, printer, slot_of)
+    return terms
+
+
+_RANK = {"coordinate": 0, "param": 0, "phi": 1, "dx": 2, "dy": 2, "dxx": 3, "dyy": 3, "dxy": 3}
+
+
+def _printer(theory, symbols, notation):
+    from .. import notation as N
+
+    names = _symbol_names(theory, symbols)
+    names.update(notation.names)
+    rank = {s: _RANK[k] for s, k in _slot_of(symbols, notation).items()}
+    return N.Printer(names, set(symbols.params.values()), rank)
+
+
+def _tidy(e):
+    """Numbers as written, and each top-level term with its common factors pulled out
+    (0.5 b b is traced as (b/2)(b): shown as b^2/2)."""
+    e = _tidy_numbers(e) if isinstance(e, sympy.Basic) else sympy.sympify(e)
+    return sympy.Add(*[sympy.factor_terms(t) for t in sympy.Add.make_args(e)])
+
+
+def energy_latex(theory) -> str:
+    """The energy density alone, on one line, in the operations the theory was written
+    with (what ``Theory.latex()`` returns)."""
+    from .. import notation
+
+    st = theory.symbolic()
+    shown = notation.show(theory, st)
+    printer = _printer(theory, st.symbols, shown.notation)
+    terms = _expression_terms(_tidy(shown.energy), printer, _slot_of(st.symbols, shown.notation),
+                              shown.notation)
+    return _equation("e", terms, width=10 ** 9)[0].split(" &= ", 1)[1]
+
+
 def theory_latex(theory, gradient: bool = False, densities: bool = True) -> str:
     """A display-math block: the energy density e, optionally the gradient
     (derived Euler–Lagrange or hand-written) per component, the declared densities,
-    and the theory's fields, constraint and parameter values."""
+    and the theory's fields, constraint and parameter values.
+
+    The energy and densities read as they were written (|∂_x n|^2, n · (∂_x n × ∂_y n),
+    fieldgo.notation), a derived gradient is collected by second derivative, and a
+    long sum continues on further lines (``LINE_WIDTH``)."""
+    from .. import notation
+
     st = theory.symbolic()
-    names = _symbol_names(theory, st.symbols)
+    shown = notation.show(theory, st)
+    printer = _printer(theory, st.symbols, shown.notation)
+    slot_of = _slot_of(st.symbols, shown.notation)
 
-    def tex(expr):
-        return sympy.latex(_tidy_numbers(expr), symbol_names=names, full_prec=False)
+    def terms(expr):
+        return _expression_terms(_tidy(expr), printer, slot_of, shown.notation)
 
-    rows = [r"e &= " + tex(st.energy)]
+    # A long constant (a vacuum energy of the parameters) gets a row of its own: e = ... + e_0.
+    energy = _tidy(shown.energy)
+    constant = sympy.Add(*[t for t in sympy.Add.make_args(energy) if _is_constant(t, slot_of)])
+    if constant != 0 and _width(printer._print(constant)) > LINE_WIDTH // 2:
+        e0 = sympy.Symbol("e_0")
+        printer._settings["symbol_names"][e0] = "e_{0}"
+        slot_of[e0] = "param"
+        rows = _equation("e", terms(energy - constant + e0)) + _equation("e_{0}", terms(constant))
+    else:
+        rows = _equation("e", terms(energy))
     if gradient:
         label = "hand-written" if st.gradient_kind == "hand" else "Euler–Lagrange"
         rows.append(r"&\text{gradient (" + _text(label) + r")}")
-        for f, g in zip(theory.fields, st.gradient):
-            rows.append(r"\frac{\delta E}{\delta " + _name(f) + r"} &= " + tex(g))
+        for a, f in enumerate(theory.fields):
+            lhs = r"\frac{\delta E}{\delta " + _name(f) + "}"
+            if st.gradient_kind == "hand":
+                rows += _equation(lhs, terms(shown.gradient[a]))
+            else:
+                rows += _equation(lhs, _gradient_terms(_tidy(st.gradient[a]), a, st.symbols, printer, slot_of))
     if densities:
-        for name, d in st.densities.items():
-            rows.append(r"\rho_{\text{" + _text(name) + r"}} &= " + tex(d))
+        for name, d in shown.densities.items():
+            rows += _equation(r"\rho_{\text{" + _text(name) + r"}}", terms(d))
     fields = ", ".join(_name(f) for f in theory.fields)
     field_row = r"\text{fields: } & (" + fields + ")"
     if getattr(theory, "constraint", None) is not None:
         field_row += r",\quad \left|\vec{\phi}\right| = 1"
     rows.append(field_row)
-    params = theory.params
-    if params:
-        rows.append(r"\text{parameters: } & " + r",\ ".join(
-            _name(k) + " = " + _value(v) for k, v in params.items()))
+    params = [_name(k) + " = " + _value(v) for k, v in theory.params.items()]
+    if params:                                  # a long list continues on further lines
+        line, lines = [], []
+        for p in params:
+            if line and _width(r",\ ".join(line + [p])) > LINE_WIDTH:
+                lines.append(line)
+                line = []
+            line.append(p)
+        lines.append(line)
+        rows.append(r"\text{parameters: } & " + r",\ ".join(lines[0]) + ("," if len(lines) > 1 else ""))
+        rows += ["& " + r",\ ".join(ln) + ("," if k < len(lines) - 2 else "") for k, ln in enumerate(lines[1:])]
     return "$$\n\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}\n$$"
 
 
