@@ -56,7 +56,7 @@ nb_merge_streams = True
 # --- API reference --------------------------------------------------------------------
 autosummary_generate = False  # the pages in api/ are written by hand
 autodoc_member_order = "bysource"
-autodoc_typehints = "description"
+autodoc_typehints = "signature"
 autodoc_default_options = {"undoc-members": False}
 napoleon_google_docstring = False
 napoleon_numpy_docstring = True
@@ -67,3 +67,9 @@ html_title = "fieldgo"
 html_static_path: list[str] = []
 html_show_sourcelink = False
 html_last_updated_fmt = None
+
+
+def setup(app):
+    # MathJax on every page, not only on pages with equations: the sidebar shows
+    # notebook titles with math on all of them.
+    app.set_html_assets_policy("always")

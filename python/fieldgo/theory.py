@@ -341,8 +341,8 @@ class Theory:
 
     def latex(self) -> str:
         """LaTeX of the energy density, one line, in the operations it was written with
-        (|\\partial_x \\vec{n}|^2, \\vec{n} \\cdot (...), |\\psi|^2; fieldgo.notation), with
-        component names, \\partial_x and parameter names."""
+        (``|\\partial_x \\vec{n}|^2``, ``\\vec{n} \\cdot (...)``, ``|\\psi|^2``; fieldgo.notation), with
+        component names, ``\\partial_x`` and parameter names."""
         from .jupyter.display import energy_latex
 
         return energy_latex(self)
