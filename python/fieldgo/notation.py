@@ -24,17 +24,38 @@ from sympy.printing.latex import LatexPrinter
 from sympy.printing.precedence import PRECEDENCE
 
 from . import symbolic, tracer
-from .algebra import Complex, Vector
+from .algebra import Vector
 from .symbolic import Expr, to_sympy
 
-__all__ = ["show", "Shown", "Printer", "VecNorm2", "Dot", "Cross", "Component", "Abs2", "Re", "Im",
-           "Maximum", "Minimum", "Covariant", "operand"]
+__all__ = [
+    "show",
+    "Shown",
+    "Printer",
+    "VecNorm2",
+    "Dot",
+    "Cross",
+    "Component",
+    "Abs2",
+    "Re",
+    "Im",
+    "Maximum",
+    "Minimum",
+    "Covariant",
+    "operand",
+]
 
-_SLOT_TEX = {"phi": "", "dx": r"\partial_{x} ", "dy": r"\partial_{y} ",
-             "dxx": r"\partial_{x}^{2} ", "dyy": r"\partial_{y}^{2} ", "dxy": r"\partial_{x}\partial_{y} "}
+_SLOT_TEX = {
+    "phi": "",
+    "dx": r"\partial_{x} ",
+    "dy": r"\partial_{y} ",
+    "dxx": r"\partial_{x}^{2} ",
+    "dyy": r"\partial_{y}^{2} ",
+    "dxy": r"\partial_{x}\partial_{y} ",
+}
 
 
 # --- the unevaluated operations ------------------------------------------------------
+
 
 def operand(printer, e) -> str:
     """e as an operand of ·, × or a covariant derivative: bracketed unless it is one symbol,
@@ -74,16 +95,19 @@ class _Square(_RealScalar):
 
 class VecNorm2(_Square):
     """|v|² of a vector."""
+
     nargs = 1
 
 
 class Abs2(_Square):
     """|z|² of a complex value."""
+
     nargs = 1
 
 
 class Dot(_RealScalar):
     """u · v."""
+
     nargs = 2
 
     def _latex(self, printer, exp=None):
@@ -93,6 +117,7 @@ class Dot(_RealScalar):
 
 class Cross(sympy.Function):
     """u × v (vector-valued: it only appears inside the operations above)."""
+
     nargs = 2
 
     def _latex(self, printer, exp=None):
@@ -101,6 +126,7 @@ class Cross(sympy.Function):
 
 class Component(_RealScalar):
     """(v)_j: the component j (0-based, shown 1-based) of a vector-valued operation."""
+
     nargs = 2
 
     def _latex(self, printer, exp=None):
@@ -135,17 +161,20 @@ class _Extremum(_RealScalar):
 
 class Maximum(_Extremum):
     """max(a, b) as written (fg.max), not as the ternary the code uses."""
+
     op = "max"
 
 
 class Minimum(_Extremum):
     """min(a, b) as written (fg.min)."""
+
     op = "min"
 
 
 class Covariant(sympy.Function):
     """(∂_i − i q a_i) ψ, written out so the display needs no separate definition of D_i.
     Arguments: ψ, ∂_i ψ, q, a_i, i (0 for x, 1 for y)."""
+
     nargs = 5
 
     def _latex(self, printer, exp=None):
@@ -158,11 +187,12 @@ class Covariant(sympy.Function):
 
 # --- the trace ---------------------------------------------------------------------------
 
+
 @dataclass
 class _Vec:
     slot: str
     names: tuple
-    components: tuple          # SymPy symbols of the ordinary trace
+    components: tuple  # SymPy symbols of the ordinary trace
 
 
 class Notation:
@@ -171,11 +201,11 @@ class Notation:
 
     def __init__(self, symbols: tracer.Symbols):
         self.symbols = symbols
-        self.vectors: dict = {}      # Symbol -> _Vec
-        self.complexes: dict = {}    # Symbol -> (re, im) SymPy expressions
-        self.names: dict = {}        # Symbol -> LaTeX
-        self.slots: dict = {}        # Symbol -> the site slot it stands for (phi, dx, ...)
-        self.order: dict = {}        # operation -> when the user's code made it (for term order)
+        self.vectors: dict = {}  # Symbol -> _Vec
+        self.complexes: dict = {}  # Symbol -> (re, im) SymPy expressions
+        self.names: dict = {}  # Symbol -> LaTeX
+        self.slots: dict = {}  # Symbol -> the site slot it stands for (phi, dx, ...)
+        self.order: dict = {}  # operation -> when the user's code made it (for term order)
         self.component = {c: (k, a) for k, cs in symbols.slot.items() for a, c in enumerate(cs)}
 
     # symbols for whole vectors and complex fields
@@ -183,11 +213,11 @@ class Notation:
         fields = self.symbols.fields
         names = tuple(fields[i] for i in idx)
         if len(idx) < 2:
-            return None           # (∂_x u)^2 reads better than |∂_x \vec u|^2
+            return None  # (∂_x u)^2 reads better than |∂_x \vec u|^2
         base = _vector_base(names)
         if base is None:
             if len(idx) != len(fields):
-                return None       # an assortment of components: shown in components
+                return None  # an assortment of components: shown in components
             body = r"\vec{\phi}"
         else:
             body = r"\vec{" + _name(base) + "}"
@@ -198,7 +228,7 @@ class Notation:
             self.slots[sym] = slot
         return sym
 
-    def complex_field(self, slot: str, re_name: str, im_name: str, value: Complex):
+    def complex_field(self, slot: str, re_name: str, im_name: str, value):
         stem = _complex_stem(re_name, im_name)
         if stem is None:
             return None
@@ -280,13 +310,17 @@ class Notation:
         if re_ in self.component and im_ in self.component:
             (k, a), (k2, b) = self.component[re_], self.component[im_]
             fields = self.symbols.fields
-            if k == k2 and _complex_stem(fields[a], fields[b]) is not None:   # fg.complex(s.phi.psi_re, s.phi.psi_im)
+            if k == k2 and _complex_stem(fields[a], fields[b]) is not None:  # fg.complex(s.phi.psi_re, s.phi.psi_im)
                 return self._set(result, self.complex_field(k, fields[a], fields[b], result))
         w = re_ + sympy.I * im_
-        if w.has(Re, Im):                   # Im(w) - i Re(w) is -i w
-            w2 = sympy.factor_terms(sympy.expand(
-                w.replace(Re, lambda z: (z + sympy.conjugate(z)) / 2)
-                 .replace(Im, lambda z: (z - sympy.conjugate(z)) / (2 * sympy.I))))
+        if w.has(Re, Im):  # Im(w) - i Re(w) is -i w
+            w2 = sympy.factor_terms(
+                sympy.expand(
+                    w.replace(Re, lambda z: (z + sympy.conjugate(z)) / 2).replace(
+                        Im, lambda z: (z - sympy.conjugate(z)) / (2 * sympy.I)
+                    )
+                )
+            )
             if not w2.has(Re, Im) and sympy.count_ops(w2) <= sympy.count_ops(w):
                 w = w2
         return self._set(result, w)
@@ -420,9 +454,13 @@ def _vector_base(names):
 
 def _complex_stem(re_name, im_name):
     for a, b in (("_re", "_im"), ("re", "im"), ("_r", "_i"), ("_real", "_imag")):
-        if re_name.endswith(a) and im_name.endswith(b) and re_name[:-len(a)] == im_name[:-len(b)] \
-                and re_name[:-len(a)]:
-            return re_name[:-len(a)]
+        if (
+            re_name.endswith(a)
+            and im_name.endswith(b)
+            and re_name[: -len(a)] == im_name[: -len(b)]
+            and re_name[: -len(a)]
+        ):
+            return re_name[: -len(a)]
     return None
 
 
@@ -434,23 +472,24 @@ def _name(name: str) -> str:
 
 # --- running ---------------------------------------------------------------------------------
 
+
 @dataclass
 class Shown:
     """A theory's functions traced for display: SymPy expressions in the operations the
     user wrote, or the expanded ones where a shown form did not check out."""
+
     notation: Notation
     energy: object
-    gradient: list | None            # a hand-written gradient's components, else None
+    gradient: list | None  # a hand-written gradient's components, else None
     densities: dict = field(default_factory=dict)
 
 
 def _site(n: Notation, second: bool, role: str) -> tracer.Site:
     sym = n.symbols
     every = list(range(len(sym.fields)))
-    values = {}
+    values: dict = {}
     for k in tracer.SLOTS:
-        values[k] = Vector([Expr(v) for v in sym.slot[k]], sym.fields, f"s.{k}",
-                           whole=n.vector(k, every))
+        values[k] = Vector([Expr(v) for v in sym.slot[k]], sym.fields, f"s.{k}", whole=n.vector(k, every))
     values["x"] = Expr(sym.x)
     values["y"] = Expr(sym.y)
     return tracer.Site(values, second, role)
@@ -474,13 +513,13 @@ def show(theory, st) -> Shown:
     token = symbolic._notation.set(n)
     try:
         energy = checked(theory._energy_fn, "energy_density", st.energy, False)
-        densities = {name: checked(fn, f"density {name!r}", st.densities[name], True)
-                     for name, fn in theory._density_fns.items()}
+        densities = {
+            name: checked(fn, f"density {name!r}", st.densities[name], True) for name, fn in theory._density_fns.items()
+        }
         gradient = None
         if st.gradient_kind == "hand":
             try:
-                out = tracer.gradient_result(theory._gradient_fn, _site(n, True, "gradient"), params,
-                                             theory.fields, 0)
+                out = tracer.gradient_result(theory._gradient_fn, _site(n, True, "gradient"), params, theory.fields, 0)
                 gradient = [to_sympy(v) for v in out]
             except Exception:
                 gradient = list(st.gradient)
@@ -491,6 +530,7 @@ def show(theory, st) -> Shown:
 
 
 # --- printing ---------------------------------------------------------------------------------
+
 
 class Printer(LatexPrinter):
     """SymPy's LaTeX printer with a physicist's habits: parameters and numbers in front as
@@ -533,7 +573,7 @@ class Printer(LatexPrinter):
             tex = self._print(f)
             return tex if alone else r"\left(" + tex + r"\right)"
         if isinstance(f, Dot) and alone:
-            return self._print(f)                 # (1/4 pi) n . (d_x n x d_y n)
+            return self._print(f)  # (1/4 pi) n . (d_x n x d_y n)
         if isinstance(f, Dot) or f.is_Add:
             return r"\left(" + self._print(f) + r"\right)"
         return self.parenthesize(f, PRECEDENCE["Mul"])

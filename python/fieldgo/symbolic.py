@@ -31,7 +31,7 @@ pi = math.pi
 # and complex values (fieldgo.algebra) also carry their unexpanded form and fg.dot, fg.norm2,
 # fg.cross, fg.min, fg.max give unevaluated operations; the ordinary trace, and so the
 # generated code, never sees them.
-_notation = contextvars.ContextVar("fieldgo_notation", default=None)
+_notation: contextvars.ContextVar = contextvars.ContextVar("fieldgo_notation", default=None)
 
 
 def _shown(result, how, *args):

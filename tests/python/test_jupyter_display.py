@@ -142,7 +142,7 @@ def test_energy_line_renders_with_mathtext():
 
     parser = matplotlib.mathtext.MathTextParser("path")
     for theory in (fg.theories.baby_skyrme(), fg.theories.abelian_higgs()):
-        energy = theory.latex().replace(r"\tfrac", r"\frac")
+        energy = D.energy_latex(theory).replace(r"\tfrac", r"\frac")
         width, height, depth, *_ = parser.parse("$" + energy + "$", dpi=72)
         assert width > 10 * height > 0
 

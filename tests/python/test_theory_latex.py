@@ -57,26 +57,35 @@ def variants():
 
 # --- grouping -------------------------------------------------------------------------------
 
+
 def test_baby_skyrme_reads_as_written():
     t = fg.theories.baby_skyrme()
     e = t.latex()
-    assert e == (r"\tfrac{1}{2} \left|\partial_{x} \vec{n}\right|^{2} + \tfrac{1}{2} \left|\partial_{y} \vec{n}\right|^{2}"
-                 r" + \tfrac{\kappa^{2}}{2} \left|\partial_{x} \vec{n} \times \partial_{y} \vec{n}\right|^{2}"
-                 r" + \mathrm{mass}^{2} \left(1 - n_{3}\right)")
+    assert e == (
+        r"\tfrac{1}{2} \left|\partial_{x} \vec{n}\right|^{2}"
+        r" + \tfrac{1}{2} \left|\partial_{y} \vec{n}\right|^{2}"
+        r" + \tfrac{\kappa^{2}}{2} \left|\partial_{x} \vec{n} \times \partial_{y} \vec{n}\right|^{2}"
+        r" + \mathrm{mass}^{2} \left(1 - n_{3}\right)"
+    )
     doc = D.theory_latex(t)
     energy = " ".join(block(doc, "e"))
     assert not re.search(r"\\partial_\{[xy]\} n_", energy), "component products in the energy"
-    assert energy.count("n_{") == 1           # n_3 of the potential only
+    assert energy.count("n_{") == 1  # n_3 of the potential only
     charge = " ".join(block(doc, r"\rho_{\text{charge}}"))
-    assert charge.endswith(r"\tfrac{1}{4 \pi} \vec{n} \cdot \left(\partial_{x} \vec{n} \times \partial_{y} \vec{n}\right)")
+    assert charge.endswith(
+        r"\tfrac{1}{4 \pi} \vec{n} \cdot"
+        r" \left(\partial_{x} \vec{n} \times \partial_{y} \vec{n}\right)"
+    )
 
 
 def test_complex_fields_and_covariant_derivatives_read_as_written():
     doc = D.theory_latex(fg.theories.abelian_higgs())
     energy = " ".join(block(doc, "e"))
-    for want in (r"\tfrac{1}{2} \left|\left(\partial_{x} - i q a_{x}\right) \psi\right|^{2}",
-                 r"\tfrac{1}{2} \left(\partial_{x} a_{y} - \partial_{y} a_{x}\right)^{2}",
-                 r"\tfrac{\mathrm{lam}}{8} \left(u^{2} - \left|\psi\right|^{2}\right)^{2}"):
+    for want in (
+        r"\tfrac{1}{2} \left|\left(\partial_{x} - i q a_{x}\right) \psi\right|^{2}",
+        r"\tfrac{1}{2} \left(\partial_{x} a_{y} - \partial_{y} a_{x}\right)^{2}",
+        r"\tfrac{\mathrm{lam}}{8} \left(u^{2} - \left|\psi\right|^{2}\right)^{2}",
+    ):
         assert want in energy, want
     assert r"\psi_{re}" not in energy
     current = " ".join(block(doc, r"\rho_{\text{current\_x}}"))
@@ -122,7 +131,7 @@ def test_user_theories_scalar_and_unnamed_vector():
 
     @t.energy_density
     def e(s, p):
-        return 0.5 * fg.norm2(s.dx) + 0.5 * s.dy.u ** 2 + 0.5 * s.dy.v ** 2 + p.m * s.phi.u * s.phi.v
+        return 0.5 * fg.norm2(s.dx) + 0.5 * s.dy.u**2 + 0.5 * s.dy.v**2 + p.m * s.phi.u * s.phi.v
 
     tex = t.latex()
     assert r"\tfrac{1}{2} \left|\partial_{x} \vec{\phi}\right|^{2}" in tex
@@ -132,10 +141,12 @@ def test_user_theories_scalar_and_unnamed_vector():
 
     @one.energy_density
     def e1(s, p):
-        return 0.5 * fg.norm2(s.dx) + p.lam / 4 * (s.phi.u ** 2 - 1) ** 2
+        return 0.5 * fg.norm2(s.dx) + p.lam / 4 * (s.phi.u**2 - 1) ** 2
 
-    assert one.latex() == (r"\tfrac{1}{2} \left(\partial_{x} u\right)^{2}"
-                           r" + \tfrac{\mathrm{lam}}{4} \left(u^{2} - 1\right)^{2}")
+    assert one.latex() == (
+        r"\tfrac{1}{2} \left(\partial_{x} u\right)^{2}"
+        r" + \tfrac{\mathrm{lam}}{4} \left(u^{2} - 1\right)^{2}"
+    )
 
 
 def test_a_shown_form_that_disagrees_falls_back_to_components(monkeypatch):
@@ -156,6 +167,7 @@ def test_a_display_trace_that_fails_falls_back(monkeypatch):
 
 # --- the generated code does not change -------------------------------------------------------
 
+
 def test_showing_leaves_the_code_and_later_traces_alone():
     t = fg.theories.baby_skyrme()
     source = t._build({})[1]
@@ -173,15 +185,19 @@ def test_showing_leaves_the_code_and_later_traces_alone():
 
 # --- collected gradients --------------------------------------------------------------------------
 
+
 def test_gradient_is_collected_by_second_derivative():
     doc = D.theory_latex(fg.theories.baby_skyrme(), gradient=True)
     g1 = " ".join(block(doc, r"\frac{\delta E}{\delta n_{1}}"))
-    assert g1.startswith(r"\frac{\delta E}{\delta n_{1}} &= - \left(1 + \kappa^{2} \left(\left(\partial_{y} n_{2}\right)^{2}"
-                         r" + \left(\partial_{y} n_{3}\right)^{2}\right)\right) \partial_{x}^{2} n_{1}")
-    for a in (1, 2, 3):            # each second derivative of each component once
+    assert g1.startswith(
+        r"\frac{\delta E}{\delta n_{1}} &= - \left(1 + \kappa^{2}"
+        r" \left(\left(\partial_{y} n_{2}\right)^{2} + \left(\partial_{y} n_{3}\right)^{2}\right)\right)"
+        r" \partial_{x}^{2} n_{1}"
+    )
+    for a in (1, 2, 3):  # each second derivative of each component once
         for d in (r"\partial_{x}^{2}", r"\partial_{y}^{2}", r"\partial_{x}\partial_{y}"):
             assert g1.count(f"{d} n_{{{a}}}") == 1, (d, a)
-    assert g1.count(r"\kappa") <= 12          # the expanded form repeats kappa^2 in 20 products
+    assert g1.count(r"\kappa") <= 12  # the expanded form repeats kappa^2 in 20 products
 
     higgs = D.theory_latex(fg.theories.abelian_higgs(), gradient=True)
     g = " ".join(block(higgs, r"\frac{\delta E}{\delta \psi_{re}}"))
@@ -206,17 +222,19 @@ def test_hand_written_gradient_reads_as_written():
     doc = D.theory_latex(t, gradient=True)
     assert r"\text{gradient (hand-written)}" in doc
     assert block(doc, r"\frac{\delta E}{\delta n_{3}}")[0].endswith(
-        r"- \partial_{x}^{2} n_{3} - \partial_{y}^{2} n_{3} - k")
+        r"- \partial_{x}^{2} n_{3} - \partial_{y}^{2} n_{3} - k"
+    )
 
 
 # --- long sums over lines -------------------------------------------------------------------------
+
 
 def test_a_long_energy_continues_on_further_lines():
     t = fg.Theory("long", fields=["u"], params={f"c{k}": 1.0 for k in range(24)})
 
     @t.energy_density
     def e(s, p):
-        out = 0.5 * s.dx.u ** 2
+        out = 0.5 * s.dx.u**2
         for k in range(24):
             out = out + p[f"c{k}"] * s.phi.u ** (k + 2)
         return out
@@ -226,7 +244,7 @@ def test_a_long_energy_continues_on_further_lines():
     assert len(energy) >= 3
     assert energy[0].startswith(r"e &= \tfrac{1}{2} \left(\partial_{x} u\right)^{2}")
     assert all(r.startswith(r"&\quad + ") for r in energy[1:])
-    for r in energy:                       # every line within the budget, no term cut
+    for r in energy:  # every line within the budget, no term cut
         assert D._width(r) <= D.LINE_WIDTH + 10, r
     joined = " ".join(energy)
     for k in range(24):
@@ -238,9 +256,13 @@ def test_equation_rows():
     terms = [("+", "a" * 30), ("-", "b" * 30), ("+", "c" * 30), ("-", "d" * 30)]
     assert D._equation("e", terms, width=70) == [
         "e &= " + "a" * 30 + " - " + "b" * 30,
-        r"&\quad + " + "c" * 30 + " - " + "d" * 30]
+        r"&\quad + " + "c" * 30 + " - " + "d" * 30,
+    ]
     assert D._equation("e", [("-", "x")]) == ["e &= - x"]
     assert D._equation("e", []) == ["e &= 0"]
     # a term wider than a line gets a line of its own
     assert D._equation("e", [("+", "y"), ("+", "z" * 200), ("+", "w")], width=70) == [
-        "e &= y", r"&\quad + " + "z" * 200, r"&\quad + w"]
+        "e &= y",
+        r"&\quad + " + "z" * 200,
+        r"&\quad + w",
+    ]

@@ -12,8 +12,16 @@ import re
 from .._lazy import sympy
 from ..errors import ParameterError
 
-__all__ = ["theory_latex", "energy_latex", "TheoryView", "simulation_html", "field_png", "history_png",
-           "register", "unregister"]
+__all__ = [
+    "theory_latex",
+    "energy_latex",
+    "TheoryView",
+    "simulation_html",
+    "field_png",
+    "history_png",
+    "register",
+    "unregister",
+]
 
 
 # --- Theory -> LaTeX ---------------------------------------------------------------
@@ -44,7 +52,7 @@ def _symbol_names(theory, symbols) -> dict:
 def _value(v) -> str:
     """A parameter value in LaTeX (numbers as a physicist writes them)."""
     if isinstance(v, bool) or isinstance(v, str):
-        return r"\text{" + _text(v) + "}"
+        return r"\text{" + _text(str(v)) + "}"
     if isinstance(v, numbers.Real):
         s = f"{float(v):.6g}"
         if "e" in s:
@@ -77,11 +85,14 @@ def _tidy_numbers(expr):
     swaps = {}
     for f in expr.atoms(sympy.Float):
         v = float(f)
-        for guess in (sympy.nsimplify(v, rational=True, tolerance=1e-15 * max(1.0, abs(v))),
-                      sympy.nsimplify(v, [sympy.pi], tolerance=1e-15 * max(1.0, abs(v)))):
+        for guess in (
+            sympy.nsimplify(v, rational=True, tolerance=1e-15 * max(1.0, abs(v))),
+            sympy.nsimplify(v, [sympy.pi], tolerance=1e-15 * max(1.0, abs(v))),
+        ):
             num, den = sympy.fraction(guess)
-            simple = all(sympy.Integer(abs(c)) < 1000 for c in (num.as_coeff_Mul()[0], den.as_coeff_Mul()[0])
-                         if c.is_Integer)
+            simple = all(
+                sympy.Integer(abs(c)) < 1000 for c in (num.as_coeff_Mul()[0], den.as_coeff_Mul()[0]) if c.is_Integer
+            )
             if simple and guess.free_symbols == set() and abs(float(guess) - v) <= 1e-15 * max(1.0, abs(v)):
                 swaps[f] = guess
                 break
@@ -94,7 +105,7 @@ def _name(name: str) -> str:
     tex = sympy.latex(sympy.Symbol(name))
     head = tex.split("_", 1)[0]
     if len(head) > 1 and not head.startswith("\\"):
-        tex = r"\mathrm{" + head + "}" + tex[len(head):]
+        tex = r"\mathrm{" + head + "}" + tex[len(head) :]
     return tex
 
 
@@ -154,6 +165,7 @@ def _ordered_terms(expr, printer, slot_of, notation=None):
         deg = _derivative_degree(t, slot_of)
         group = 0 if deg >= 2 else 1 if deg else 3 if _is_constant(t, slot_of) else 2
         return (group, notation.first_made(t) if notation is not None else 0)
+
     return sorted(terms, key=key)
 
 
@@ -264,9 +276,8 @@ def energy_latex(theory) -> str:
     st = theory.symbolic()
     shown = notation.show(theory, st)
     printer = _printer(theory, st.symbols, shown.notation)
-    terms = _expression_terms(_tidy(shown.energy), printer, _slot_of(st.symbols, shown.notation),
-                              shown.notation)
-    return _equation("e", terms, width=10 ** 9)[0].split(" &= ", 1)[1]
+    terms = _expression_terms(_tidy(shown.energy), printer, _slot_of(st.symbols, shown.notation), shown.notation)
+    return _equation("e", terms, width=10**9)[0].split(" &= ", 1)[1]
 
 
 def theory_latex(theory, gradient: bool = False, densities: bool = True) -> str:
@@ -302,7 +313,7 @@ def theory_latex(theory, gradient: bool = False, densities: bool = True) -> str:
         rows.append(r"&\text{gradient (" + _text(label) + r")}")
         for a, f in enumerate(theory.fields):
             lhs = r"\frac{\delta E}{\delta " + _name(f) + "}"
-            if st.gradient_kind == "hand":
+            if shown.gradient is not None:  # hand-written: as written
                 rows += _equation(lhs, terms(shown.gradient[a]))
             else:
                 rows += _equation(lhs, _gradient_terms(_tidy(st.gradient[a]), a, st.symbols, printer, slot_of))
@@ -315,8 +326,9 @@ def theory_latex(theory, gradient: bool = False, densities: bool = True) -> str:
         field_row += r",\quad \left|\vec{\phi}\right| = 1"
     rows.append(field_row)
     params = [_name(k) + " = " + _value(v) for k, v in theory.params.items()]
-    if params:                                  # a long list continues on further lines
-        line, lines = [], []
+    if params:  # a long list continues on further lines
+        line: list = []
+        lines: list = []
         for p in params:
             if line and _width(r",\ ".join(line + [p])) > LINE_WIDTH:
                 lines.append(line)
@@ -408,7 +420,9 @@ def simulation_html(sim) -> str:
     backend = _e(d.get("backend", "?"))
     device = d.get("device")
     if device:
-        backend += f" — {_e(device if not isinstance(device, dict) else ', '.join(f'{k}: {v}' for k, v in device.items()))}"
+        backend += (
+            f" — {_e(device if not isinstance(device, dict) else ', '.join(f'{k}: {v}' for k, v in device.items()))}"
+        )
     if d.get("backend_note"):
         backend += f"<br><span class='note'>{_e(d['backend_note'])}</span>"
     gradient = _e(d.get("gradient", "?"))
@@ -418,11 +432,17 @@ def simulation_html(sim) -> str:
         gradient += f", doubler penalty {_num(d['penalty'], 'g')}"
     params = ", ".join(f"{_e(k)} = {_num(v, 'g')}" for k, v in sim.params.items()) or "none"
     head = [
-        ("theory", f"{_e(theory.name)}: fields ({_e(', '.join(theory.fields))})"
-                   + (", |φ| = 1" if spec.get("constraint") == "unit_vector" else "")),
+        (
+            "theory",
+            f"{_e(theory.name)}: fields ({_e(', '.join(theory.fields))})"
+            + (", |φ| = 1" if spec.get("constraint") == "unit_vector" else ""),
+        ),
         ("parameters", params),
-        ("lattice", f"{lat.nx} × {lat.ny} sites, spacing ({lat.hx:.6g}, {lat.hy:.6g}), "
-                    f"x ∈ [{x0:.4g}, {x1:.4g}], y ∈ [{y0:.4g}, {y1:.4g}]"),
+        (
+            "lattice",
+            f"{lat.nx} × {lat.ny} sites, spacing ({lat.hx:.6g}, {lat.hy:.6g}), "
+            f"x ∈ [{x0:.4g}, {x1:.4g}], y ∈ [{y0:.4g}, {y1:.4g}]",
+        ),
         ("boundary", _e(lat.boundary)),
         ("backend", backend),
         ("precision", _e(d.get("precision", "float64"))),
@@ -438,15 +458,26 @@ def simulation_html(sim) -> str:
     flow = d.get("flow")
     if flow:
         status = "converged" if flow.get("converged") else ("stopped" if flow.get("done") else "in progress")
-        state.append(("flow", f"step {int(flow.get('step', 0))}, max |grad| {_num(flow.get('max_grad'), '.3e')}, "
-                              f"{int(flow.get('resets', 0))} arrests, {status}"))
+        state.append(
+            (
+                "flow",
+                f"step {int(flow.get('step', 0))}, max |grad| {_num(flow.get('max_grad'), '.3e')}, "
+                f"{int(flow.get('resets', 0))} arrests, {status}",
+            )
+        )
     else:
         state.append(("flow", "not started"))
-    return (_CSS + "<div class='fieldgo-card'><h4>fieldgo Simulation</h4><table>"
-            + _rows(head) + _rows(state) + "</table></div>")
+    return (
+        _CSS
+        + "<div class='fieldgo-card'><h4>fieldgo Simulation</h4><table>"
+        + _rows(head)
+        + _rows(state)
+        + "</table></div>"
+    )
 
 
 # --- Field and history -> PNG ----------------------------------------------------------
+
 
 def field_png(field) -> bytes | None:
     """Every component of the field as a PNG (lattice coordinates on the axes)."""
@@ -469,6 +500,7 @@ def history_png(table) -> bytes | None:
 
 
 # --- IPython hooks ------------------------------------------------------------------
+
 
 def _hooks():
     import pyarrow as pa
