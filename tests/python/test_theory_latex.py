@@ -71,6 +71,7 @@ def test_baby_skyrme_reads_as_written():
     energy = " ".join(block(doc, "e"))
     assert not re.search(r"\\partial_\{[xy]\} n_", energy), "component products in the energy"
     assert energy.count("n_{") == 1  # n_3 of the potential only
+    assert r"(n_{1}, n_{2}, n_{3}),\quad \left|\vec{n}\right| = 1" in doc
     charge = " ".join(block(doc, r"\rho_{\text{charge}}"))
     assert charge.endswith(
         r"\tfrac{1}{4 \pi} \vec{n} \cdot"
@@ -97,6 +98,7 @@ def test_sub_vectors_cross_components_and_max():
     energy = " ".join(block(doc, "e"))
     assert r"\tfrac{1}{2} \left|\partial_{x} \vec{m}\right|^{2}" in energy
     assert r"- \left(\vec{m} \times \partial_{x} \vec{m}\right)_{1}" in energy
+    assert r"(m_{1}, m_{2}, m_{3}, \psi),\quad \left|\vec{m}\right| = 1" in doc  # psi is auxiliary
     sky = " ".join(block(doc, r"\rho_{\text{skyrmion\_number}}"))
     assert r"\left|\vec{m}\right|^{3}" in sky
     gl = D.theory_latex(fg.theories.anisotropic_gl())

@@ -323,7 +323,11 @@ def theory_latex(theory, gradient: bool = False, densities: bool = True) -> str:
     fields = ", ".join(_name(f) for f in theory.fields)
     field_row = r"\text{fields: } & (" + fields + ")"
     if getattr(theory, "constraint", None) is not None:
-        field_row += r",\quad \left|\vec{\phi}\right| = 1"
+        # the unit vector by its name where it has one (|\vec{n}| = 1); auxiliary fields are not in it
+        aux = set(getattr(theory, "auxiliary", ()))
+        unit = shown.notation.vector("phi", [a for a, f in enumerate(theory.fields) if f not in aux])
+        vec = shown.notation.names.get(unit, r"\vec{\phi}")
+        field_row += r",\quad \left|" + vec + r"\right| = 1"
     rows.append(field_row)
     params = [_name(k) + " = " + _value(v) for k, v in theory.params.items()]
     if params:  # a long list continues on further lines
