@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import numbers
 
-from . import diagnostics
-from . import symbolic
+from . import diagnostics, symbolic
 
-__all__ = ["Vector", "Complex", "complex", "dot", "cross", "norm2", "norm",
-           "complex_field", "covariant", "curl"]
+__all__ = ["Vector", "Complex", "complex", "dot", "cross", "norm2", "norm", "complex_field", "covariant", "curl"]
 
 # While a theory is traced for display (fieldgo.notation), vectors and complex values also
 # carry their unexpanded form (``_whole``) and dot, norm2, cross keep the operation.
@@ -31,28 +29,25 @@ class Vector:
         object.__setattr__(self, "_vals", tuple(values))
         object.__setattr__(self, "_names", tuple(names) if names is not None else None)
         object.__setattr__(self, "_label", label)
-        object.__setattr__(self, "_whole", whole)     # the display trace's form, else None
+        object.__setattr__(self, "_whole", whole)  # the display trace's form, else None
 
     # --- addressing -------------------------------------------------------------
     def _index(self, key) -> int:
         if isinstance(key, bool) or symbolic.is_traced(key):
-            diagnostics.raise_trace_error(
-                f"index {key!r} into {self._label} must be a static int or component name")
+            diagnostics.raise_trace_error(f"index {key!r} into {self._label} must be a static int or component name")
         if isinstance(key, numbers.Integral):
             k = int(key)
             if not -len(self._vals) <= k < len(self._vals):
                 diagnostics.raise_trace_error(
-                    f"component index {k} out of range for {self._label} "
-                    f"with {len(self._vals)} components")
+                    f"component index {k} out of range for {self._label} with {len(self._vals)} components"
+                )
             return k % len(self._vals)
         if isinstance(key, str):
             if self._names is None or key not in self._names:
                 known = ", ".join(self._names or ())
-                diagnostics.raise_trace_error(
-                    f"unknown component name {key!r} in {self._label} (components: {known})")
+                diagnostics.raise_trace_error(f"unknown component name {key!r} in {self._label} (components: {known})")
             return self._names.index(key)
-        diagnostics.raise_trace_error(
-            f"{self._label} is indexed by int or component name, not {type(key).__name__}")
+        diagnostics.raise_trace_error(f"{self._label} is indexed by int or component name, not {type(key).__name__}")
 
     def __getitem__(self, key):
         if isinstance(key, slice):
@@ -71,17 +66,17 @@ class Vector:
         if names and name in names:
             return self._vals[names.index(name)]
         if name.startswith("__") or not diagnostics._active:
-            raise AttributeError(name)          # introspection outside a trace stays polite
+            raise AttributeError(name)  # introspection outside a trace stays polite
         label = object.__getattribute__(self, "_label")
         diagnostics.raise_trace_error(
-            f"unknown component name {name!r} in {label} (components: {', '.join(names or ())})")
+            f"unknown component name {name!r} in {label} (components: {', '.join(names or ())})"
+        )
 
     def __setattr__(self, name, value):
         diagnostics.raise_trace_error(f"assigning attribute {name!r} on {self._label}")
 
     def __setitem__(self, key, value):
-        diagnostics.raise_trace_error(
-            f"assignment to {self._label}[{key!r}]: site values are read-only")
+        diagnostics.raise_trace_error(f"assignment to {self._label}[{key!r}]: site values are read-only")
 
     def __len__(self):
         return len(self._vals)
@@ -105,8 +100,7 @@ class Vector:
         # trace keeps whole; elementwise products and v + c it shows in components)
         if isinstance(other, Vector):
             if len(other) != len(self):
-                diagnostics.raise_trace_error(
-                    f"vector lengths differ: {len(self)} and {len(other)}")
+                diagnostics.raise_trace_error(f"vector lengths differ: {len(self)} and {len(other)}")
             out = Vector([op(a, b) for a, b in zip(self._vals, other._vals)], self._names, "vector")
             return _shown(out, "vector", self, other, op) if linear == "vector" else out
         if isinstance(other, (numbers.Real, symbolic.Expr)):
@@ -114,27 +108,40 @@ class Vector:
             return _shown(out, "scale", self, other, op) if linear == "scale" else out
         return NotImplemented
 
-    def __add__(self, o): return self._zip(o, lambda a, b: a + b, "vector")
-    def __radd__(self, o): return self._zip(o, lambda a, b: b + a, "vector")
-    def __sub__(self, o): return self._zip(o, lambda a, b: a - b, "vector")
-    def __rsub__(self, o): return self._zip(o, lambda a, b: b - a, "vector")
-    def __mul__(self, o): return self._zip(o, lambda a, b: a * b, "scale")
-    def __rmul__(self, o): return self._zip(o, lambda a, b: b * a, "scale")
-    def __truediv__(self, o): return self._zip(o, lambda a, b: a / b, "scale")
-    def __neg__(self): return _shown(Vector([-a for a in self._vals], self._names, "vector"), "neg", self)
+    def __add__(self, o):
+        return self._zip(o, lambda a, b: a + b, "vector")
+
+    def __radd__(self, o):
+        return self._zip(o, lambda a, b: b + a, "vector")
+
+    def __sub__(self, o):
+        return self._zip(o, lambda a, b: a - b, "vector")
+
+    def __rsub__(self, o):
+        return self._zip(o, lambda a, b: b - a, "vector")
+
+    def __mul__(self, o):
+        return self._zip(o, lambda a, b: a * b, "scale")
+
+    def __rmul__(self, o):
+        return self._zip(o, lambda a, b: b * a, "scale")
+
+    def __truediv__(self, o):
+        return self._zip(o, lambda a, b: a / b, "scale")
+
+    def __neg__(self):
+        return _shown(Vector([-a for a in self._vals], self._names, "vector"), "neg", self)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        diagnostics.raise_trace_error(
-            f"numpy function np.{ufunc.__name__} called on {self._label} (use fg.* helpers)")
+        diagnostics.raise_trace_error(f"numpy function np.{ufunc.__name__} called on {self._label} (use fg.* helpers)")
 
     def __array_function__(self, func, types, args, kwargs):
         diagnostics.raise_trace_error(
-            f"numpy function np.{func.__name__} called on {self._label} "
-            "(use fg.dot, fg.cross, fg.norm2)")
+            f"numpy function np.{func.__name__} called on {self._label} (use fg.dot, fg.cross, fg.norm2)"
+        )
 
     def __array__(self, *a, **k):
-        diagnostics.raise_trace_error(
-            f"numpy array built from {self._label} (use fg.dot, fg.cross, fg.norm2)")
+        diagnostics.raise_trace_error(f"numpy array built from {self._label} (use fg.dot, fg.cross, fg.norm2)")
 
     def __repr__(self):
         return f"Vector({list(self._vals)!r})"
@@ -148,7 +155,7 @@ class Complex:
     def __init__(self, re, im=0.0):
         object.__setattr__(self, "re", re)
         object.__setattr__(self, "im", im)
-        object.__setattr__(self, "_whole", None)     # the display trace's form, else None
+        object.__setattr__(self, "_whole", None)  # the display trace's form, else None
 
     def __setattr__(self, name, value):
         diagnostics.raise_trace_error(f"assigning attribute {name!r} on a complex value")
@@ -184,27 +191,37 @@ class Complex:
 
     def __add__(self, o):
         o = self._of(o)
-        return NotImplemented if o is None else _shown(
-            Complex(self.re + o.re, self.im + o.im), "complex_op", self, o, _add)
+        return (
+            NotImplemented
+            if o is None
+            else _shown(Complex(self.re + o.re, self.im + o.im), "complex_op", self, o, _add)
+        )
 
     __radd__ = __add__
 
     def __sub__(self, o):
         o = self._of(o)
-        return NotImplemented if o is None else _shown(
-            Complex(self.re - o.re, self.im - o.im), "complex_op", self, o, _sub)
+        return (
+            NotImplemented
+            if o is None
+            else _shown(Complex(self.re - o.re, self.im - o.im), "complex_op", self, o, _sub)
+        )
 
     def __rsub__(self, o):
         o = self._of(o)
-        return NotImplemented if o is None else _shown(
-            Complex(o.re - self.re, o.im - self.im), "complex_op", o, self, _sub)
+        return (
+            NotImplemented
+            if o is None
+            else _shown(Complex(o.re - self.re, o.im - self.im), "complex_op", o, self, _sub)
+        )
 
     def __mul__(self, o):
         o = self._of(o)
         if o is None:
             return NotImplemented
-        return _shown(Complex(self.re * o.re - self.im * o.im, self.re * o.im + self.im * o.re),
-                      "complex_op", self, o, _mul)
+        return _shown(
+            Complex(self.re * o.re - self.im * o.im, self.re * o.im + self.im * o.re), "complex_op", self, o, _mul
+        )
 
     __rmul__ = __mul__
 
@@ -226,14 +243,13 @@ class Complex:
     def __pow__(self, n):
         # Integer powers unroll into products: exact, and cheap for small n.
         if not isinstance(n, numbers.Integral) or isinstance(n, bool):
-            diagnostics.raise_trace_error(
-                "complex power needs a static int exponent")
+            diagnostics.raise_trace_error("complex power needs a static int exponent")
         n = int(n)
         if n < 0:
             return 1.0 / (self ** (-n))
         if n == 0:
             return Complex(1, 0)
-        result = None                      # not Complex(1, 0): keeps 1.0*x out of the tree
+        result = None  # not Complex(1, 0): keeps 1.0*x out of the tree
         base = self
         while n:
             if n & 1:
@@ -256,11 +272,24 @@ def complex(re, im=0.0) -> Complex:  # noqa: A001  (fg.complex reads as the math
 
 
 # What the display trace does to the unexpanded forms of complex values.
-def _add(a, b): return a + b
-def _sub(a, b): return a - b
-def _mul(a, b): return a * b
-def _div(a, b): return a / b
-def _neg(a): return -a
+def _add(a, b):
+    return a + b
+
+
+def _sub(a, b):
+    return a - b
+
+
+def _mul(a, b):
+    return a * b
+
+
+def _div(a, b):
+    return a / b
+
+
+def _neg(a):
+    return -a
 
 
 def _conjugate(a):
@@ -284,11 +313,10 @@ def cross(a, b) -> Vector:
     """Cross product of two 3-vectors."""
     u, v = list(a), list(b)
     if len(u) != 3 or len(v) != 3:
-        diagnostics.raise_trace_error(
-            f"fg.cross needs two 3-vectors, got lengths {len(u)} and {len(v)}")
-    return _shown(Vector([u[1] * v[2] - u[2] * v[1],
-                          u[2] * v[0] - u[0] * v[2],
-                          u[0] * v[1] - u[1] * v[0]]), "cross", a, b)
+        diagnostics.raise_trace_error(f"fg.cross needs two 3-vectors, got lengths {len(u)} and {len(v)}")
+    return _shown(
+        Vector([u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]]), "cross", a, b
+    )
 
 
 def norm2(v):
@@ -340,8 +368,8 @@ def covariant(psi: ComplexField, a, q):
 
     def d(dpsi, ai, i):
         # -i q A psi = q A (psi.im - i psi.re), written out to keep zeros out of the tree
-        return _shown(Complex(dpsi.re + q * ai * v.im, dpsi.im - q * ai * v.re),
-                      "covariant", v, dpsi, q, ai, i)
+        return _shown(Complex(dpsi.re + q * ai * v.im, dpsi.im - q * ai * v.re), "covariant", v, dpsi, q, ai, i)
+
     return d(psi.dx, ax, 0), d(psi.dy, ay, 1)
 
 

@@ -19,6 +19,7 @@ import linecache
 import os
 import sys
 import textwrap
+from typing import NoReturn
 
 from .errors import TraceError
 
@@ -100,7 +101,7 @@ def make_error(construct: str, filename: str | None, lineno: int | None) -> Trac
     return err
 
 
-def raise_trace_error(construct: str, frame=None):
+def raise_trace_error(construct: str, frame=None) -> NoReturn:
     frame = frame or user_frame()
     if frame is None:
         raise make_error(construct, None, None)

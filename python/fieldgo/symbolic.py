@@ -15,14 +15,27 @@ import contextvars
 import math
 import numbers
 
+from . import diagnostics
 from ._lazy import sympy
 
-from . import diagnostics
-
 __all__ = [
-    "Expr", "Cond", "is_traced", "to_sympy",
-    "sqrt", "exp", "log", "sin", "cos", "tan", "atan2", "pow", "abs", "min", "max",
-    "where", "pi",
+    "Expr",
+    "Cond",
+    "is_traced",
+    "to_sympy",
+    "sqrt",
+    "exp",
+    "log",
+    "sin",
+    "cos",
+    "tan",
+    "atan2",
+    "pow",
+    "abs",
+    "min",
+    "max",
+    "where",
+    "pi",
 ]
 
 pi = math.pi
@@ -52,7 +65,8 @@ def _unwrap(v):
         return sympy.Float(float(v), 53)
     diagnostics.raise_trace_error(
         f"cannot combine a traced value with {type(v).__name__!r}; "
-        "only numbers and fieldgo values can be used in traced functions")
+        "only numbers and fieldgo values can be used in traced functions"
+    )
 
 
 def _wrap(e):
@@ -100,16 +114,15 @@ class _Traced:
 
     def __array__(self, *args, **kwargs):
         diagnostics.raise_trace_error(
-            "numpy array built from a traced value (numpy cannot be traced; use fg.* functions)")
+            "numpy array built from a traced value (numpy cannot be traced; use fg.* functions)"
+        )
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         name = getattr(ufunc, "__name__", str(ufunc))
-        diagnostics.raise_trace_error(
-            f"numpy function np.{name} called on a traced value (use fg.{name} or operators)")
+        diagnostics.raise_trace_error(f"numpy function np.{name} called on a traced value (use fg.{name} or operators)")
 
     def __array_function__(self, func, types, args, kwargs):
-        diagnostics.raise_trace_error(
-            f"numpy function np.{func.__name__} called on a traced value (use fg.* helpers)")
+        diagnostics.raise_trace_error(f"numpy function np.{func.__name__} called on a traced value (use fg.* helpers)")
 
     def __round__(self, *a):
         diagnostics.raise_conversion_error("round")
@@ -128,24 +141,46 @@ class Expr(_Traced):
 
     # Arithmetic builds SymPy trees; Python numbers on either side are exact constants.
     # Other operands (Complex, Vector) get NotImplemented so their reflected op runs.
-    def __add__(self, o): return _binary(o, lambda b: self.e + b)
-    def __radd__(self, o): return _binary(o, lambda b: b + self.e)
-    def __sub__(self, o): return _binary(o, lambda b: self.e - b)
-    def __rsub__(self, o): return _binary(o, lambda b: b - self.e)
-    def __mul__(self, o): return _binary(o, lambda b: self.e * b)
-    def __rmul__(self, o): return _binary(o, lambda b: b * self.e)
-    def __truediv__(self, o): return _binary(o, lambda b: self.e / b)
-    def __rtruediv__(self, o): return _binary(o, lambda b: b / self.e)
+    def __add__(self, o):
+        return _binary(o, lambda b: self.e + b)
+
+    def __radd__(self, o):
+        return _binary(o, lambda b: b + self.e)
+
+    def __sub__(self, o):
+        return _binary(o, lambda b: self.e - b)
+
+    def __rsub__(self, o):
+        return _binary(o, lambda b: b - self.e)
+
+    def __mul__(self, o):
+        return _binary(o, lambda b: self.e * b)
+
+    def __rmul__(self, o):
+        return _binary(o, lambda b: b * self.e)
+
+    def __truediv__(self, o):
+        return _binary(o, lambda b: self.e / b)
+
+    def __rtruediv__(self, o):
+        return _binary(o, lambda b: b / self.e)
 
     def __pow__(self, o):
         if not _is_operand(o):
             return NotImplemented
         return _wrap(sympy.Pow(self.e, _power_exponent(o)))
 
-    def __rpow__(self, o): return _binary(o, lambda b: sympy.Pow(b, self.e))
-    def __neg__(self): return _wrap(-self.e)
-    def __pos__(self): return self
-    def __abs__(self): return _wrap(sympy.Abs(self.e))
+    def __rpow__(self, o):
+        return _binary(o, lambda b: sympy.Pow(b, self.e))
+
+    def __neg__(self):
+        return _wrap(-self.e)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _wrap(sympy.Abs(self.e))
 
     def __floordiv__(self, o):
         diagnostics.raise_trace_error("floor division // of a traced value")
@@ -158,12 +193,24 @@ class Expr(_Traced):
     __rmod__ = __mod__
 
     # Comparisons give a Cond, usable in fg.where but never as a Python bool.
-    def __lt__(self, o): return Cond(self.e < _unwrap(o))
-    def __le__(self, o): return Cond(self.e <= _unwrap(o))
-    def __gt__(self, o): return Cond(self.e > _unwrap(o))
-    def __ge__(self, o): return Cond(self.e >= _unwrap(o))
-    def __eq__(self, o): return Cond(sympy.Eq(self.e, _unwrap(o)))
-    def __ne__(self, o): return Cond(sympy.Ne(self.e, _unwrap(o)))
+    def __lt__(self, o):
+        return Cond(self.e < _unwrap(o))
+
+    def __le__(self, o):
+        return Cond(self.e <= _unwrap(o))
+
+    def __gt__(self, o):
+        return Cond(self.e > _unwrap(o))
+
+    def __ge__(self, o):
+        return Cond(self.e >= _unwrap(o))
+
+    def __eq__(self, o):
+        return Cond(sympy.Eq(self.e, _unwrap(o)))
+
+    def __ne__(self, o):
+        return Cond(sympy.Ne(self.e, _unwrap(o)))
+
     __hash__ = object.__hash__
 
 
@@ -175,11 +222,21 @@ class Cond(_Traced):
     def __bool__(self):
         diagnostics.raise_bool_error(comparison=True)
 
-    def __and__(self, o): return Cond(sympy.And(self.e, _unwrap(o)))
-    def __rand__(self, o): return Cond(sympy.And(_unwrap(o), self.e))
-    def __or__(self, o): return Cond(sympy.Or(self.e, _unwrap(o)))
-    def __ror__(self, o): return Cond(sympy.Or(_unwrap(o), self.e))
-    def __invert__(self): return Cond(sympy.Not(self.e))
+    def __and__(self, o):
+        return Cond(sympy.And(self.e, _unwrap(o)))
+
+    def __rand__(self, o):
+        return Cond(sympy.And(_unwrap(o), self.e))
+
+    def __or__(self, o):
+        return Cond(sympy.Or(self.e, _unwrap(o)))
+
+    def __ror__(self, o):
+        return Cond(sympy.Or(_unwrap(o), self.e))
+
+    def __invert__(self):
+        return Cond(sympy.Not(self.e))
+
     __hash__ = object.__hash__
 
 
@@ -203,9 +260,10 @@ def _unary(name, pyfunc, symname):
     def f(x):
         if isinstance(x, Expr):
             return _wrap(getattr(sympy, symname)(x.e))
-        if hasattr(x, "__fg_" + name + "__"):      # Complex and friends opt in
+        if hasattr(x, "__fg_" + name + "__"):  # Complex and friends opt in
             return getattr(x, "__fg_" + name + "__")()
         return pyfunc(x)
+
     f.__name__ = name
     f.__qualname__ = name
     f.__doc__ = f"{name}(x): works on traced values and on plain numbers."
@@ -238,7 +296,7 @@ def pow(x, y):  # noqa: A001
     """x ** y."""
     if is_traced(x, y):
         return _wrap(sympy.Pow(_unwrap(x), _power_exponent(y)))
-    return x ** y
+    return x**y
 
 
 def where(cond, a, b):
@@ -246,8 +304,7 @@ def where(cond, a, b):
     if isinstance(cond, Cond):
         return _wrap(sympy.Piecewise((_unwrap(a), cond.e), (_unwrap(b), True)))
     if isinstance(cond, Expr):
-        diagnostics.raise_trace_error(
-            "fg.where needs a comparison as its condition, got a traced number")
+        diagnostics.raise_trace_error("fg.where needs a comparison as its condition, got a traced number")
     return a if cond else b
 
 

@@ -24,17 +24,49 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import derive, diagnostics, native, sourcecache, tracer
-from .errors import ParameterError, ShapeError, SpecError, TraceError
+from .errors import ParameterError, ShapeError, SpecError
 from .symbolic import Expr, to_sympy
 
 __all__ = ["Theory", "Static", "UnitVector", "PointResult", "SymbolicTheory"]
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _C_KEYWORDS = {
-    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
-    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
-    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
-    "typedef", "union", "unsigned", "void", "volatile", "while", "_Bool", "_Complex",
+    "auto",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+    "_Bool",
+    "_Complex",
 }
 # Names a Vector uses for itself, so they cannot double as component names.
 _RESERVED_FIELDS = {"names", "tolist"}
@@ -72,6 +104,7 @@ class UnitVector:
 @dataclass
 class PointResult:
     """Everything the point functions give at one site (``theory.at``)."""
+
     energy: float
     de_dphi: np.ndarray
     de_ddx: np.ndarray
@@ -83,18 +116,18 @@ class PointResult:
 @dataclass
 class SymbolicTheory:
     """The traced theory as SymPy expressions (for checks, LaTeX and code generation)."""
+
     symbols: tracer.Symbols
     energy: object
     partials: derive.Partials
     gradient: list
-    gradient_kind: str            # "derived" or "hand"
+    gradient_kind: str  # "derived" or "hand"
     densities: dict
     static: dict
 
 
 def _check_ident(kind, name):
-    if not isinstance(name, str) or not _IDENT.match(name) or name in _C_KEYWORDS \
-            or keyword.iskeyword(name):
+    if not isinstance(name, str) or not _IDENT.match(name) or name in _C_KEYWORDS or keyword.iskeyword(name):
         raise SpecError(f"{kind} name {name!r} must be a C and Python identifier")
 
 
@@ -142,7 +175,7 @@ class Theory:
         self._energy_fn = None
         self._gradient_fn = None
         self._density_fns: dict = {}
-        self._generated: dict = {}          # static values -> (SymbolicTheory, source)
+        self._generated: dict = {}  # static values -> (SymbolicTheory, source)
 
     # --- declaring -------------------------------------------------------------------
     def energy_density(self, fn):
@@ -171,6 +204,7 @@ class Theory:
             self._density_fns[name] = fn
             self._generated.clear()
             return fn
+
         return register
 
     # --- parameters ------------------------------------------------------------------
@@ -195,8 +229,9 @@ class Theory:
             elif k in self._static:
                 self._static[k] = v.value if isinstance(v, Static) else v
             else:
-                raise ParameterError(f"unknown parameter {k!r} for theory {self.name!r} "
-                                     f"(parameters: {', '.join(self.params) or 'none'})")
+                raise ParameterError(
+                    f"unknown parameter {k!r} for theory {self.name!r} (parameters: {', '.join(self.params) or 'none'})"
+                )
 
     # --- tracing ---------------------------------------------------------------------
     def _static_key(self, static):
@@ -220,10 +255,17 @@ class Theory:
         if hit is not None:
             return hit[1]
         ck = sourcecache.key(
-            (self.name, list(self.fields), list(self._dynamic), sorted(static.items()),
-             self.constraint.spec_name if self.constraint else "", list(self.auxiliary),
-             list(self._density_fns)),
-            [self._energy_fn, self._gradient_fn, *self._density_fns.values()])
+            (
+                self.name,
+                list(self.fields),
+                list(self._dynamic),
+                sorted(static.items()),
+                self.constraint.spec_name if self.constraint else "",
+                list(self.auxiliary),
+                list(self._density_fns),
+            ),
+            [self._energy_fn, self._gradient_fn, *self._density_fns.values()],
+        )
         if ck is not None:
             cached = sourcecache.load(ck)
             if cached is not None:
@@ -235,6 +277,7 @@ class Theory:
 
     def _build(self, static: dict):
         from . import codegen  # imports SymPy's printers: only when tracing
+
         key = self._static_key(static)
         hit = self._generated.get(key)
         if hit is not None:
@@ -251,8 +294,7 @@ class Theory:
         parts = derive.partials(energy, sym)
         if self._gradient_fn is not None:
             site2 = tracer.symbolic_site(sym, True, "gradient")
-            gradient = [to_sympy(v) for v in
-                        tracer.gradient_result(self._gradient_fn, site2, params, self.fields, 0)]
+            gradient = [to_sympy(v) for v in tracer.gradient_result(self._gradient_fn, site2, params, self.fields, 0)]
             kind = "hand"
         else:
             gradient = derive.euler_lagrange(parts, sym)
@@ -270,14 +312,22 @@ class Theory:
             origins["gradient"] = codegen.Origin(*diagnostics.def_line(self._gradient_fn))
         for name, fn in self._density_fns.items():
             origins["density:" + name] = codegen.Origin(*diagnostics.def_line(fn))
-        header = (f"fieldgo point source for theory {self.name!r}\n"
-                  f"spec: {json.dumps(self._spec(kind))}"
-                  + (f"\nstatic: {json.dumps({k: v for k, v in sorted(static.items())})}" if static else ""))
+        header = f"fieldgo point source for theory {self.name!r}\nspec: {json.dumps(self._spec(kind))}" + (
+            f"\nstatic: {json.dumps({k: v for k, v in sorted(static.items())})}" if static else ""
+        )
         pf = codegen.PointFunctions(
-            name=self.name, fields=self.fields, params=list(self._dynamic), energy=energy,
-            partials=(parts.de_dphi, parts.de_ddx, parts.de_ddy), gradient=gradient,
-            densities=densities, names=sym.c_names(), origins=origins, header=header,
-            auxiliary=list(self.auxiliary))
+            name=self.name,
+            fields=self.fields,
+            params=list(self._dynamic),
+            energy=energy,
+            partials=(parts.de_dphi, parts.de_ddx, parts.de_ddy),
+            gradient=gradient,
+            densities=densities,
+            names=sym.c_names(),
+            origins=origins,
+            header=header,
+            auxiliary=list(self.auxiliary),
+        )
         result = (st, codegen.emit(pf))
         self._generated[key] = result
         return result
@@ -310,7 +360,8 @@ class Theory:
             f"density: component {self.fields[a]!r} differs from the derived one by {diff:.3g} where the "
             f"gradient is {scale:.3g} in size (relative {diff / scale:.2g}, at a test point x={x0}, y={y0}); "
             f"components that differ: {', '.join(comps)}. Fix the gradient, or drop @theory.gradient to use "
-            f"the derived one")
+            f"the derived one"
+        )
 
     # --- outputs ---------------------------------------------------------------------
     @property
@@ -327,7 +378,7 @@ class Theory:
             "constraint": self.constraint.spec_name if self.constraint else "",
             "gradient": kind,
         }
-        if self.auxiliary:       # absent otherwise: older specs stay byte-identical
+        if self.auxiliary:  # absent otherwise: older specs stay byte-identical
             spec["auxiliary"] = list(self.auxiliary)
         return spec
 
@@ -372,8 +423,9 @@ class Theory:
                 except (TypeError, ValueError):
                     raise ShapeError(f"{name} must be {n} numbers, got {v!r}") from None
                 if np.ndim(v) > 1 or arr.size != n:
-                    raise ShapeError(f"{name} must have {n} components "
-                                     f"({', '.join(self.fields)}), got shape {np.shape(v)}")
+                    raise ShapeError(
+                        f"{name} must have {n} components ({', '.join(self.fields)}), got shape {np.shape(v)}"
+                    )
             arrays[name] = arr
         return arrays
 
@@ -386,12 +438,12 @@ class Theory:
             elif k in static:
                 static[k] = v.value if isinstance(v, Static) else v
             else:
-                raise ParameterError(f"unknown parameter {k!r} for theory {self.name!r} "
-                                     f"(parameters: {', '.join(self.params) or 'none'})")
+                raise ParameterError(
+                    f"unknown parameter {k!r} for theory {self.name!r} (parameters: {', '.join(self.params) or 'none'})"
+                )
         return dynamic, static
 
-    def at(self, phi=None, dx=None, dy=None, dxx=None, dyy=None, dxy=None,
-           x=0.0, y=0.0, **params) -> PointResult:
+    def at(self, phi=None, dx=None, dy=None, dxx=None, dyy=None, dxy=None, x=0.0, y=0.0, **params) -> PointResult:
         """Evaluate the generated C at one site (compiled with the system C compiler).
 
         Unlisted parameters take the theory's values. Dynamic parameters go into the
@@ -409,15 +461,14 @@ class Theory:
         n = len(self.fields)
         return PointResult(
             energy=float(out[0]),
-            de_dphi=out[1:1 + n].copy(),
-            de_ddx=out[1 + n:1 + 2 * n].copy(),
-            de_ddy=out[1 + 2 * n:1 + 3 * n].copy(),
-            gradient=out[1 + 3 * n:1 + 4 * n].copy(),
+            de_dphi=out[1 : 1 + n].copy(),
+            de_ddx=out[1 + n : 1 + 2 * n].copy(),
+            de_ddy=out[1 + 2 * n : 1 + 3 * n].copy(),
+            gradient=out[1 + 3 * n : 1 + 4 * n].copy(),
             densities={name: float(out[1 + 4 * n + k]) for k, name in enumerate(self._density_fns)},
         )
 
-    def evaluate(self, phi=None, dx=None, dy=None, dxx=None, dyy=None, dxy=None,
-                 x=0.0, y=0.0, **params) -> PointResult:
+    def evaluate(self, phi=None, dx=None, dy=None, dxx=None, dyy=None, dxy=None, x=0.0, y=0.0, **params) -> PointResult:
         """Run the Python functions themselves on plain floats (no tracing, no C).
 
         Gives the energy, the densities and, if one was written, the hand gradient
@@ -435,21 +486,24 @@ class Theory:
         def site(second, role):
             return tracer.numeric_site(self.fields, arrays, x, y, second, role)
 
-        energy = float(tracer.scalar_result(self._energy_fn, (site(False, "energy density"), p),
-                                            "energy_density"))
+        energy = float(tracer.scalar_result(self._energy_fn, (site(False, "energy density"), p), "energy_density"))
         grad = nan.copy()
         if self._gradient_fn is not None:
-            grad = np.array([float(v) for v in tracer.gradient_result(
-                self._gradient_fn, site(True, "gradient"), p, self.fields, 0.0)])
-        dens = {name: float(tracer.scalar_result(fn, (site(True, f"density {name!r}"), p),
-                                                 f"density {name!r}"))
-                for name, fn in self._density_fns.items()}
+            grad = np.array(
+                [
+                    float(v)
+                    for v in tracer.gradient_result(self._gradient_fn, site(True, "gradient"), p, self.fields, 0.0)
+                ]
+            )
+        dens = {
+            name: float(tracer.scalar_result(fn, (site(True, f"density {name!r}"), p), f"density {name!r}"))
+            for name, fn in self._density_fns.items()
+        }
         return PointResult(energy, nan.copy(), nan.copy(), nan.copy(), grad, dens)
 
     def __repr__(self):
         aux = f", auxiliary={self.auxiliary}" if self.auxiliary else ""
-        return (f"Theory({self.name!r}, fields={self.fields}, params={self.params}, "
-                f"constraint={self.constraint!r}{aux})")
+        return f"Theory({self.name!r}, fields={self.fields}, params={self.params}, constraint={self.constraint!r}{aux})"
 
 
 def _finite(name, value) -> float:
