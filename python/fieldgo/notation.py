@@ -9,12 +9,13 @@ of components, ``.real`` of a bare field) stays in components, as in the ordinar
 
 Code generation never sees this trace: ``Theory.symbolic()`` and the point source come from
 the ordinary one (fieldgo.algebra and fieldgo.symbolic consult this module only while
-:func:`show` runs, through a context variable). Every form shown is checked against the expanded energy at a random
-point first, and one that disagrees is shown expanded instead.
+:func:`show` runs, through a context variable). Every form shown is checked against the
+expanded one at random points first, and one that disagrees is shown expanded instead.
 """
 
 from __future__ import annotations
 
+import numbers
 import random
 import re
 from dataclasses import dataclass, field
@@ -89,8 +90,9 @@ class _Square(_RealScalar):
         return True
 
     def _latex(self, printer, exp=None):
-        inner = r"\left|" + printer._print(self.args[0]) + r"\right|"
-        return inner + "^{2}" if exp is None else inner + "^{" + exp + "}"
+        # Printer._print_Pow shows (|v|^2)^k as |v|^{2k}; other printers get it bracketed
+        inner = r"\left|" + printer._print(self.args[0]) + r"\right|^{2}"
+        return inner if exp is None else r"\left(" + inner + r"\right)^{" + exp + "}"
 
 
 class VecNorm2(_Square):
@@ -215,6 +217,8 @@ class Notation:
         if len(idx) < 2:
             return None  # (∂_x u)^2 reads better than |∂_x \vec u|^2
         base = _vector_base(names)
+        if base is not None and set(names) != {f for f in fields if _vector_base((f,)) == base}:
+            base = None  # n1, n2 of n1 ... n4: \vec{n} is the whole of them
         if base is None:
             if len(idx) != len(fields):
                 return None  # an assortment of components: shown in components
@@ -280,7 +284,7 @@ class Notation:
 
     def _on_scale(self, result, a, b, op):
         wa = self._whole(a)
-        if wa is not None and isinstance(b, (Expr, int, float)) and not isinstance(b, bool):
+        if wa is not None and isinstance(b, (Expr, numbers.Real)) and not isinstance(b, bool):
             return self._set(result, op(wa, to_sympy(b)))
         return result
 

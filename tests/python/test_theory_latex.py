@@ -139,6 +139,17 @@ def test_user_theories_scalar_and_unnamed_vector():
     assert r"\tfrac{1}{2} \left|\partial_{x} \vec{\phi}\right|^{2}" in tex
     assert r"\tfrac{1}{2} \left(\partial_{y} u\right)^{2}" in tex and "m u v" in tex
 
+    four = fg.Theory("four", fields=["n1", "n2", "n3", "n4"])
+
+    @four.energy_density
+    def e4(s, p):  # \vec{n} is all four: a part of them stays in components
+        return fg.norm2(s.dx) + fg.norm2(s.dy[0:3])
+
+    assert four.latex() == (
+        r"\left|\partial_{x} \vec{n}\right|^{2} + \left(\partial_{y} n_{1}\right)^{2}"
+        r" + \left(\partial_{y} n_{2}\right)^{2} + \left(\partial_{y} n_{3}\right)^{2}"
+    )
+
     one = fg.Theory("phi4", fields=["u"], params={"lam": 1.0})
 
     @one.energy_density
