@@ -366,9 +366,8 @@ static __device__ __forceinline__ float fg_rad_sub(float a, float b) { return __
 // The position, its derivative and its second derivative d2x/dtau2 =
 // 6 (y1 dt1 + y0 dt2) at tau (core/radiation's curvature: the Newton
 // advance's acceptance bound, off the usual sample's path), every operation
-// rounded on its own: fg_rad_position's products fuse differently in the
-// kernels that inline it (a float32 reuse walk once decided a sample other
-// than the cold one by that alone).
+// rounded on its own like fg_rad_newton_slope's, so no kernel that inlines
+// it can fuse its products differently from another.
 template <typename F> static __device__ __forceinline__ void fg_rad_position2(const fg_rad_interval<F>& iv, F tau, F* x, F* dx, F* ddx) {
     const F dt1 = fg_rad_sub(tau, iv.t0), dt2 = fg_rad_sub(iv.t1, tau);
     const F q1 = fg_rad_mul(dt1, dt1), q2 = fg_rad_mul(dt2, dt2), e2 = fg_rad_mul(q2, dt2);
@@ -420,15 +419,6 @@ template <typename F, int SEARCH, int LAYOUT> struct fg_rad_walker {
             hint = 0;
         }
         fg_rad_fetch<F, LAYOUT>(A, iv, idx);
-    }
-    // The advance's range test and locate in one: false when tau is off the
-    // knots [lo, hi] = [t[a], t[b-1]], else located. A tau inside the cached
-    // interval is on the knots, so with coef_reuse the usual case is one test.
-    __device__ __forceinline__ bool locate_on(F tau, F lo, F hi) {
-        if (SEARCH == FG_RAD_REUSE && iv.t0 <= tau && tau < iv.t1) return true;
-        if (!(tau >= lo && tau <= hi)) return false;
-        locate(tau);
-        return true;
     }
     __device__ __forceinline__ void position(F tau, F* x, F* dx) {
         locate(tau);
@@ -681,37 +671,12 @@ static __device__ __forceinline__ bool fg_rad_advance(fg_rad_walker<F, SEARCH, L
     bool done = false;        // kept, and (Newton) its last step below 2^-20 h or fewer than 2 corrections
     if (have) {
         F dt = tp - tprev;
-        if (METHOD == FG_RAD_NEWTON && SEARCH == FG_RAD_REUSE) {
-            // coef_reuse: the range test inside the locate (one test while tau
-            // stays in the cached interval), n = 2 (the default) unrolled: no loop
-            // counter or bound per correction, no copies of the walker's registers
-            // at the loop's exits. The cold and warm kernels keep the loop below:
-            // unrolled, their searches inlined three times cost them x0.8-0.88.
-            tau += dt * ifp;
-            have = w.locate_on(tau, lo, hi);
-            auto correct = [&]() -> F {  // one correction; its step out
-                bool ok;
-                fg_rad_position(w.iv, tau, x, dx);
-                const F step = fg_rad_newton_step(ob, x, dx, tp, &ok);
-                tau -= step;
-                have = ok && w.locate_on(tau, lo, hi);
-                return step;
-            };
-            if (A.n_iters == 2) {
-                if (have) correct();
-                if (have) {
-                    h = w.iv.t1 - w.iv.t0;
-                    d2 = correct();
-                }
-                done = have && fg_rad_settled(d2, h);
-            } else {
-                for (int it = 0; have && it < A.n_iters; it++) {
-                    h = w.iv.t1 - w.iv.t0;
-                    d2 = correct();
-                }
-                done = have && (A.n_iters < 2 || fg_rad_settled(d2, h));
-            }
-        } else if (METHOD == FG_RAD_NEWTON) {
+        if (METHOD == FG_RAD_NEWTON) {
+            // One loop for every search. A coef_reuse copy with n = 2
+            // unrolled and the range test inside the locate gave other bits
+            // than the cold search for one float32 sample in 256000 on the
+            // H200 (the same source compiled in another context fuses
+            // differently): the searches must agree bit for bit.
             tau += dt * ifp;
             have = tau >= lo && tau <= hi;
             for (int it = 0; have && it < A.n_iters; it++) {

@@ -34,8 +34,9 @@ type Device struct {
 	// The cube's device block, kept from run to run instead of an allocation
 	// and a clear of the benchmark's 640 MiB per call; and the pinned host
 	// blocks the cubes come back into.
-	out    *cuda.DeviceBuffer
-	pinned *pinnedPool
+	out     *cuda.DeviceBuffer
+	pinned  *pinnedPool
+	scratch scratchPool
 
 	// BlockSize overrides the threads per block (0: DefaultBlock for the
 	// tiled kernels; the occupancy API's choice, lowered to keep two blocks
@@ -160,7 +161,7 @@ func New(b *cuda.Backend) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Device{b: b, m: m, pinned: newPinnedPool(b)}, nil
+	return &Device{b: b, m: m, pinned: newPinnedPool(b), scratch: scratchPool{free: map[int][]*cuda.DeviceBuffer{}}}, nil
 }
 
 // HostAllocator is the page-locked host memory the cubes come back into
@@ -180,6 +181,11 @@ func (d *Device) String() string { return "cuda: " + d.b.Device() }
 // held keeps its own until it is released).
 func (d *Device) Close() error {
 	d.pinned.drain()
+	d.mu.Lock()
+	d.scratch.drain()
+	d.out.Free()
+	d.out = nil
+	d.mu.Unlock()
 	return d.m.Close()
 }
 
@@ -223,10 +229,49 @@ func bytesOf[T any](v *T) []byte {
 	return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(v)), unsafe.Sizeof(*v))...)
 }
 
+// alloc hands out a run's device buffers from the Device's scratch pool and
+// gives them back when the run ends: a call allocated and freed some twenty
+// buffers (each cuMemAlloc with its clearing memset, each cuMemFree waiting
+// for the device). A buffer from the pool is cleared like a fresh allocation
+// (Module.Alloc clears), so no run can read what an earlier one left.
 type alloc struct {
 	m    *cuda.Module
+	pool *scratchPool
 	bufs []*cuda.DeviceBuffer
 	err  error
+}
+
+// scratchPool keeps device buffers between runs (runs are serialised by
+// Device.mu), by power-of-two size class, up to scratchPoolBytes in all.
+type scratchPool struct {
+	free  map[int][]*cuda.DeviceBuffer
+	bytes int
+}
+
+const scratchPoolBytes = 1 << 30
+
+func sizeClass(n int) int {
+	c := 256
+	for c < n {
+		c <<= 1
+	}
+	return c
+}
+
+// get is a cleared buffer of at least n bytes.
+func (a *alloc) get(n int) (*cuda.DeviceBuffer, error) {
+	c := sizeClass(n)
+	if l := a.pool.free[c]; len(l) > 0 {
+		b := l[len(l)-1]
+		a.pool.free[c] = l[:len(l)-1]
+		a.pool.bytes -= c
+		if err := b.Memset(0, n, 0); err != nil {
+			b.Free()
+			return nil, err
+		}
+		return b, nil
+	}
+	return a.m.Alloc(c)
 }
 
 func put[T any](a *alloc, host []T) uint64 {
@@ -234,7 +279,7 @@ func put[T any](a *alloc, host []T) uint64 {
 		return 0
 	}
 	var z T
-	buf, err := a.m.Alloc(len(host) * int(unsafe.Sizeof(z)))
+	buf, err := a.get(len(host) * int(unsafe.Sizeof(z)))
 	if err != nil {
 		a.err = err
 		return 0
@@ -251,7 +296,7 @@ func scratch(a *alloc, bytes int) uint64 {
 	if a.err != nil || bytes == 0 {
 		return 0
 	}
-	buf, err := a.m.Alloc(bytes)
+	buf, err := a.get(bytes)
 	if err != nil {
 		a.err = err
 		return 0
@@ -262,8 +307,22 @@ func scratch(a *alloc, bytes int) uint64 {
 
 func (a *alloc) free() {
 	for _, b := range a.bufs {
+		if a.pool.bytes+b.Len() <= scratchPoolBytes {
+			a.pool.free[b.Len()] = append(a.pool.free[b.Len()], b)
+			a.pool.bytes += b.Len()
+			continue
+		}
 		b.Free()
 	}
+}
+
+func (p *scratchPool) drain() {
+	for _, l := range p.free {
+		for _, b := range l {
+			b.Free()
+		}
+	}
+	p.free, p.bytes = map[int][]*cuda.DeviceBuffer{}, 0
 }
 
 type arrays struct {
@@ -344,7 +403,7 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 			return err
 		}
 	}
-	a := &alloc{m: d.m}
+	a := &alloc{m: d.m, pool: &d.scratch}
 	defer a.free()
 	var ar arrays
 	fbytes := 8
@@ -465,38 +524,32 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 			return err
 		}
 	}
-	// One block for the cube and its retarded times, kept for the next run
-	// (a cube left on the device takes a block of its own, which it owns);
-	// only the comparison kernels that add into it need it cleared.
+	// One block for the cube and its retarded times, kept for the next run;
+	// a cube left on the device takes the kept block with it (or a new one)
+	// and gives it back when it is released (keep), so calls that hand out
+	// and release a cube each allocate, clear and free 8 x 10 x O x S bytes
+	// no more than host calls do. Only the comparison kernels that add into
+	// it need it cleared: the tiled and split kernels write every value.
 	n := nOut + nTret
-	var out *cuda.DeviceBuffer
-	if job.Options.OnDevice {
-		if out, err = d.m.Alloc(8 * n); err != nil {
+	if d.out == nil || d.out.Len() < 8*n {
+		d.out.Free()
+		if d.out, err = d.m.Alloc(8 * n); err != nil {
+			d.out = nil
 			return err
 		}
+	} else if variant == Obs || variant == ColumnMajor {
+		if err := d.out.Memset(0, 8*n, 0); err != nil {
+			return err
+		}
+	}
+	out := d.out
+	if job.Options.OnDevice {
+		d.out = nil
 		defer func() {
 			if job.DeviceOut == nil { // not handed out: an error on the way
-				out.Free()
+				d.keep(out)
 			}
 		}()
-		if variant == Obs || variant == ColumnMajor {
-			if err := out.Memset(0, 8*n, 0); err != nil {
-				return err
-			}
-		}
-	} else {
-		if d.out == nil || d.out.Len() < 8*n {
-			d.out.Free()
-			if d.out, err = d.m.Alloc(8 * n); err != nil {
-				d.out = nil
-				return err
-			}
-		} else if variant == Obs || variant == ColumnMajor {
-			if err := d.out.Memset(0, 8*n, 0); err != nil {
-				return err
-			}
-		}
-		out = d.out
 	}
 	tp := uint64(0)
 	if nTret > 0 {
@@ -576,7 +629,11 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		if err := d.m.Synchronize(); err != nil {
 			return err
 		}
-		job.DeviceOut = &radiation.DeviceBuffer{Ptr: out.Ptr(), Bytes: 8 * n, Device: d.b.Ordinal(), Free: func() { out.Free() }}
+		job.DeviceOut = &radiation.DeviceBuffer{Ptr: out.Ptr(), Bytes: 8 * n, Device: d.b.Ordinal(), Free: func() {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			d.keep(out)
+		}}
 		return nil
 	}
 	t0 := time.Now()
@@ -590,6 +647,15 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	}
 	d.LastCopySeconds, d.LastCopyBytes = time.Since(t0).Seconds(), 8*n
 	return nil
+}
+
+// keep makes b the kept cube block when it is larger than the one kept (the
+// smaller of the two is freed); the caller holds d.mu.
+func (d *Device) keep(b *cuda.DeviceBuffer) {
+	if d.out == nil || d.out.Len() < b.Len() {
+		d.out, b = b, d.out
+	}
+	b.Free()
 }
 
 var _ radiation.Device = (*Device)(nil)
