@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -15,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/internal/diskcache"
 	"github.com/fieldgo/fieldgo/kernels"
 )
 
@@ -99,24 +99,18 @@ func (s *Simulation) Save(path string) error {
 	}
 	defer rec.Release()
 
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".fieldgo-save-*")
-	if err != nil {
-		return errs.Wrap(errs.Format, err, "cannot write %s", path)
-	}
-	defer os.Remove(tmp.Name())
-	w, err := ipc.NewFileWriter(tmp, ipc.WithSchema(schema), ipc.WithAllocator(Allocator))
-	if err == nil {
+	// Through a temporary file beside path: a crash never leaves half a file.
+	err := diskcache.WriteAtomicWith(path, func(f *os.File) error {
+		w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(Allocator))
+		if err != nil {
+			return err
+		}
 		err = w.Write(rec)
 		if cerr := w.Close(); err == nil {
 			err = cerr
 		}
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
+		return err
+	})
 	if err != nil {
 		return errs.Wrap(errs.Format, err, "cannot write %s", path)
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/internal/diskcache"
 )
 
 // Flags are the compiler flags of every build. No fast-math: reductions and
@@ -30,19 +31,17 @@ func (b *Backend) compiler() []string {
 	return strings.Fields(cc)
 }
 
+// cacheDir is Options.CacheDir, else the cpu/ folder of the one cache root
+// (internal/diskcache: $FIELDGO_CACHE or os.UserCacheDir()/fieldgo).
 func (b *Backend) cacheDir() (string, error) {
 	if b.opt.CacheDir != "" {
 		return b.opt.CacheDir, nil
 	}
-	if d := os.Getenv("FIELDGO_CACHE"); d != "" {
-		// One root for every cache: point/ (Python), cpu/ (here), cuda/.
-		return filepath.Join(d, "cpu"), nil
-	}
-	d, err := os.UserCacheDir()
+	d, err := diskcache.Dir(diskcache.CPU)
 	if err != nil {
 		return "", errs.Wrap(errs.Backend, err, "no cache directory (set FIELDGO_CACHE)")
 	}
-	return filepath.Join(d, "fieldgo", "cpu"), nil
+	return d, nil
 }
 
 var versions sync.Map // compiler command -> `cc --version` output
@@ -70,19 +69,14 @@ func (b *Backend) key(source string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	h := sha256.New()
-	for _, s := range []string{source, strings.Join(cc, " "), strings.Join(Flags, " "), ver} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return diskcache.Key(diskcache.CPU, source, strings.Join(cc, " "), strings.Join(Flags, " "), ver), nil
 }
 
 // build returns the path of a verified shared object for source, and whether
 // it came from the cache (compiled now if the cache has no intact entry). An
 // entry is object + ".sha256" holding the object's hash; the checksum is
-// renamed into place last, so a missing, truncated or corrupt object fails
-// verification and is rebuilt.
+// written (atomically, like the object) last, so a missing, truncated or
+// corrupt object fails verification and is rebuilt.
 func (b *Backend) build(source string) (path string, cached bool, err error) {
 	if path, err = b.objectPath(source); err != nil {
 		return "", false, err
@@ -159,15 +153,11 @@ func (b *Backend) compile(source, path string) (string, error) {
 		return "", errs.Wrap(errs.Backend, err, "compiled object vanished")
 	}
 	sum := sha256.Sum256(obj)
-	sumTmp := filepath.Join(tmp, "unit.sha256")
-	if err := os.WriteFile(sumTmp, []byte(hex.EncodeToString(sum[:])+"\n"), 0o644); err != nil {
-		return "", errs.Wrap(errs.Backend, err, "cannot write %s", sumTmp)
-	}
 	// Object first, checksum last: a reader sees either no entry or a whole one.
-	if err := os.Rename(objTmp, path); err != nil {
+	if err := diskcache.WriteAtomic(path, obj); err != nil {
 		return "", errs.Wrap(errs.Backend, err, "cannot install %s", path)
 	}
-	if err := os.Rename(sumTmp, path+".sha256"); err != nil {
+	if err := diskcache.WriteAtomic(path+".sha256", []byte(hex.EncodeToString(sum[:])+"\n")); err != nil {
 		return "", errs.Wrap(errs.Backend, err, "cannot install %s.sha256", path)
 	}
 	return path, nil

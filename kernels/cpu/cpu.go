@@ -30,7 +30,7 @@ import (
 type Options struct {
 	Threads  int    // goroutines running row blocks; 0: GOMAXPROCS
 	CC       string // compiler; "": $CC, else "cc"
-	CacheDir string // "": $FIELDGO_CACHE/cpu, else os.UserCacheDir()/fieldgo/cpu
+	CacheDir string // "": the cpu/ folder of the cache root (internal/diskcache)
 }
 
 // Backend compiles and runs kernels on the CPU.

@@ -15,8 +15,6 @@ package cuda
 import "C"
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -26,13 +24,14 @@ import (
 	"unsafe"
 
 	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/internal/diskcache"
 	"github.com/fieldgo/fieldgo/kernels"
 )
 
 // Options configure the CUDA backend. The zero value is the default.
 type Options struct {
 	Device   int    // device ordinal
-	CacheDir string // "": $FIELDGO_CACHE/cuda, else os.UserCacheDir()/fieldgo/cuda
+	CacheDir string // "": the cuda/ folder of the cache root (internal/diskcache)
 }
 
 // Backend compiles and runs kernels on one NVIDIA GPU.
@@ -175,29 +174,23 @@ func (b *Backend) bind() error {
 	return check(C.fg_cuCtxSetCurrent(b.ctx), "cuCtxSetCurrent")
 }
 
+// cacheDir is Options.CacheDir, else the cuda/ folder of the one cache root
+// (internal/diskcache: $FIELDGO_CACHE or os.UserCacheDir()/fieldgo).
 func (b *Backend) cacheDir() (string, error) {
 	if b.opt.CacheDir != "" {
 		return b.opt.CacheDir, nil
 	}
-	if d := os.Getenv("FIELDGO_CACHE"); d != "" {
-		return filepath.Join(d, "cuda"), nil
-	}
-	d, err := os.UserCacheDir()
+	d, err := diskcache.Dir(diskcache.CUDA)
 	if err != nil {
 		return "", errs.Wrap(errs.Backend, err, "no cache directory (set FIELDGO_CACHE)")
 	}
-	return filepath.Join(d, "fieldgo", "cuda"), nil
+	return d, nil
 }
 
 // cacheKey hashes all that determines the CUBIN.
 func (b *Backend) cacheKey(source string) string {
-	h := sha256.New()
-	for _, s := range []string{source, strings.Join(NVRTCOptions(b.arch), " "), b.arch,
-		fmt.Sprintf("nvrtc %d.%d", nvrtc.major, nvrtc.minor), fmt.Sprintf("driver %d", b.driver)} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	return diskcache.Key(diskcache.CUDA, source, strings.Join(NVRTCOptions(b.arch), " "), b.arch,
+		fmt.Sprintf("nvrtc %d.%d", nvrtc.major, nvrtc.minor), fmt.Sprintf("driver %d", b.driver))
 }
 
 // cubin returns the CUBIN and ptxas log for source, from the cache or NVRTC.
@@ -221,35 +214,12 @@ func (b *Backend) cubin(source string, fresh bool) (image []byte, log string, ca
 	if err != nil {
 		return nil, log, false, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err == nil {
-		// The log first: a CUBIN on disk always has its log beside it.
-		_ = writeAtomic(logPath, []byte(log))
-		_ = writeAtomic(path, image)
+	// The log first: a CUBIN on disk always has its log beside it. A cache
+	// that cannot be written only costs the next process a compile.
+	if os.MkdirAll(dir, 0o755) == nil && diskcache.WriteAtomic(logPath, []byte(log)) == nil {
+		_ = diskcache.WriteAtomic(path, image)
 	}
 	return image, log, false, nil
-}
-
-// writeAtomic writes data to path through a temporary file and a rename, so
-// concurrent processes see the whole file or none.
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
 }
 
 // Compile builds u for the device (float64 storage) and loads it.

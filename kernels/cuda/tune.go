@@ -18,6 +18,7 @@ import (
 	"unsafe"
 
 	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/internal/diskcache"
 	"github.com/fieldgo/fieldgo/kernels"
 )
 
@@ -106,7 +107,7 @@ func (p *Program) writeTunes() {
 		return
 	}
 	if os.MkdirAll(filepath.Dir(path), 0o755) == nil {
-		_ = writeAtomic(path, data)
+		_ = diskcache.WriteAtomic(path, data)
 	}
 }
 
