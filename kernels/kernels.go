@@ -8,6 +8,13 @@
 // history) live in package core, which is handed a Backend and never imports a
 // concrete one. Every operation works on whole fields, so a device backend can
 // fuse, graph and reduce on the device without changing core.
+//
+// The trajectory workloads follow the same direction: their device contracts
+// live here too (NBodyDevice for core/nbody, RadiationDevice for
+// core/radiation, in plain slices and numbers), with the one Precision type
+// every workload uses; kernels/cuda/gpunbody and kernels/cuda/gpuradiation
+// implement them. No package under kernels/ imports a physics package
+// (TestNoPhysicsImports).
 package kernels
 
 import "github.com/fieldgo/fieldgo/errs"

@@ -607,7 +607,7 @@ func BenchmarkGPURadiation(b *testing.B) {
 	tiles := map[string]int{} // the tile each tiled run took
 	for _, v := range variants {
 		kind := gpuradiation.Effective(v.kind)
-		kname := v.opt.Kernel() + kind
+		kname := gpuradiation.EntryPoint(v.opt.Kernel()) + kind
 		fn, err := d.Module().Function(kname)
 		if err != nil {
 			b.Fatal(err)
@@ -626,7 +626,7 @@ func BenchmarkGPURadiation(b *testing.B) {
 		})
 		if kind == gpuradiation.Split { // both kernels, at the launch's shapes
 			ls := d.LastSplit
-			field, err := d.Module().Function(gpuradiation.SplitFieldKernel(v.opt))
+			field, err := d.Module().Function(gpuradiation.SplitFieldKernel(v.opt.Precision))
 			if err != nil {
 				b.Fatal(err)
 			}

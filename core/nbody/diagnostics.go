@@ -1,7 +1,7 @@
 package nbody
 
 import (
-	"github.com/fieldgo/fieldgo/core"
+	"github.com/fieldgo/fieldgo/kernels"
 )
 
 // Diagnostics are the conserved quantities of a state: energies (the potential
@@ -24,7 +24,7 @@ func (b *Bodies) Kinetic() float64 {
 	for i, m := range b.M {
 		t[i] = 0.5 * m * (b.VX[i]*b.VX[i] + b.VY[i]*b.VY[i] + b.VZ[i]*b.VZ[i])
 	}
-	return core.SumCompensated(t)
+	return kernels.SumCompensated(t)
 }
 
 // Potential is sum_i m_i phi_i / 2, given the potentials phi.
@@ -33,7 +33,7 @@ func (b *Bodies) Potential(phi []float64) float64 {
 	for i, m := range b.M {
 		t[i] = 0.5 * m * phi[i]
 	}
-	return core.SumCompensated(t)
+	return kernels.SumCompensated(t)
 }
 
 // Momentum is sum_i m_i v_i.
@@ -43,7 +43,7 @@ func (b *Bodies) Momentum() (px, py, pz float64) {
 	for i, m := range b.M {
 		tx[i], ty[i], tz[i] = m*b.VX[i], m*b.VY[i], m*b.VZ[i]
 	}
-	return core.SumCompensated(tx), core.SumCompensated(ty), core.SumCompensated(tz)
+	return kernels.SumCompensated(tx), kernels.SumCompensated(ty), kernels.SumCompensated(tz)
 }
 
 // AngularMomentum is sum_i m_i x_i × v_i.
@@ -55,7 +55,7 @@ func (b *Bodies) AngularMomentum() (lx, ly, lz float64) {
 		ty[i] = m * (b.Z[i]*b.VX[i] - b.X[i]*b.VZ[i])
 		tz[i] = m * (b.X[i]*b.VY[i] - b.Y[i]*b.VX[i])
 	}
-	return core.SumCompensated(tx), core.SumCompensated(ty), core.SumCompensated(tz)
+	return kernels.SumCompensated(tx), kernels.SumCompensated(ty), kernels.SumCompensated(tz)
 }
 
 // Diagnose computes the diagnostics of b with potentials phi.

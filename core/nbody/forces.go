@@ -23,30 +23,17 @@ import (
 	"sync/atomic"
 
 	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/kernels"
 )
 
-// Precision is the floating-point type the pairwise sums are computed in.
-type Precision int
+// Precision is the floating-point type the pairwise sums are computed in
+// (kernels.Precision, shared with the device contract).
+type Precision = kernels.Precision
 
 const (
-	Float64 Precision = iota
-	Float32
+	Float64 = kernels.Float64
+	Float32 = kernels.Float32
 )
-
-func (p Precision) String() string {
-	if p == Float32 {
-		return "float32"
-	}
-	return "float64"
-}
-
-// UnitRoundoff is u of the precision: 2^-53 or 2^-24.
-func (p Precision) UnitRoundoff() float64 {
-	if p == Float32 {
-		return 0x1p-24
-	}
-	return 0x1p-53
-}
 
 // ParsePrecision reads "float64" (or "" / "f64" / "double") and "float32"
 // (or "f32" / "single").

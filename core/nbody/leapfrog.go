@@ -7,8 +7,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/fieldgo/fieldgo/core"
 	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/internal/hostmem"
 )
 
 // Config sets up an Integrator.
@@ -66,7 +66,7 @@ func NewIntegrator(b *Bodies, cfg Config) (*Integrator, error) {
 		return nil, errs.New(errs.Parameter, "dt must be finite and > 0, got %v", cfg.Dt)
 	}
 	const cols = 11 // x y z vx vy vz m ax ay az pot
-	buf := memory.NewBufferWithAllocator(core.Allocator.Allocate(cols*n*8), core.Allocator)
+	buf := memory.NewBufferWithAllocator(hostmem.Allocator.Allocate(cols*n*8), hostmem.Allocator)
 	base := unsafe.Pointer(unsafe.SliceData(buf.Bytes()))
 	col := func(c int) []float64 { return unsafe.Slice((*float64)(unsafe.Add(base, c*n*8)), n) }
 	it := &Integrator{cfg: cfg, buf: buf,

@@ -10,8 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
-	"github.com/fieldgo/fieldgo/core"
 	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/internal/hostmem"
 )
 
 // Snapshot is the state at one step: a record batch with one row per body
@@ -52,7 +52,7 @@ func (it *Integrator) record() arrow.RecordBatch {
 	s := &it.state
 	n := len(s.M)
 	schema := TrajectorySchema(n, it.cfg)
-	b := array.NewRecordBuilder(core.Allocator, schema)
+	b := array.NewRecordBuilder(hostmem.Allocator, schema)
 	defer b.Release()
 	pid := b.Field(0).(*array.Int64Builder)
 	pid.Reserve(n)
@@ -90,7 +90,7 @@ func DiagnosticsSchema() *arrow.Schema {
 
 // DiagnosticsRecord makes the diagnostics table of ds (C memory).
 func DiagnosticsRecord(ds []Diagnostics) arrow.RecordBatch {
-	b := array.NewRecordBuilder(core.Allocator, DiagnosticsSchema())
+	b := array.NewRecordBuilder(hostmem.Allocator, DiagnosticsSchema())
 	defer b.Release()
 	for _, d := range ds {
 		b.Field(0).(*array.Int64Builder).Append(d.Step)
@@ -212,7 +212,7 @@ func NewIPCFileSink(path, diagPath string, n int, cfg Config) (*IPCFileSink, err
 	if err != nil {
 		return nil, errs.Wrap(errs.Format, err, "cannot create trajectory file")
 	}
-	w, err := ipc.NewFileWriter(f, ipc.WithSchema(TrajectorySchema(n, cfg)), ipc.WithAllocator(core.Allocator))
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(TrajectorySchema(n, cfg)), ipc.WithAllocator(hostmem.Allocator))
 	if err != nil {
 		f.Close()
 		return nil, errs.Wrap(errs.Format, err, "cannot start trajectory file %s", path)
@@ -255,7 +255,7 @@ func WriteDiagnostics(path string, ds []Diagnostics) error {
 	if err != nil {
 		return errs.Wrap(errs.Format, err, "cannot create diagnostics file")
 	}
-	w, err := ipc.NewFileWriter(f, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(core.Allocator))
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(hostmem.Allocator))
 	if err == nil {
 		err = w.Write(rec)
 		if e := w.Close(); err == nil {

@@ -22,27 +22,6 @@ const (
 	MetaC         = "c"
 )
 
-func (m Method) String() string {
-	if m == RK4 {
-		return "rk4"
-	}
-	return "newton"
-}
-
-func (s Search) String() string {
-	if s == Cold {
-		return "cold"
-	}
-	return "warm"
-}
-
-func (p Precision) String() string {
-	if p == Float32 {
-		return "float32"
-	}
-	return "float64"
-}
-
 // Record returns the cube as an Arrow RecordBatch sharing its memory: one
 // float64 column per component (and retarded time), O*S rows observer-major,
 // sizes and options in the schema metadata. Release it when done.

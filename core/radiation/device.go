@@ -4,96 +4,30 @@ import (
 	"math"
 	"unsafe"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
 	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/kernels"
 )
 
-// Device runs the radiation kernel elsewhere (a GPU): core does not import
-// a backend; kernels/cuda/gpuradiation implements Device with
+// Device runs the radiation kernel elsewhere (a GPU): the contract
+// kernels.RadiationDevice, which the kernels own (radiation does not import a
+// backend). kernels/cuda/gpuradiation implements it with
 // kernels/src/radiation.cu and the caller hands it in through
 // Options.Device.
-type Device interface {
-	String() string
-	// Run computes job.Out (and job.Tret) from the job's arrays.
-	Run(job *DeviceJob) error
-}
+type Device = kernels.RadiationDevice
 
-// DeviceArrays are the kernel's inputs in its precision F: knot times T and
-// widths H (N each); Rec, the interval-major records the kernels read
-// (RecordLen values per knot, kernels/src/radiation.cu's header); the same
-// numbers column-major, per interval the state coefficients Y0, Y1, A1, A0
-// (8 columns of N; Y0 = z[i]/(6h), Y1 = z[i+1]/(6h)) and the
-// acceleration's AY0, AY1, AA1, AA0 (4 columns of N); Charge (P);
-// observers OX, OY, OZ and R0 = |x_obs| (O each).
-//
-// The shifted sample times t_obs - |x_obs|/c are the device's to form (O x
-// S of them: 64 MiB for the benchmark's 32768 observers, which the host
-// took 0.1-0.3 s to build and lay out): from Times, the sample times (S
-// shared by every observer, or O x S observer-major), and Shift = |x_obs|/c
-// (O), both float64 in the kernel's units, as F(Times[s] - Shift[o]): the
-// CPU kernel's "shifted in float64, then rounded", bit for bit.
-type DeviceArrays[F float] struct {
-	T, H, Rec                          []F
-	Y0, Y1, A1, A0, AY0, AY1, AA1, AA0 []F
-	Charge                             []F
-	OX, OY, OZ, R0                     []F
-	Times, Shift                       []float64
-}
+// DeviceJob is one Fields call for a Device (kernels.RadiationJob): the
+// knots of the CPU kernel (DeviceArrays), the observers, the sample times and
+// where the cube goes.
+type DeviceJob = kernels.RadiationJob
 
-// DeviceJob is one Fields call for a Device. Exactly one of F64, F32 is set
-// (Options.Precision). Out is the cube's NComp columns of O*S (the device
-// writes every value: for each sample the particles' sums, added in order
-// p = 0, 1, ..., as the CPU kernel adds them), Tret its P retarded-time
-// columns or nil; both are float64 whatever the precision, and the device
-// writes every value of both (Fields does not clear them). Scale, when not
-// nil, is a factor per column (NComp, then the P retarded times) the device
-// multiplies the cube by before it comes back, NaN left as it is: the
-// float32 mode's units (powers of two, so the bits are the host's
-// multiplication's). OX, OY, OZ are the observers in float64 (for the
-// device's observer schedule).
-type DeviceJob struct {
-	Options Options // Segment resolved (1 .. S: AutoSegment's when it was 0)
-	N, P    int     // knots in all, particles
-	Off     []int32 // P+1 knot offsets
-	O, S    int
-	C       float64
-	F64     *DeviceArrays[float64]
-	F32     *DeviceArrays[float32]
-	Out     []float64 // nil when Options.OnDevice
-	Tret    []float64
-	// DeviceOut is the cube the Device left in its memory when
-	// Options.OnDevice: NComp columns and, when Retarded, P more.
-	DeviceOut *DeviceBuffer
-	Scale     []float64
-	// Observer positions in float64 (O each).
-	OX, OY, OZ []float64
-}
+// DeviceArrays are a DeviceJob's inputs in the kernel's precision F
+// (kernels.RadiationArrays; Rec is knots' rec, the interval records).
+type DeviceArrays[F float] = kernels.RadiationArrays[F]
 
-// HostMemory is implemented by a Device that copies into host memory of its
-// own faster than into any other (a GPU's page-locked memory: the driver
-// copies pageable memory through a staging buffer at a fraction of the
-// link's speed). Fields takes the cube's block from its allocator.
-type HostMemory interface {
-	HostAllocator() memory.Allocator
-}
-
-// Kernel is the entry point of kernels/src/radiation.cu for the options:
-// fg_rad_<newton|rk4>_<cold|warm|reuse>_<f64|f32>. Cold search ignores
-// CoefReuse (as on the CPU).
-func (o Options) Kernel() string {
-	s := "warm"
-	switch {
-	case o.Search == Cold:
-		s = "cold"
-	case o.CoefReuse:
-		s = "reuse"
-	}
-	p := "f64"
-	if o.Precision == Float32 {
-		p = "f32"
-	}
-	return "fg_rad_" + o.Method.String() + "_" + s + "_" + p
+// Kernel is the kernel the options ask a Device for.
+func (o Options) Kernel() kernels.RadiationKernel {
+	return kernels.RadiationKernel{Method: o.Method, NIters: o.NIters, NSubsteps: o.NSubsteps, Search: o.Search,
+		CoefReuse: o.CoefReuse, Precision: o.Precision, Retarded: o.Retarded}
 }
 
 func deviceArrays[F float](k *knots[F], src Source, obs Observers, times []float64) *DeviceArrays[F] {
@@ -129,7 +63,7 @@ func fieldsOnDevice[F float](k *knots[F], src Source, obs Observers, times []flo
 	if int64(k.n) >= 1<<31 || int64(P)*int64(o)*int64(S) >= 1<<62 {
 		return errs.New(errs.Shape, "%d knots: the CUDA kernel indexes knots with 32-bit integers", k.n)
 	}
-	job := &DeviceJob{Options: *opt, N: k.n, P: P, O: o, S: S, C: src.C, Scale: scale, OX: obs.X, OY: obs.Y, OZ: obs.Z}
+	job := &DeviceJob{Kernel: opt.Kernel(), Segment: opt.Segment, OnDevice: opt.OnDevice, N: k.n, P: P, O: o, S: S, C: src.C, Scale: scale, OX: obs.X, OY: obs.Y, OZ: obs.Z}
 	job.Off = make([]int32, len(k.off))
 	for i, v := range k.off {
 		job.Off[i] = int32(v)

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/fieldgo/fieldgo/core/spline"
+	"github.com/fieldgo/fieldgo/kernels"
 )
 
 // float is float64, or float32 in single-precision mode.
@@ -34,17 +35,8 @@ func sqrt[F float](x F) F { return F(math.Sqrt(float64(x))) } // correctly round
 // knot of a particle has no interval (zeros).
 //
 // rec holds the same numbers interval-major, one RecordLen-value record per
-// knot interval, which the kernels read (CPU and GPU: one record is a few
-// whole cache lines instead of one value from each of 52 columns):
-//
-//	[0] t[i]  [1] t[i+1]  [2], [3] unused
-//	[4+d] y0[d][i]  [12+d] y1[d][i]  [20+d] a1[d][i]  [28+d] a0[d][i]   d < 8
-//	[48+d] ay0[d][i]  [52+d] ay1[d][i]  [56+d] aa1[d][i]  [60+d] aa0[d][i]   d < 4
-//
-// (aa1, aa0: the acceleration's a1, a0)
-//
-// (kernels/src/radiation.cu's header; the last knot's record has t[i+1] =
-// 0, and no search returns it).
+// knot interval, which the kernels read (CPU and GPU): the layout is the
+// device contract's (kernels.RadiationRecordLen), built here by records.
 type knots[F float] struct {
 	n                  int
 	off                []int
@@ -55,11 +47,11 @@ type knots[F float] struct {
 }
 
 // RecordLen is the values per knot interval of the interval-major records
-// (FG_RAD_REC in radiation.cu); RecordAccel is where the acceleration's 16
-// start.
+// and RecordAccel where the acceleration's 16 start (the layout of
+// kernels.RadiationRecordLen, FG_RAD_REC in radiation.cu).
 const (
-	RecordLen   = 64
-	RecordAccel = 48
+	RecordLen   = kernels.RadiationRecordLen
+	RecordAccel = kernels.RadiationRecordAccel
 )
 
 // records lays the column arrays out interval-major (rec's layout).

@@ -31,40 +31,44 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/fieldgo/fieldgo/core"
 	"github.com/fieldgo/fieldgo/core/spline"
 	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/internal/hostmem"
+	"github.com/fieldgo/fieldgo/kernels"
 )
 
-// Method is how the retarded time is advanced from sample to sample.
-type Method int
+// Method is how the retarded time is advanced from sample to sample
+// (kernels.RadiationMethod: the device contract's).
+type Method = kernels.RadiationMethod
 
 const (
-	Newton Method = iota // NIters Newton corrections from a warm start
-	RK4                  // RK4 on dtau/dt_obs with NSubsteps per sample
+	Newton = kernels.RadiationNewton // NIters Newton corrections from a warm start
+	RK4    = kernels.RadiationRK4    // RK4 on dtau/dt_obs with NSubsteps per sample
 )
 
-// Search is how a spline evaluation finds its interval.
-type Search int
+// Search is how a spline evaluation finds its interval
+// (kernels.RadiationSearch).
+type Search = kernels.RadiationSearch
 
 const (
-	Warm Search = iota // from the previous interval: gallop and bisect
-	Cold               // binary search from scratch every time (the naive kernel)
+	Warm = kernels.WarmSearch // from the previous interval: gallop and bisect
+	Cold = kernels.ColdSearch // binary search from scratch every time (the naive kernel)
 )
 
-// Precision of the kernel's arithmetic.
-type Precision int
+// Precision of the kernel's arithmetic (kernels.Precision, one type for
+// every workload).
+type Precision = kernels.Precision
 
 const (
-	Float64 Precision = iota
-	Float32
+	Float64 = kernels.Float64
+	Float32 = kernels.Float32
 )
 
 // Components of the cube, in order.
 var Components = []string{"Ex", "Ey", "Ez", "Bx", "By", "Bz", "phi", "Ax", "Ay", "Az"}
 
 // NComp is len(Components).
-const NComp = 10
+const NComp = kernels.RadiationComponents
 
 // Options configure Fields; DefaultOptions are Newton with 2 corrections,
 // warm search with coefficient reuse, float64.
@@ -95,12 +99,7 @@ type Options struct {
 // DeviceBuffer is a cube left in device memory: Bytes from device address
 // Ptr, the columns one after the other (O*S float64 each, observer-major),
 // settled (no work pending) when Fields returns. Free releases it.
-type DeviceBuffer struct {
-	Ptr    uint64
-	Bytes  int
-	Device int // the device's ordinal
-	Free   func()
-}
+type DeviceBuffer = kernels.DeviceBlock
 
 // Observers are observer positions.
 type Observers struct{ X, Y, Z []float64 }
@@ -151,7 +150,7 @@ func newCube(o, s, p int, retarded bool, mem memory.Allocator, clear bool, threa
 	var all []float64
 	if n > 0 {
 		if clear {
-			core.ClearParallel(buf.Bytes(), threads)
+			hostmem.ClearParallel(buf.Bytes(), threads)
 		}
 		all = unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(buf.Bytes()))), n*len(cols))
 	}
@@ -304,10 +303,10 @@ func Fields(src Source, obs Observers, times []float64, nsamples int, opt Option
 	// A Device writes every value of the cube, and copies it back fastest
 	// into its own host memory: clearing 8 x 10 x O x S bytes first cost
 	// more than the kernel (0.1 s at 32768 x 256 on two cores, against 4 ms).
-	mem, clear := memory.Allocator(core.Allocator), true
+	mem, clear := memory.Allocator(hostmem.Allocator), true
 	if opt.Device != nil {
 		clear = false
-		if h, ok := opt.Device.(HostMemory); ok {
+		if h, ok := opt.Device.(kernels.HostMemory); ok {
 			mem = h.HostAllocator()
 		}
 	}

@@ -27,8 +27,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/fieldgo/fieldgo/core"
 	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/internal/hostmem"
 )
 
 // MinKnots is the fewest knots a particle's spline may have.
@@ -52,7 +52,7 @@ func alloc(n, d int, withKnots bool) (*memory.Buffer, []float64) {
 	if withKnots {
 		words += 2 * n
 	}
-	buf := memory.NewBufferWithAllocator(core.Allocator.Allocate(8*words), core.Allocator)
+	buf := memory.NewBufferWithAllocator(hostmem.Allocator.Allocate(8*words), hostmem.Allocator)
 	var all []float64
 	if words > 0 {
 		all = unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(buf.Bytes()))), words)

@@ -19,9 +19,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/fieldgo/fieldgo/core"
 	"github.com/fieldgo/fieldgo/core/spline"
 	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/internal/hostmem"
 )
 
 // Column names of a trajectory table.
@@ -383,7 +383,7 @@ func FromLabTime(s LabSamples) (arrow.RecordBatch, error) {
 		return nil, err
 	}
 	md := Metadata(s.Units, s.C, s.Charge, s.Mass)
-	b := array.NewRecordBuilder(core.Allocator, Schema(md))
+	b := array.NewRecordBuilder(hostmem.Allocator, Schema(md))
 	defer b.Release()
 	b.Reserve(n)
 	ids := b.Field(0).(*array.Int64Builder)

@@ -51,7 +51,8 @@
 //
 // Layout: the knot times t[N] (searched), particle p owning off[p]..off[p+1]-1,
 // and one record of FG_RAD_REC = 64 values per knot interval i (interval-major,
-// built on the host: core/radiation's knots.records), so one interval fetch reads a
+// the layout of kernels.RadiationRecordLen in kernels/radiation.go, built on the
+// host by core/radiation for its CPU kernel too), so one interval fetch reads a
 // few whole cache lines (float64: the state's 36 values in 3 lines of 128 B,
 // the acceleration's 16 in the fourth; float32: 2 lines):
 //   [0] t[i]  [1] t[i+1]  [2] [3] unused

@@ -1,6 +1,8 @@
-// Package gpunbody runs core/nbody's sums and leapfrog on an NVIDIA GPU with
-// the kernels of kernels/src/nbody.cu, through the generic module API of
-// kernels/cuda. Device implements nbody.Device.
+// Package gpunbody runs softened direct N-body sums and a leapfrog on an
+// NVIDIA GPU with the kernels of kernels/src/nbody.cu, through the generic
+// module API of kernels/cuda. Device implements kernels.NBodyDevice, the
+// contract core/nbody hands its sums to; this package imports no physics
+// package.
 //
 // The acceleration kernel is the tiled one, Targets(n, prec) (two or four)
 // targets per thread (P threads per target when N is too small to fill
@@ -16,8 +18,8 @@ import (
 	"math"
 	"sync"
 
-	"github.com/fieldgo/fieldgo/core/nbody"
 	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/kernels"
 	"github.com/fieldgo/fieldgo/kernels/cuda"
 	"github.com/fieldgo/fieldgo/kernels/src"
 )
@@ -32,8 +34,8 @@ const Block = 256
 // targets: 1-8% faster than x2 at 2^15..2^20, 5% slower at 2^14), else 2
 // (in float64 x2 is 2-4% faster than one target per thread; a four-target
 // double kernel would need 156 registers).
-func Targets(n int, prec nbody.Precision) int {
-	if prec == nbody.Float32 && n >= 1<<15 {
+func Targets(n int, prec kernels.Precision) int {
+	if prec == kernels.Float32 && n >= 1<<15 {
 		return 4
 	}
 	return 2
@@ -67,16 +69,16 @@ func (d *Device) String() string { return "cuda: " + d.b.Device() }
 // Close frees the device buffers and unloads the module.
 func (d *Device) Close() error { return d.m.Close() }
 
-func suffix(p nbody.Precision) string {
-	if p == nbody.Float32 {
+func suffix(p kernels.Precision) string {
+	if p == kernels.Float32 {
 		return "f32"
 	}
 	return "f64"
 }
 
 // recordBytes is the size of one packed body (x, y, z, m).
-func recordBytes(p nbody.Precision) int {
-	if p == nbody.Float32 {
+func recordBytes(p kernels.Precision) int {
+	if p == kernels.Float32 {
 		return 16
 	}
 	return 32
@@ -96,7 +98,7 @@ func ThreadsPerTarget(n, sms, threadsPerSM int) int {
 }
 
 // UntiledName is the untiled kernel's entry point.
-func UntiledName(prec nbody.Precision, pot bool) string {
+func UntiledName(prec kernels.Precision, pot bool) string {
 	s := "fg_nbody_untiled_" + suffix(prec)
 	if pot {
 		s += "_pot"
@@ -104,8 +106,8 @@ func UntiledName(prec nbody.Precision, pot bool) string {
 	return s
 }
 
-func eps2Arg(softening float64, prec nbody.Precision) any {
-	if prec == nbody.Float32 {
+func eps2Arg(softening float64, prec kernels.Precision) any {
+	if prec == kernels.Float32 {
 		e := float32(softening)
 		return e * e
 	}
@@ -116,7 +118,7 @@ func eps2Arg(softening float64, prec nbody.Precision) any {
 // nt (1, 2, or in float32 4) targets per thread. Only the two- and
 // four-target kernels have a potential variant (the one-target ones are the
 // benchmark's comparison).
-func TiledName(p, nt int, prec nbody.Precision, pot bool) string {
+func TiledName(p, nt int, prec kernels.Precision, pot bool) string {
 	x := ""
 	if nt > 1 {
 		x = fmt.Sprintf("x%d", nt)
@@ -131,7 +133,7 @@ func TiledName(p, nt int, prec nbody.Precision, pot bool) string {
 // LaunchTiled queues the tiled kernel with Targets(n, prec) targets per
 // thread and P threads per target (0: the PFor choice) on packed bodies;
 // acc receives (ax, ay, az, phi).
-func (d *Device) LaunchTiled(p int, prec nbody.Precision, pot bool, body, acc *cuda.DeviceBuffer, n int, softening float64) error {
+func (d *Device) LaunchTiled(p int, prec kernels.Precision, pot bool, body, acc *cuda.DeviceBuffer, n int, softening float64) error {
 	return d.LaunchTiledNT(p, Targets(n, prec), prec, pot, body, acc, n, softening)
 }
 
@@ -143,8 +145,8 @@ func (d *Device) PFor(n, nt int) int {
 
 // LaunchTiledNT is LaunchTiled with nt targets per thread: 1 (no
 // potentials), 2, or in float32 4.
-func (d *Device) LaunchTiledNT(p, nt int, prec nbody.Precision, pot bool, body, acc *cuda.DeviceBuffer, n int, softening float64) error {
-	if !(nt == 1 && !pot || nt == 2 || nt == 4 && prec == nbody.Float32) {
+func (d *Device) LaunchTiledNT(p, nt int, prec kernels.Precision, pot bool, body, acc *cuda.DeviceBuffer, n int, softening float64) error {
+	if !(nt == 1 && !pot || nt == 2 || nt == 4 && prec == kernels.Float32) {
 		return errs.New(errs.Parameter, "no tiled kernel with %d targets per thread in %v (potentials %v)", nt, prec, pot)
 	}
 	if p == 0 {
@@ -156,7 +158,7 @@ func (d *Device) LaunchTiledNT(p, nt int, prec nbody.Precision, pot bool, body, 
 // launchTiledName launches a tiled entry point of P threads per target and
 // nt targets per thread by name (also the benchmark's fg_nbody_tiled1_lib
 // and fg_nbody_tiled1_legacy).
-func (d *Device) launchTiledName(name string, p, nt int, body, acc *cuda.DeviceBuffer, n int, softening float64, prec nbody.Precision) error {
+func (d *Device) launchTiledName(name string, p, nt int, body, acc *cuda.DeviceBuffer, n int, softening float64, prec kernels.Precision) error {
 	fn, err := d.m.Function(name)
 	if err != nil {
 		return err
@@ -167,7 +169,7 @@ func (d *Device) launchTiledName(name string, p, nt int, body, acc *cuda.DeviceB
 }
 
 // LaunchUntiled queues the untiled kernel (blocks of 256).
-func (d *Device) LaunchUntiled(prec nbody.Precision, pot bool, body, acc *cuda.DeviceBuffer, n int, softening float64) error {
+func (d *Device) LaunchUntiled(prec kernels.Precision, pot bool, body, acc *cuda.DeviceBuffer, n int, softening float64) error {
 	fn, err := d.m.Function(UntiledName(prec, pot))
 	if err != nil {
 		return err
@@ -184,10 +186,10 @@ func checkN(n int) error {
 }
 
 // pack writes bodies (x, y, z, m) into a host record array of the precision.
-func pack(prec nbody.Precision, cols ...[]float64) any {
+func pack(prec kernels.Precision, cols ...[]float64) any {
 	n := len(cols[0])
 	w := len(cols)
-	if prec == nbody.Float32 {
+	if prec == kernels.Float32 {
 		h := make([]float32, 4*n)
 		for i := 0; i < n; i++ {
 			for c := 0; c < w; c++ {
@@ -216,8 +218,8 @@ func upload(buf *cuda.DeviceBuffer, h any) error {
 
 // download reads n records and scatters their first len(cols) components
 // (nil columns skipped).
-func download(buf *cuda.DeviceBuffer, prec nbody.Precision, n int, cols ...[]float64) error {
-	if prec == nbody.Float32 {
+func download(buf *cuda.DeviceBuffer, prec kernels.Precision, n int, cols ...[]float64) error {
+	if prec == kernels.Float32 {
 		h := make([]float32, 4*n)
 		if err := cuda.Download(h, buf, 0); err != nil {
 			return err
@@ -259,7 +261,7 @@ func (d *Device) ensure(buf **cuda.DeviceBuffer, bytes int) error {
 }
 
 // Accelerations evaluates a_i (and phi_i) with the tiled kernel.
-func (d *Device) Accelerations(x, y, z, m []float64, softening float64, prec nbody.Precision, ax, ay, az, pot []float64) error {
+func (d *Device) Accelerations(x, y, z, m []float64, softening float64, prec kernels.Precision, ax, ay, az, pot []float64) error {
 	n := len(m)
 	if n == 0 {
 		return nil
@@ -286,7 +288,7 @@ func (d *Device) Accelerations(x, y, z, m []float64, softening float64, prec nbo
 }
 
 // Leapfrog allocates a device leapfrog for n bodies.
-func (d *Device) Leapfrog(n int, softening float64, prec nbody.Precision) (nbody.DeviceLeapfrog, error) {
+func (d *Device) Leapfrog(n int, softening float64, prec kernels.Precision) (kernels.NBodyLeapfrog, error) {
 	if n <= 0 {
 		return nil, errs.New(errs.Shape, "no bodies")
 	}
@@ -320,7 +322,7 @@ type leapfrog struct {
 	d              *Device
 	n              int
 	eps            float64
-	prec           nbody.Precision
+	prec           kernels.Precision
 	body, vel, acc *cuda.DeviceBuffer
 	kd, k          *cuda.Function
 }
@@ -343,7 +345,7 @@ func (l *leapfrog) Forces(pot bool) error {
 }
 
 func (l *leapfrog) real(v float64) any {
-	if l.prec == nbody.Float32 {
+	if l.prec == kernels.Float32 {
 		return float32(v)
 	}
 	return v
@@ -385,4 +387,4 @@ func (l *leapfrog) Close() error {
 	return nil
 }
 
-var _ nbody.Device = (*Device)(nil)
+var _ kernels.NBodyDevice = (*Device)(nil)

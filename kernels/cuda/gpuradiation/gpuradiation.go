@@ -2,7 +2,7 @@
 // NVIDIA GPU with kernels/src/radiation.cu (blocks of observers walking
 // their samples in tiles, particles in order; see the source's header),
 // through the generic module API of kernels/cuda. Device implements
-// radiation.Device.
+// kernels.RadiationDevice.
 package gpuradiation
 
 import (
@@ -13,10 +13,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
-	"github.com/fieldgo/fieldgo/core/radiation"
 	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/kernels"
 	"github.com/fieldgo/fieldgo/kernels/cuda"
 	"github.com/fieldgo/fieldgo/kernels/src"
 )
@@ -165,9 +163,9 @@ func New(b *cuda.Backend) (*Device, error) {
 }
 
 // HostAllocator is the page-locked host memory the cubes come back into
-// (radiation.HostMemory): the copy from the device runs at the link's
+// (kernels.HostMemory): the copy from the device runs at the link's
 // speed, and Arrow, numpy and Python use the block where it lies.
-func (d *Device) HostAllocator() memory.Allocator { return d.pinned }
+func (d *Device) HostAllocator() kernels.Allocator { return d.pinned }
 
 // SMs is the device's multiprocessor count.
 func (d *Device) SMs() int { return d.b.SMs() }
@@ -216,8 +214,8 @@ type launchBuffers struct {
 }
 
 // argsBytes is fg_rad_args<F> for a launch over observer slots o0 .. o0+oc-1.
-func argsBytes[F float32 | float64](ar arrays, job *radiation.DeviceJob, lb launchBuffers, o0, oc int) []byte {
-	opt := job.Options
+func argsBytes[F float32 | float64](ar arrays, job *kernels.RadiationJob, lb launchBuffers, o0, oc int) []byte {
+	opt := job.Kernel
 	return bytesOf(&args[F]{T: ar.T, Y0: ar.Y0, Y1: ar.Y1, A1: ar.A1, A0: ar.A0, AY0: ar.AY0, AY1: ar.AY1, AA1: ar.AA1, AA0: ar.AA0, Off: lb.off,
 		P: int32(job.P), N: int32(job.N), Charge: ar.Charge, OX: ar.OX, OY: ar.OY, OZ: ar.OZ, R0: ar.R0, O: int32(job.O),
 		TP: ar.TP, S: int32(job.S), C: F(job.C), IC: 1 / F(job.C), NIters: int32(opt.NIters), NSubsteps: int32(opt.NSubsteps),
@@ -341,7 +339,7 @@ func SharedBytes(block, tile int) int {
 
 // Slot is the doubles per (sample, observer) of the tiled kernels' shared
 // memory: the sums (FG_RAD_SLOT2 double2) and the shifted time.
-const Slot = radiation.NComp + 1
+const Slot = kernels.RadiationComponents + 1
 
 // ScratchLimit bounds the tiled kernels' walker scratch (bytes): the grid is
 // lowered below the device's resident blocks when particles are so many
@@ -352,7 +350,7 @@ const ScratchLimit = 512 << 20
 // sample times and shifts (fg_rad_shift_* forms the shifted times from
 // them); the interval records, or (columnMajor) the column-major spline
 // arrays.
-func upload[F float32 | float64](a *alloc, x *radiation.DeviceArrays[F], columnMajor bool) arrays {
+func upload[F float32 | float64](a *alloc, x *kernels.RadiationArrays[F], columnMajor bool) arrays {
 	ar := arrays{T: put(a, x.T), Charge: put(a, x.Charge), OX: put(a, x.OX), OY: put(a, x.OY), OZ: put(a, x.OZ), R0: put(a, x.R0),
 		Times: put(a, x.Times), Shift: put(a, x.Shift)}
 	if columnMajor {
@@ -379,15 +377,15 @@ func Effective(v string) string {
 
 // Run uploads the job, launches its kernel once (the Split variant: its
 // two kernels once per chunk of observers), and copies the cube back.
-func (d *Device) Run(job *radiation.DeviceJob) error {
+func (d *Device) Run(job *kernels.RadiationJob) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	variant := Effective(d.Variant)
-	name := job.Options.Kernel() + variant
+	name := EntryPoint(job.Kernel) + variant
 	split := variant == Split
 	tiled := variant == ""
-	nOut, nTret := radiation.NComp*job.O*job.S, 0
-	if job.Options.Retarded {
+	nOut, nTret := kernels.RadiationComponents*job.O*job.S, 0
+	if job.Kernel.Retarded {
 		nTret = job.P * job.O * job.S
 	}
 	if tiled && nTret > 0 {
@@ -399,7 +397,7 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	}
 	var field *cuda.Function
 	if split {
-		if field, err = d.m.Function(SplitFieldKernel(job.Options)); err != nil {
+		if field, err = d.m.Function(SplitFieldKernel(job.Kernel.Precision)); err != nil {
 			return err
 		}
 	}
@@ -421,7 +419,7 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		return a.err
 	}
 	var block, tile, shared int
-	seg := job.Options.Segment // Fields resolves it (DeviceJob); every kernel takes it
+	seg := job.Segment // Fields resolves it (DeviceJob); every kernel takes it
 	if seg < 1 || seg > job.S {
 		return errs.New(errs.Parameter, "segment %d: a DeviceJob's is 1 .. S = %d (Fields resolves it)", seg, job.S)
 	}
@@ -543,7 +541,7 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 		}
 	}
 	out := d.out
-	if job.Options.OnDevice {
+	if job.OnDevice {
 		d.out = nil
 		defer func() {
 			if job.DeviceOut == nil { // not handed out: an error on the way
@@ -623,13 +621,13 @@ func (d *Device) Run(job *radiation.DeviceJob) error {
 	if d.LastSeconds, err = cuda.Elapsed(start, end); err != nil {
 		return err
 	}
-	if job.Options.OnDevice {
+	if job.OnDevice {
 		// Settled before it is handed out: a consumer may read it on any
 		// stream.
 		if err := d.m.Synchronize(); err != nil {
 			return err
 		}
-		job.DeviceOut = &radiation.DeviceBuffer{Ptr: out.Ptr(), Bytes: 8 * n, Device: d.b.Ordinal(), Free: func() {
+		job.DeviceOut = &kernels.DeviceBlock{Ptr: out.Ptr(), Bytes: 8 * n, Device: d.b.Ordinal(), Free: func() {
 			d.mu.Lock()
 			defer d.mu.Unlock()
 			d.keep(out)
@@ -658,4 +656,4 @@ func (d *Device) keep(b *cuda.DeviceBuffer) {
 	b.Free()
 }
 
-var _ radiation.Device = (*Device)(nil)
+var _ kernels.RadiationDevice = (*Device)(nil)

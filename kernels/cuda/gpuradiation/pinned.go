@@ -4,7 +4,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/fieldgo/fieldgo/core"
+	"github.com/fieldgo/fieldgo/internal/hostmem"
 	"github.com/fieldgo/fieldgo/kernels/cuda"
 )
 
@@ -17,7 +17,7 @@ import (
 // that fits it instead of being freed: a script or benchmark that computes
 // one cube after another pins once. At most PinnedIdle blocks are kept;
 // Device.Close frees them. When the driver refuses (page-locked memory is
-// limited), the cube takes core.Allocator's pageable memory instead.
+// limited), the cube takes hostmem.Allocator's pageable memory instead.
 type pinnedPool struct {
 	b    *cuda.Backend
 	mu   sync.Mutex
@@ -37,7 +37,7 @@ const (
 
 type pinnedBlock struct {
 	mem  []byte // the whole block
-	free func() // nil: core.Allocator's (the fallback)
+	free func() // nil: hostmem.Allocator's (the fallback)
 }
 
 func newPinnedPool(b *cuda.Backend) *pinnedPool {
@@ -49,7 +49,7 @@ func newPinnedPool(b *cuda.Backend) *pinnedPool {
 // of itself, else a new block.
 func (p *pinnedPool) Allocate(size int) []byte {
 	if size <= 0 {
-		return core.Allocator.Allocate(size)
+		return hostmem.Allocator.Allocate(size)
 	}
 	p.mu.Lock()
 	best := -1
@@ -70,7 +70,7 @@ func (p *pinnedPool) Allocate(size int) []byte {
 	if f, free, err := p.b.HostAlloc((size + 7) / 8); err == nil {
 		blk = pinnedBlock{mem: unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(f))), size), free: free}
 	} else {
-		blk.mem = core.Allocator.Allocate(size)
+		blk.mem = hostmem.Allocator.Allocate(size)
 	}
 	p.mu.Lock()
 	p.live[unsafe.Pointer(unsafe.SliceData(blk.mem))] = blk
@@ -79,10 +79,10 @@ func (p *pinnedPool) Allocate(size int) []byte {
 }
 
 // Free takes a block back: pinned, into the idle list (the oldest beyond
-// PinnedIdle freed); pageable, to core.Allocator.
+// PinnedIdle freed); pageable, to hostmem.Allocator.
 func (p *pinnedPool) Free(b []byte) {
 	if len(b) == 0 {
-		core.Allocator.Free(b)
+		hostmem.Allocator.Free(b)
 		return
 	}
 	p.mu.Lock()
@@ -101,7 +101,7 @@ func (p *pinnedPool) Free(b []byte) {
 	}
 	p.mu.Unlock()
 	if ok && blk.free == nil {
-		core.Allocator.Free(blk.mem)
+		hostmem.Allocator.Free(blk.mem)
 	}
 	for _, d := range drop {
 		d.free()

@@ -3,8 +3,8 @@ package gpuradiation
 import (
 	"fmt"
 
-	"github.com/fieldgo/fieldgo/core/radiation"
 	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/kernels"
 	"github.com/fieldgo/fieldgo/kernels/cuda"
 )
 
@@ -28,19 +28,16 @@ const SplitScratchLimit = 1 << 30
 // tiled kernels' tiles).
 const DefaultSplitTile = 8
 
-// SplitFieldKernel is phase B's entry point for the options' precision
-// (phase A's is opt.Kernel() + Split).
-func SplitFieldKernel(opt radiation.Options) string {
-	if opt.Precision == radiation.Float32 {
-		return "fg_rad_field_f32_split"
-	}
-	return "fg_rad_field_f64_split"
+// SplitFieldKernel is phase B's entry point for the precision (phase A's is
+// EntryPoint(k) + Split).
+func SplitFieldKernel(prec kernels.Precision) string {
+	return "fg_rad_field_" + suffix(prec) + "_split"
 }
 
 // SplitSharedBytes is phase B's dynamic shared memory for tile samples per
 // block of 32 observers: the sums (NComp doubles per observer and sample) and
 // the observers' indices.
-func SplitSharedBytes(tile int) int { return radiation.NComp*8*32*tile + 4*32 }
+func SplitSharedBytes(tile int) int { return kernels.RadiationComponents*8*32*tile + 4*32 }
 
 // SplitSolveBlock is phase A's block size when Device.BlockSize is 0: of
 // 256, 128 and 64 threads the one with the most resident warps per SM
@@ -96,7 +93,7 @@ func (sp splitPlan) String() string {
 
 // planSplit picks the launch shapes and the chunk of observers whose scratch
 // (S x P x (F + int32) each) fits Device.SplitScratch.
-func (d *Device) planSplit(solve *cuda.Function, job *radiation.DeviceJob, fbytes int) (splitPlan, error) {
+func (d *Device) planSplit(solve *cuda.Function, job *kernels.RadiationJob, fbytes int) (splitPlan, error) {
 	sp := splitPlan{tile: d.Tile, o: job.O, s: job.S, p: job.P}
 	if sp.tile <= 0 {
 		sp.tile = DefaultSplitTile
