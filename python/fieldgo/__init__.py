@@ -15,6 +15,7 @@ from .theory import Theory, Static, UnitVector, PointResult  # noqa: E402
 from .symbolic import sqrt, exp, log, sin, cos, tan, atan2, pow, abs, min, max, where, pi  # noqa: E402,A004
 from .algebra import dot, cross, norm2, norm, complex, complex_field, covariant, curl, Vector, Complex  # noqa: E402,A004
 from . import theories  # noqa: E402
+from . import cache  # noqa: E402  (fg.cache.info(), fg.cache.clear(kind))
 
 # --- data (lattices, fields) ---
 from .lattice import Lattice

@@ -1,9 +1,11 @@
 """Compile a point source with the system C compiler and call it through ctypes.
 
 Used by ``Theory.at`` to evaluate the generated C on one site. Shared objects are
-cached on disk under ``$FIELDGO_CACHE/point/`` (default ``~/.cache/fieldgo/point/``),
-keyed by a hash of the source, the flags and the compiler's version, and written
-atomically (temporary file + rename) so concurrent processes never load half a file.
+the ``point`` kind of the one disk cache (python/fieldgo/cache.py:
+``$FIELDGO_CACHE/point/<key>.so``, default ``~/.cache/fieldgo/point/``), keyed like the
+CPU backend's kernels by the source, the compiler command, the flags and the compiler's
+version, and written atomically (``cache.write_atomic``) so concurrent processes never
+load half a file.
 ``compile_count`` counts actual compiler runs in this process; tests use it to check
 that changing a dynamic parameter never recompiles.
 """
@@ -12,16 +14,15 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import hashlib
 import os
 import shlex
 import shutil
 import subprocess
-import tempfile
 import threading
 
 import numpy as np
 
+from . import cache
 from .errors import BackendError, CompileError
 
 __all__ = ["compile_count", "cache_dir", "PointLibrary", "load"]
@@ -57,10 +58,8 @@ void fg_harness_eval(const double* site, const double* params, double* out) {
 
 
 def cache_dir() -> str:
-    root = os.environ.get("FIELDGO_CACHE")
-    if root:
-        return os.path.join(root, "point")
-    return os.path.join(os.path.expanduser("~"), ".cache", "fieldgo", "point")
+    """The point kind's folder of the cache root."""
+    return cache.directory("point")
 
 
 def _compiler() -> list:
@@ -107,56 +106,38 @@ class PointLibrary:
         return out
 
 
-def _atomic_write(path: str, data: bytes):
-    d = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=os.path.basename(path))
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def load(point_source: str) -> PointLibrary:
     """Compile (or find in the cache) the point source with the harness and load it."""
-    global compile_count
     cc = _compiler()
     source = point_source + _HARNESS
     version = _compiler_version(tuple(cc))
-    key = hashlib.sha256("\0".join([source, " ".join(cc), " ".join(CFLAGS), version]).encode()).hexdigest()[:32]
+    key = cache.key("point", source, " ".join(cc), " ".join(CFLAGS), version)
     with _lock:
         lib = _loaded.get(key)
         if lib is not None:
             return lib
         d = cache_dir()
         os.makedirs(d, exist_ok=True)
-        so_path = os.path.join(d, f"point-{key}.so")
+        so_path = os.path.join(d, f"{key}.so")
         if not os.path.exists(so_path):
-            c_path = os.path.join(d, f"point-{key}.c")
-            _atomic_write(c_path, source.encode())
-            fd, tmp_so = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".so")
-            os.close(fd)
-            try:
-                cmd = cc + list(CFLAGS) + ["-o", tmp_so, c_path, "-lm"]
-                try:
-                    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-                except OSError as e:
-                    raise BackendError(f"cannot run the C compiler {cc[0]!r}: {e}") from None
-                compile_count += 1
-                if r.returncode != 0:
-                    err = CompileError(
-                        f"the C compiler failed on the generated point source ({c_path}):\n{r.stderr}{r.stdout}"
-                    )
-                    err.log = r.stderr + r.stdout
-                    err.command = cmd
-                    raise err
-                os.replace(tmp_so, so_path)
-            finally:
-                if os.path.exists(tmp_so):
-                    os.unlink(tmp_so)
+            c_path = os.path.join(d, f"{key}.c")
+            cache.write_atomic(c_path, source)
+            cache.write_atomic(so_path, lambda tmp_so: _compile(cc, c_path, tmp_so))
         lib = PointLibrary(so_path)
         _loaded[key] = lib
         return lib
+
+
+def _compile(cc: list, c_path: str, so_path: str) -> None:
+    global compile_count
+    cmd = cc + list(CFLAGS) + ["-o", so_path, c_path, "-lm"]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    except OSError as e:
+        raise BackendError(f"cannot run the C compiler {cc[0]!r}: {e}") from None
+    compile_count += 1
+    if r.returncode != 0:
+        err = CompileError(f"the C compiler failed on the generated point source ({c_path}):\n{r.stderr}{r.stdout}")
+        err.log = r.stderr + r.stdout
+        err.command = cmd
+        raise err

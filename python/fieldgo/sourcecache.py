@@ -8,17 +8,19 @@ of the closure cells and globals it reads, recursively through the plain functio
 calls — and the source of fieldgo's own front end. Anything the fingerprint cannot
 see (an object of unknown type, a module that is not the standard library's, numpy's
 or fieldgo's) makes the theory uncacheable: it is traced every time, as before.
+Entries are ``source/<key>.c`` under the one cache root, keyed and written like every
+other cache (python/fieldgo/cache.py).
 """
 
 from __future__ import annotations
 
 import builtins
 import hashlib
-import os
 import pathlib
 import sys
-import tempfile
 import types
+
+from . import cache
 
 _FRONT_END = (
     "algebra.py",
@@ -129,12 +131,11 @@ def key(declaration, functions) -> str | None:
         parts += [_fp(fn, seen) for fn in functions]
     except _Uncacheable:
         return None
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    return cache.key("source", *parts)
 
 
 def _dir() -> pathlib.Path:
-    root = os.environ.get("FIELDGO_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "fieldgo")
-    return pathlib.Path(root) / "source"
+    return pathlib.Path(cache.directory("source"))
 
 
 def load(k: str) -> str | None:
@@ -145,13 +146,10 @@ def load(k: str) -> str | None:
 
 
 def store(k: str, source: str) -> None:
-    """Write atomically (temporary file, then rename): concurrent writers are safe."""
+    """Write atomically (cache.write_atomic): concurrent writers are safe."""
     d = _dir()
     try:
         d.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{k}.", suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            f.write(source)
-        os.replace(tmp, d / f"{k}.c")
+        cache.write_atomic(d / f"{k}.c", source)
     except OSError:
         pass  # a read-only cache only costs the next run a trace

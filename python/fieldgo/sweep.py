@@ -42,6 +42,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import initial as _initial
+from .cache import write_atomic
 from .errors import ParameterError, ShapeError, SpecError
 from .fieldvalues import ConstraintWarning, constraint_of, field_values
 from .lattice import Lattice
@@ -243,16 +244,10 @@ def _save_field(sim, point: _Point):
 
 
 def _replace_atomically(target: str, write):
-    """write(path) to a temporary file beside target, then rename it over target: a
-    killed worker never leaves a half file under the point's name."""
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".tmp-", suffix=os.path.basename(target))
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+    """write(path) to a temporary file beside target, then rename it over target
+    (cache.write_atomic): a killed worker never leaves a half file under the point's
+    name."""
+    write_atomic(target, write)
 
 
 def _write_row(row: dict, point: _Point):
@@ -867,14 +862,7 @@ def _write_parquet(out, table):
     fs, _ = _fs(out)
     target = _join(out, "results.parquet")
     if fs is None:
-        fd, tmp = tempfile.mkstemp(dir=out, prefix=".tmp-", suffix=".parquet")
-        os.close(fd)
-        try:
-            pq.write_table(table, tmp)
-            os.replace(tmp, target)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+        write_atomic(target, lambda tmp: pq.write_table(table, tmp))
         return
     with fs.open(_strip(fs, target), "wb") as f:
         pq.write_table(table, f)

@@ -16,18 +16,14 @@ import ctypes
 import datetime
 import html
 import os
-import shutil
 
 __all__ = ["Report", "devices", "kernels", "cache", "cache_clear", "cache_root", "fieldgo_magic"]
 
+from .. import cache as _cache
+
 # Kinds of cache entries: (directory under the cache root, what it holds, suffixes that
 # are the compiled objects; other files are their sidecars and count toward the size).
-_KINDS = (
-    ("cpu", "CPU kernel (C template + point source)", (".so",)),
-    ("point", "point code (theory.at)", (".so",)),
-    ("cuda", "CUDA module (CUBIN)", (".cubin",)),
-    ("source", "traced point source (C)", (".c",)),
-)
+_KINDS = tuple((kind, holds, (suffix,)) for kind, (holds, suffix) in _cache.KINDS.items())
 
 
 class Report:
@@ -173,16 +169,14 @@ def devices() -> Report:
 
 
 def cache_root() -> str:
-    """$FIELDGO_CACHE, else ~/.cache/fieldgo (the point code, CPU and CUDA caches)."""
-    from .. import native
-
-    return os.path.dirname(native.cache_dir())
+    """$FIELDGO_CACHE, else ~/.cache/fieldgo (fieldgo.cache.root())."""
+    return _cache.root()
 
 
 def _dirs(sub):
     """(directory, name filter) pairs where entries of one kind live: every cache is
-    a folder of the one root ($FIELDGO_CACHE or ~/.cache/fieldgo)."""
-    return [(os.path.join(cache_root(), sub), None)]
+    a folder of the one root (fieldgo.cache)."""
+    return [(_cache.directory(sub), None)]
 
 
 def _listing(sub):
@@ -252,51 +246,32 @@ def kernels() -> Report:
 
 
 def cache() -> Report:
-    """The compile cache: one row per kind with its entries and total size."""
-    root = cache_root()
+    """The compile cache: one row per kind with its entries and total size
+    (fieldgo.cache.info())."""
+    info = _cache.info()
     entries = _entries()
     rows = []
-    for sub, what, _ in _KINDS:
-        mine = [e for e in entries if e[0] == sub]
-        total = 0
-        for d, names in _listing(sub):
-            for name in names:
-                try:
-                    total += os.path.getsize(os.path.join(d, name))
-                except OSError:
-                    pass
+    for kind, k in info["kinds"].items():
+        mine = [e for e in entries if e[0] == kind]
         newest = _date(max(e[4] for e in mine)) if mine else "—"
-        where = " and ".join(d for d, _ in _dirs(sub))
-        rows.append([sub, what, len(mine), _size(total), newest, where])
+        rows.append([kind, k["holds"], k["entries"], _size(k["bytes"]), newest, k["directory"]])
     return Report(
         "fieldgo cache",
         ["kind", "holds", "entries", "size", "newest", "directory"],
         rows,
-        [f"clear it with %fieldgo cache clear (root: {root})"],
+        [f"clear it with %fieldgo cache clear (root: {info['root']})"],
     )
 
 
 def cache_clear() -> Report:
-    """Delete every entry of the compile cache (the directories stay). Objects already
-    loaded by a running process stay valid; new compiles refill the cache."""
-    root = cache_root()
-    removed, freed = 0, 0
-    for sub, _, _ in _KINDS:
-        for d, names in list(_listing(sub)):
-            for name in names:
-                p = os.path.join(d, name)
-                try:
-                    if os.path.isdir(p) and not os.path.islink(p):
-                        size = 0
-                        shutil.rmtree(p)
-                    else:
-                        size = os.path.getsize(p)
-                        os.remove(p)
-                except OSError:
-                    continue
-                removed += 1
-                freed += size
-    return Report("fieldgo cache cleared", ["files removed", "freed", "root"], [[removed, _size(freed), root]])
+    """Delete every entry of the compile cache (the directories stay; fieldgo.cache.clear()).
+    Objects already loaded by a running process stay valid; new compiles refill the cache."""
+    done = _cache.clear()
+    return Report(
+        "fieldgo cache cleared",
+        ["files removed", "freed", "root"],
+        [[done["files"], _size(done["bytes"]), cache_root()]],
+    )
 
 
 _USAGE = "usage: %fieldgo devices | kernels | cache [clear]"
