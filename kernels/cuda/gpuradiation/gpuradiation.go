@@ -419,9 +419,9 @@ func (d *Device) Run(job *kernels.RadiationJob) error {
 		return a.err
 	}
 	var block, tile, shared int
-	seg := job.Segment // Fields resolves it (DeviceJob); every kernel takes it
+	seg := job.Segment // the caller resolves it (RadiationJob); every kernel takes it
 	if seg < 1 || seg > job.S {
-		return errs.New(errs.Parameter, "segment %d: a DeviceJob's is 1 .. S = %d (Fields resolves it)", seg, job.S)
+		return errs.New(errs.Parameter, "segment %d: a RadiationJob's is 1 .. S = %d", seg, job.S)
 	}
 	var grid uint32
 	var perm, wTau, wIdx, wWalk, part, queue, tpSlot uint64
