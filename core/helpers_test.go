@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fieldgo/fieldgo/core"
+	"github.com/fieldgo/fieldgo/internal/diskcache"
 	"github.com/fieldgo/fieldgo/internal/fixtures"
 	"github.com/fieldgo/fieldgo/kernels/cpu"
 )
@@ -38,14 +39,10 @@ func backend(threads int) *cpu.Backend {
 }
 
 var testCache = func() string {
-	if d := os.Getenv("FIELDGO_CACHE"); d != "" {
-		return d + "/cpu"
+	if d, err := diskcache.Dir(diskcache.CPU); err == nil {
+		return d
 	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return os.TempDir() + "/fieldgo-test-cache"
-	}
-	return d + "/fieldgo/cpu"
+	return os.TempDir() + "/fieldgo-test-cache"
 }()
 
 func newSim(t testing.TB, th *core.Theory, nx, ny int, hx, hy float64, b core.Boundary, params []float64, opt core.Options, threads int) *core.Simulation {
