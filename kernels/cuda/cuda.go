@@ -69,6 +69,20 @@ func loadDriver() error {
 	return driver.err
 }
 
+// DriverVersion is the CUDA version the installed driver supports
+// (cuDriverGetVersion: 13000 for 13.0), for bug reports; an error says why no
+// driver could be used.
+func DriverVersion() (int, error) {
+	if err := loadDriver(); err != nil {
+		return 0, err
+	}
+	var v C.int
+	if err := check(C.fg_cuDriverGetVersion(&v), "cuDriverGetVersion"); err != nil {
+		return 0, err
+	}
+	return int(v), nil
+}
+
 // check turns a driver result into an errs.Backend error.
 func check(rc C.CUresult, what string) error {
 	if rc == C.CUDA_SUCCESS {

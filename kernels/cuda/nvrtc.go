@@ -74,6 +74,28 @@ var nvrtc struct {
 	err          error
 }
 
+// extraNVRTC holds libraries the embedding program found for NVRTC: the
+// Python package passes the nvidia-cuda-nvrtc wheel's copy in its own
+// environment (a venv need not be activated, so VIRTUAL_ENV may be unset, and
+// Go sees the environment of the process's start, not Python's later changes).
+var extraNVRTC struct {
+	sync.Mutex
+	paths []string
+}
+
+// AddNVRTCCandidates adds libraries to try for NVRTC after $FIELDGO_NVRTC and
+// the loader path's libnvrtc, before the site-packages folders searched by
+// name. It has an effect until NVRTC is first loaded.
+func AddNVRTCCandidates(paths ...string) {
+	extraNVRTC.Lock()
+	defer extraNVRTC.Unlock()
+	for _, p := range paths {
+		if p != "" {
+			extraNVRTC.paths = append(extraNVRTC.paths, p)
+		}
+	}
+}
+
 // nvrtcCandidates lists where NVRTC is looked for, in order.
 func nvrtcCandidates() []string {
 	var c []string
@@ -81,6 +103,9 @@ func nvrtcCandidates() []string {
 		c = append(c, p)
 	}
 	c = append(c, "libnvrtc.so.13", "libnvrtc.so.12")
+	extraNVRTC.Lock()
+	c = append(c, extraNVRTC.paths...)
+	extraNVRTC.Unlock()
 	var sites []string
 	if v := os.Getenv("VIRTUAL_ENV"); v != "" {
 		sites = append(sites, filepath.Join(v, "lib", "python3*", "site-packages"))
@@ -128,7 +153,7 @@ func loadNVRTC() error {
 			}
 			tried = append(tried, p+": "+C.GoString(&buf[0]))
 		}
-		nvrtc.err = errs.New(errs.Backend, "NVRTC not found (set FIELDGO_NVRTC to libnvrtc.so, or pip install nvidia-cuda-nvrtc); tried:\n  %s",
+		nvrtc.err = errs.New(errs.Backend, "NVRTC not found (pip install \"fieldgo[cuda]\", or set FIELDGO_NVRTC to a libnvrtc.so); tried:\n  %s",
 			strings.Join(tried, "\n  "))
 	})
 	return nvrtc.err

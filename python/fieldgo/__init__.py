@@ -8,7 +8,7 @@ Imported as::
 from .errors import *  # noqa: F401,F403  (the exception hierarchy is public)
 from .errors import Error
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place: pyproject.toml reads it (tool.setuptools.dynamic)
 
 # --- front end (theories, tracer, codegen) ---
 from .theory import Theory, Static, UnitVector, PointResult  # noqa: E402
@@ -25,6 +25,7 @@ from .field import Field, allocated_bytes
 from .simulation import PrecisionWarning, Simulation, load
 from . import initial
 from .devices import devices
+from .versions import show_versions
 
 # --- jupyter ---
 from .plotting import plot, plot_history  # noqa: E402

@@ -72,3 +72,34 @@ def _warn_fork():
 
 if _pybind is not None and hasattr(os, "register_at_fork"):
     os.register_at_fork(before=_warn_fork)
+
+
+# NVRTC as pip installs it (`fieldgo[cuda]`: nvidia-cuda-nvrtc-cu12; the test extra's
+# nvidia-cuda-nvrtc 13), relative to an ``nvidia`` folder of site-packages.
+_NVRTC_WHEEL_LIBS = ("cu13/lib/libnvrtc.so.13", "cuda_nvrtc/lib/libnvrtc.so.13", "cuda_nvrtc/lib/libnvrtc.so.12")
+
+
+def wheel_nvrtc() -> list[str]:
+    """The NVRTC libraries that pip installed into this Python's environment."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return []
+    found = []
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        for rel in _NVRTC_WHEEL_LIBS:
+            lib = os.path.join(root, rel)
+            if os.path.isfile(lib):
+                found.append(lib)
+    return found
+
+
+# Tell the CUDA backend where pip put NVRTC before anything loads it: the Go side
+# cannot know which environment this interpreter runs in (a venv's python need not
+# be activated) and reads the environment of the process's start only.
+if _pybind is not None and hasattr(_pybind, "AddNVRTCPaths"):
+    _libs = wheel_nvrtc()
+    if _libs:
+        _pybind.AddNVRTCPaths("\n".join(_libs))
