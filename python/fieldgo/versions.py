@@ -90,8 +90,10 @@ def versions() -> dict:
     info["go runtime"] = built.get("go") or built.get("error", "?")
     info["arrow-go"] = built.get("modules", {}).get(_ARROW_GO, "?")
     nv = built.get("nvrtc", {})
-    nv_error = nv.get("error", "?").splitlines()[0].removesuffix("; tried:")
-    info["nvrtc"] = f"{nv['version']} ({nv['path']})" if "version" in nv else nv_error
+    if "version" in nv:
+        info["nvrtc"] = f"{nv['version']} ({nv['path']})"
+    else:
+        info["nvrtc"] = nv.get("error", "?").splitlines()[0].removesuffix("; tried:")
     drv = built.get("cuda_driver", {})
     info["cuda driver"] = f"CUDA {drv['version']}" if "version" in drv else drv.get("error", "?")
     kernel = _kernel_driver()
