@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 BRIDGE := python/fieldgo/_bridge/.stamp
-GO_SOURCES := $(shell find core errs kernels pybind -name '*.go' -o -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name '*.tmpl' 2>/dev/null) go.mod go.sum
+GO_SOURCES := $(shell find core errs internal kernels pybind -name '*.go' -o -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name '*.tmpl' 2>/dev/null) go.mod go.sum
 
 .PHONY: setup test test-go test-python demo bench docs lint wheel wheel-test clean
 

@@ -28,6 +28,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import time
 import zipfile
 
@@ -110,6 +111,21 @@ def compiler_wrapper(tool_python: pathlib.Path) -> pathlib.Path:
     return wrapper
 
 
+def check_sdist(sdist: pathlib.Path) -> None:
+    """Every package of the module that the bridge imports is in the sdist (MANIFEST.in)."""
+    r = run(
+        ["go", "list", "-deps", "-f", "{{if .Module}}{{if .Module.Main}}{{.Dir}}{{end}}{{end}}", "./pybind"], cwd=ROOT
+    )
+    need = {os.path.relpath(d, ROOT) for d in r.stdout.split()}
+    with tarfile.open(sdist) as t:
+        have = {os.path.dirname(n.split("/", 1)[1]) for n in t.getnames() if n.endswith(".go") and "/" in n}
+    missing = sorted(need - have)
+    if missing:
+        sys.exit(
+            f"wheel: the sdist lacks Go packages the bridge imports: {', '.join(missing)} (add them to MANIFEST.in)"
+        )
+
+
 def consistent(show: str) -> str:
     """The tag `auditwheel show` finds the wheel consistent with (the most compatible)."""
     m = re.search(r'consistent with the following platform tag: "([^"]+)"', show)
@@ -168,6 +184,7 @@ def main() -> None:
     shutil.rmtree(sdist_dir, ignore_errors=True)
     run([tool_python, "-m", "build", "--sdist", "--no-isolation", "--outdir", sdist_dir, ROOT], "sdist")
     (sdist,) = sdist_dir.glob("fieldgo-*.tar.gz")
+    check_sdist(sdist)
     version = sdist.name[len("fieldgo-") : -len(".tar.gz")]
     for old in out.glob("fieldgo-*.tar.gz"):
         old.unlink()
