@@ -4,9 +4,12 @@
 # there: .git/info/exclude):
 #   bash bench/device/bundle.sh .gpu/NAME
 # leaves NAME/{cuda,gpubench,gpunbody,radbench}.test.gz (gunzipped by the runners: the
-# carry limit is 64 MiB), NAME/py/fieldgo (the package with its Python 3.12 bridge), and
-# NAME/peer (soliton_solver_baseline.py, its headless stubs and the soliton_solver package,
-# from ../shared/bench and PyPI). Needs Go, gcc and pyenv's Python 3.12 here.
+# carry limit is 64 MiB), NAME/wheels (fieldgo's cp312 manylinux wheel, the one
+# `pip install fieldgo` gets, from `make wheel`'s rule, and those of its dependencies small
+# enough to carry; gpu_tests.sh installs it into a venv there, gpu_perf.sh unpacks it
+# for PYTHONPATH), and NAME/peer (soliton_solver_baseline.py, its headless stubs and the
+# soliton_solver package, from ../shared/bench and PyPI). Needs Go, gcc and pyenv's
+# Python 3.12 here.
 set -euo pipefail
 out=${1:?usage: bundle.sh OUTDIR}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -17,16 +20,27 @@ go test -c -o "$out/gpubench.test" ./bench/gpu
 go test -c -o "$out/gpunbody.test" ./kernels/cuda/gpunbody
 go test -c -o "$out/radbench.test" ./bench/radiation
 gzip -f "$out"/*.test
-# The Python 3.12 bridge (the GPU machine's python3), from a 3.12 venv with pybindgen.
-py312=${FIELDGO_PY312_VENV:-/tmp/fieldgo-py312}
-if [ ! -x "$py312/bin/python" ]; then
-  "$(pyenv root)/versions/$(pyenv versions --bare | grep -m1 '^3\.12')/bin/python3.12" -m venv "$py312"
-  "$py312/bin/pip" -q install pybindgen setuptools
-fi
-mkdir -p "$out/py" && cp -r python/fieldgo "$out/py/"
-rm -rf "$out/py/fieldgo/_bridge"
-"$py312/bin/python" tools/build_bridge.py --python "$py312/bin/python" --out "$out/py/fieldgo/_bridge" > "$out/bridge.log" 2>&1
-find "$out/py" -name __pycache__ -prune -exec rm -rf {} +
+# fieldgo for the GPU machine's python3 (3.12): the cp312 wheel, rebuilt by make's rule
+# when a source changed (tools/build_wheels.py; its log in NAME/wheel.log).
+ls dist/fieldgo-*-cp312-cp312-manylinux*.whl > /dev/null 2>&1 || rm -f build/.wheel-3.12
+make -s build/.wheel-3.12 > "$out/wheel.log" 2>&1 || { tail -30 "$out/wheel.log"; exit 1; }
+whl=$(ls dist/fieldgo-*-cp312-cp312-manylinux*.whl)
+mkdir -p "$out/wheels" && cp "$whl" "$out/wheels/"
+# Its dependencies as cp312 wheels, for pip install --no-index there. numpy, pyarrow,
+# polars, pandas, matplotlib and sympy are 0.2 GB together, over the carry limit: those
+# above 2 MiB stay here. The GPU machine's python3 (/opt/torch/.venv, read 2026-12-03)
+# has all but polars (its runtime wheel is 51 MiB), so gpu_tests.sh installs the wheel
+# without dependencies there and pip check names polars; the bundle is ~34 MiB.
+deps=$(mktemp -d)
+python3 -m pip download -q --only-binary=:all: --python-version 3.12 --implementation cp \
+  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+  -d "$deps" "$whl" pytest hypothesis
+for f in "$deps"/*.whl; do
+  case $(basename "$f") in fieldgo-*) continue ;; esac
+  if [ "$(stat -c %s "$f")" -le $((2 * 1024 * 1024)) ]; then cp "$f" "$out/wheels/"
+  else echo "not carried ($(( $(stat -c %s "$f") / 1048576 )) MiB): $(basename "$f")"; fi
+done
+rm -rf "$deps"
 # The peer harness, when ../shared has it.
 shared=${FIELDGO_SHARED:-$root/../shared}
 if [ -f "$shared/bench/soliton_solver_baseline.py" ]; then

@@ -9,6 +9,7 @@ B=$(cd "${1:?usage: gpu_perf.sh BUNDLE [BASELINE]}" && pwd); A=${2:+$(cd "$2" &&
 export PYTHONUNBUFFERED=1; OUT=${OUT:-/tmp/fg-gpuperf-out}; mkdir -p $OUT
 SIZES=${SIZES:-256,512,1024,2048}
 (cd $B && gunzip -kf *.test.gz); [ -n "$A" ] && (cd $A && gunzip -kf gpubench.test.gz)
+[ -d $B/py/fieldgo ] || python3 -m zipfile -e $B/wheels/fieldgo-*.whl $B/py  # the cp312 wheel of bundle.sh, for PYTHONPATH
 T0=$(date +%s); el() { echo "[$(( $(date +%s) - T0 )) s]"; }
 date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 steps() { # label bundle cache
