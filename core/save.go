@@ -140,30 +140,42 @@ func encodeBatch(rec arrow.RecordBatch) (string, error) {
 
 // SavedPrecision is the storage precision a file written by Save was run
 // in ("float64" for files from before the option).
-func SavedPrecision(path string) (string, error) { return savedMeta(path, MetaPrecision, Float64) }
+func SavedPrecision(path string) (string, error) {
+	v, err := savedMeta(path, [2]string{MetaPrecision, Float64})
+	return v[0], err
+}
 
-// SavedBoundary is the boundary ("fixed", "periodic" or "free") a file
-// written by Save was run with: what a caller choosing the backend needs
-// before Load (the free boundary runs on the CPU backend only).
-func SavedBoundary(path string) (string, error) { return savedMeta(path, MetaBoundary, "fixed") }
+// SavedSettings are the storage precision and the boundary ("fixed",
+// "periodic" or "free") a file written by Save was run with, in one read:
+// what a caller choosing the backend needs before Load (the free boundary
+// runs on the CPU backend only).
+func SavedSettings(path string) (precision, boundary string, err error) {
+	v, err := savedMeta(path, [2]string{MetaPrecision, Float64}, [2]string{MetaBoundary, "fixed"})
+	return v[0], v[1], err
+}
 
-// savedMeta reads one key of a saved file's schema metadata (def when absent).
-func savedMeta(path, key, def string) (string, error) {
+// savedMeta reads keys of a saved file's schema metadata, each {key,
+// default when absent}.
+func savedMeta(path string, keys ...[2]string) ([]string, error) {
+	out := make([]string, len(keys))
 	f, err := os.Open(path)
 	if err != nil {
-		return "", errs.Wrap(errs.Format, err, "cannot open %s", path)
+		return out, errs.Wrap(errs.Format, err, "cannot open %s", path)
 	}
 	defer f.Close()
 	r, err := ipc.NewFileReader(f, ipc.WithAllocator(Allocator))
 	if err != nil {
-		return "", errs.Wrap(errs.Format, err, "%s is not an Arrow IPC file", path)
+		return out, errs.Wrap(errs.Format, err, "%s is not an Arrow IPC file", path)
 	}
 	defer r.Close()
 	md := r.Schema().Metadata()
-	if i := md.FindKey(key); i >= 0 && md.Values()[i] != "" {
-		return md.Values()[i], nil
+	for i, k := range keys {
+		out[i] = k[1]
+		if j := md.FindKey(k[0]); j >= 0 && md.Values()[j] != "" {
+			out[i] = md.Values()[j]
+		}
 	}
-	return def, nil
+	return out, nil
 }
 
 // Load reads a file written by Save and rebuilds the simulation on backend,

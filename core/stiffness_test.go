@@ -9,29 +9,12 @@ import (
 
 	"github.com/fieldgo/fieldgo/core"
 	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/internal/fixtures"
 	"github.com/fieldgo/fieldgo/kernels"
 )
 
-// A free massless scalar, e = 1/2 |grad phi|^2: its continuum gradient is
-// -laplacian(phi), whose stiffest lattice mode is the checkerboard with
-// eigenvalue 2 * 16/(3 h^2) for the fourth-order stencil.
-const freeScalar = `
-#ifndef FG_FUNC
-#define FG_FUNC static inline
-#endif
-#define FG_NCOMP 1
-#define FG_NPARAMS 0
-#define FG_NDENS 0
-typedef struct { double phi[1], dx[1], dy[1], dxx[1], dyy[1], dxy[1]; double x, y; } fg_site;
-typedef struct { double unused_; } fg_params;
-FG_FUNC double fg_energy(const fg_site* s, const fg_params* p) { (void)p; return 0.5 * (s->dx[0] * s->dx[0] + s->dy[0] * s->dy[0]); }
-FG_FUNC void fg_partials(const fg_site* s, const fg_params* p, double* a, double* b, double* c) { (void)p; a[0] = 0; b[0] = s->dx[0]; c[0] = s->dy[0]; }
-FG_FUNC void fg_gradient(const fg_site* s, const fg_params* p, double* out) { (void)p; out[0] = -(s->dxx[0] + s->dyy[0]); }
-FG_FUNC double fg_density(int k, const fg_site* s, const fg_params* p) { (void)k; (void)s; (void)p; return 0; }
-`
-
 func TestStiffnessOfTheLaplacianIsAnalytic(t *testing.T) {
-	th, err := core.ParseTheory(`{"name": "free", "fields": ["phi"], "params": [], "densities": [], "constraint": "", "gradient": "hand"}`, freeScalar)
+	th, err := core.ParseTheory(fixtures.FreeScalarSpec, fixtures.FreeScalarSource)
 	require.NoError(t, err)
 	h := 0.1
 	s := newSim(t, th, 32, 32, h, h, core.Periodic, nil, core.Options{Form: "continuum"}, 0)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/internal/fixtures"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -107,22 +108,7 @@ func TestAutoBackendTakesTheCPUForTheFreeBoundary(t *testing.T) {
 	assert.Equal(t, "cpu", b.Name())
 	assert.Equal(t, freeOnCPU, note)
 
-	spec := `{"name": "free_scalar", "fields": ["phi"], "params": [], "densities": [], "constraint": "", "gradient": "hand"}`
-	src := `
-#ifndef FG_FUNC
-#define FG_FUNC static inline
-#endif
-#define FG_NCOMP 1
-#define FG_NPARAMS 0
-#define FG_NDENS 0
-typedef struct { double phi[1], dx[1], dy[1], dxx[1], dyy[1], dxy[1]; double x, y; } fg_site;
-typedef struct { double unused_; } fg_params;
-FG_FUNC double fg_energy(const fg_site* s, const fg_params* p) { (void)p; return 0.5 * (s->dx[0] * s->dx[0] + s->dy[0] * s->dy[0]); }
-FG_FUNC void fg_partials(const fg_site* s, const fg_params* p, double* a, double* b, double* c) { (void)p; a[0] = 0; b[0] = s->dx[0]; c[0] = s->dy[0]; }
-FG_FUNC void fg_gradient(const fg_site* s, const fg_params* p, double* out) { (void)p; out[0] = -(s->dxx[0] + s->dyy[0]); }
-FG_FUNC double fg_density(int k, const fg_site* s, const fg_params* p) { (void)k; (void)s; (void)p; return 0; }
-`
-	h, err := NewSimulation(spec, src, 16, 16, 0.1, 0.1, 0, 0, "free", `{"backend": "auto"}`)
+	h, err := NewSimulation(fixtures.FreeScalarSpec, fixtures.FreeScalarSource, 16, 16, 0.1, 0.1, 0, 0, "free", `{"backend": "auto"}`)
 	if err != nil {
 		t.Skipf("no C compiler for the CPU backend: %v", err)
 	}

@@ -406,15 +406,15 @@ func LoadSimulation(path, options string) (h int64, err error) {
 	if e := json.Unmarshal([]byte(options), &o); e != nil {
 		return 0, bridge(errs.New(errs.Parameter, "bad load options: %v", e))
 	}
+	saved, boundary, err := core.SavedSettings(path)
+	if err != nil {
+		return 0, bridge(err)
+	}
 	prec := o.Precision
 	if prec == "" {
-		if prec, err = core.SavedPrecision(path); err != nil {
-			return 0, bridge(err)
-		}
+		prec = saved
 	}
-	if b, err := core.SavedBoundary(path); err != nil {
-		return 0, bridge(err)
-	} else if b == "free" {
+	if boundary == "free" {
 		o.cpuOnly = freeOnCPU
 	}
 	backend, note, err := selectBackend(o.backendOptions)

@@ -30,6 +30,7 @@ import pyarrow as pa
 from . import _interruptible
 from ._go import go, import_batch, import_table
 from .errors import BackendError, LayoutError, ParameterError, ReleasedError, ShapeError
+from .field import _View
 
 __all__ = [
     "fields",
@@ -216,18 +217,6 @@ def validate(trajectories, tolerance: float = 1e-6) -> dict:
         return json.loads(go.TrajectoryInfo(pair, float(tolerance)))
     finally:
         go.FreeArrowPair(pair)
-
-
-class _View:
-    def __init__(self, owner, address, shape, strides):
-        self._owner = owner  # the pyarrow batch whose release drops Go's reference
-        self.__array_interface__ = {
-            "version": 3,
-            "typestr": "<f8",
-            "data": (address, False),
-            "shape": shape,
-            "strides": strides,
-        }
 
 
 class Cube:

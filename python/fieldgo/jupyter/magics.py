@@ -20,6 +20,7 @@ import os
 __all__ = ["Report", "devices", "kernels", "cache", "cache_clear", "cache_root", "fieldgo_magic"]
 
 from .. import cache as _cache
+from ..cache import _size
 
 # Kinds of cache entries: (directory under the cache root, what it holds, suffixes that
 # are the compiled objects; other files are their sidecars and count toward the size).
@@ -213,14 +214,6 @@ def _entries():
                     continue
                 out.append((sub, what, path, size, mtime))
     return out
-
-
-def _size(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
 
 
 def _date(t: float) -> str:
