@@ -1,9 +1,5 @@
-// Package gpubench holds the CUDA backend's end-to-end checks and
-// measurements (docs/performance/gpu.md): the device flow (kernels.Stepper)
-// against the host loop and the CPU, ms per arrested Newton flow step, time
-// to the first step and to a converged soliton. Everything skips, saying
-// why, without a GPU. Build here, run on the GPU machine:
-//
-//	go test -c -o .gpu/gpubench.test ./bench/gpu
-//	cd .gpu && ./gpubench.test -test.v -test.run .
+// Package gpubench holds the device flow's A/B check of its fused stages 2-4
+// against three kernels (TestDeviceFlowFused234). The device flow's other
+// tests and its benchmarks live beside it in kernels/cuda. Everything skips,
+// saying why, without a GPU.
 package gpubench
