@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fieldgo/fieldgo/core/radiation"
+	"github.com/fieldgo/fieldgo/internal/radscene"
 )
 
 // hostOnly is a Device that computes nothing: Fields with it costs what a
@@ -24,17 +25,13 @@ func BenchmarkHostPreparation(b *testing.B) {
 	for _, o := range []int{32768, 524288} {
 		for _, prec := range []radiation.Precision{radiation.Float64, radiation.Float32} {
 			b.Run(fmt.Sprintf("O=%d/%v", o, prec), func(b *testing.B) {
-				b.Setenv("FIELDGO_RAD_O", fmt.Sprint(o))
-				b.Setenv("FIELDGO_RAD_S", "256")
-				b.Setenv("FIELDGO_RAD_P", "16")
-				b.Setenv("FIELDGO_RAD_KPP", "16")
-				sc := newScene(b)
-				defer sc.release()
+				sc := radscene.New(b, radscene.Size{O: o, S: 256, P: 16, KPP: 16})
+				defer sc.Release()
 				opt := radiation.DefaultOptions()
 				opt.Precision, opt.Device = prec, hostOnly{}
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					c, err := radiation.Fields(sc.src, sc.obs, sc.times, sc.S, opt)
+					c, err := radiation.Fields(sc.Src, sc.Obs, sc.Times, sc.S, opt)
 					if err != nil {
 						b.Fatal(err)
 					}

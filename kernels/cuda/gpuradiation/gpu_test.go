@@ -1,19 +1,28 @@
-package radbench
+package gpuradiation_test
 
 import (
 	"cmp"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/fieldgo/fieldgo/core/radiation"
 	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/internal/radscene"
 	"github.com/fieldgo/fieldgo/kernels/cuda"
 	"github.com/fieldgo/fieldgo/kernels/cuda/gpuradiation"
+)
+
+// The benchmarks' scene sizes (0: each benchmark's default), flags of the
+// test binary: go test -bench ... -args -rad-kpp 16, or pkg.test -rad-kpp 16.
+var (
+	radObservers = flag.Int("rad-observers", 0, "observers of the GPU benchmarks' scene (default 32768)")
+	radKPP       = flag.Int("rad-kpp", 0, "knots per orbital period of the GPU benchmarks' scene (BenchmarkGPURadiation 1024, BenchmarkGPUFieldsCall 16)")
+	radFilled    = flag.Int("rad-filled", 0, "observers of BenchmarkGPURadiation's GPU-filling scene (default 16 x -rad-observers)")
 )
 
 var gpuDev struct {
@@ -42,9 +51,9 @@ func gpu(tb testing.TB) *gpuradiation.Device {
 	return gpuDev.d
 }
 
-func fieldsOn(tb testing.TB, sc *scene, opt radiation.Options) *radiation.Cube {
+func fieldsOn(tb testing.TB, sc *radscene.Scene, opt radiation.Options) *radiation.Cube {
 	tb.Helper()
-	c, err := radiation.Fields(sc.src, sc.obs, sc.times, sc.S, opt)
+	c, err := radiation.Fields(sc.Src, sc.Obs, sc.Times, sc.S, opt)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -77,27 +86,24 @@ func fieldsOn(tb testing.TB, sc *scene, opt radiation.Options) *radiation.Cube {
 // convergence test and go to the cold solve.
 func TestGPUMatchesCPU(t *testing.T) {
 	d := gpu(t)
-	t.Setenv("FIELDGO_RAD_O", "512")
-	t.Setenv("FIELDGO_RAD_S", "256")
-	t.Setenv("FIELDGO_RAD_P", "4")
-	sc := newScene(t)
-	defer sc.release()
+	sc := radscene.New(t, radscene.Size{O: 512, S: 256, P: 4})
+	defer sc.Release()
 	matchCPU(t, d, sc, "orbits")
-	for s := range sc.times {
-		sc.times[s] = 10 + 85*float64(s)/float64(sc.S)
+	for s := range sc.Times {
+		sc.Times[s] = 10 + 85*float64(s)/float64(sc.S)
 	}
 	matchCPU(t, d, sc, "partly out of range")
 	// Samples 4-5 times coarser than the orbits': at some of them Newton's
 	// two corrections do not converge (the samples miss the Doppler-compressed
 	// pulse: 2e-4 of the peak on the CPU without the test) and the cold solve
 	// decides; the GPU must decide alike.
-	for s := range sc.times {
-		sc.times[s] = 20 + 60*float64(s)/float64(sc.S)
+	for s := range sc.Times {
+		sc.Times[s] = 20 + 60*float64(s)/float64(sc.S)
 	}
 	matchCPU(t, d, sc, "coarse samples")
 }
 
-func matchCPU(t *testing.T, d *gpuradiation.Device, sc *scene, what string) {
+func matchCPU(t *testing.T, d *gpuradiation.Device, sc *radscene.Scene, what string) {
 	def := radiation.DefaultOptions()
 	for _, m := range []radiation.Method{radiation.Newton, radiation.RK4} {
 		var slack [][]float64 // RK4 out of range: what rounding-sized nudges do on the CPU (the same for every search)
@@ -186,17 +192,17 @@ func againstCPU(t *testing.T, what string, cpu, g *radiation.Cube, slack [][]flo
 
 // nudged is, per component and sample, the largest change of the CPU's cube
 // cpu when the times move by 2^8 ulp either way (NaN samples: 0).
-func nudged(t *testing.T, sc *scene, opt radiation.Options, cpu *radiation.Cube) [][]float64 {
+func nudged(t *testing.T, sc *radscene.Scene, opt radiation.Options, cpu *radiation.Cube) [][]float64 {
 	t.Helper()
-	saved := append([]float64(nil), sc.times...)
-	defer copy(sc.times, saved)
+	saved := append([]float64(nil), sc.Times...)
+	defer copy(sc.Times, saved)
 	slack := make([][]float64, len(cpu.Data))
 	for k := range slack {
 		slack[k] = make([]float64, len(cpu.Data[k]))
 	}
 	for _, dir := range []float64{1, -1} {
 		for i, v := range saved {
-			sc.times[i] = v + dir*0x1p8*(math.Nextafter(math.Abs(v), math.Inf(1))-math.Abs(v))
+			sc.Times[i] = v + dir*0x1p8*(math.Nextafter(math.Abs(v), math.Inf(1))-math.Abs(v))
 		}
 		c := fieldsOn(t, sc, opt)
 		for k := range c.Data {
@@ -213,7 +219,7 @@ func nudged(t *testing.T, sc *scene, opt radiation.Options, cpu *radiation.Cube)
 
 // sameBits: the split kernels (two phases) give the default's (tiled) cube
 // want bit for bit, NaN samples (no root) and retarded times included.
-func sameBits(t *testing.T, d *gpuradiation.Device, sc *scene, opt radiation.Options, want *radiation.Cube, what string) {
+func sameBits(t *testing.T, d *gpuradiation.Device, sc *radscene.Scene, opt radiation.Options, want *radiation.Cube, what string) {
 	t.Helper()
 	d.Variant = gpuradiation.Split
 	c := fieldsOn(t, sc, opt)
@@ -242,11 +248,8 @@ func sameBits(t *testing.T, d *gpuradiation.Device, sc *scene, opt radiation.Opt
 // and precision, in one chunk of observers or several, other launch shapes.
 func TestGPUSearchesBitIdentical(t *testing.T) {
 	d := gpu(t)
-	t.Setenv("FIELDGO_RAD_O", "1000")
-	t.Setenv("FIELDGO_RAD_S", "256")
-	t.Setenv("FIELDGO_RAD_P", "3")
-	sc := newScene(t)
-	defer sc.release()
+	sc := radscene.New(t, radscene.Size{O: 1000, S: 256, P: 3})
+	defer sc.Release()
 	type run struct {
 		search      string
 		block, tile int
@@ -455,10 +458,7 @@ func TestGPUTilePolicy(t *testing.T) {
 	}
 	many := perSM*d.SMs()*gpuradiation.DefaultBlock + 100
 	for _, o := range []int{1000, many} {
-		t.Setenv("FIELDGO_RAD_O", fmt.Sprint(o))
-		t.Setenv("FIELDGO_RAD_S", "24")
-		t.Setenv("FIELDGO_RAD_P", "2")
-		sc := newScene(t)
+		sc := radscene.New(t, radscene.Size{O: o, S: 24, P: 2})
 		opt := radiation.DefaultOptions()
 		opt.Device = d
 		c := fieldsOn(t, sc, opt)
@@ -484,7 +484,7 @@ func TestGPUTilePolicy(t *testing.T) {
 		t.Logf("%d observers: tile %d (%s), the same bits as tile %d", o, got, launch, other)
 		c.Release()
 		f.Release()
-		sc.release()
+		sc.Release()
 	}
 }
 
@@ -497,10 +497,7 @@ func TestGPUTilePolicy(t *testing.T) {
 func TestGPUSegments(t *testing.T) {
 	d := gpu(t)
 	for _, sh := range [][2]int{{1, 4096}, {64, 2048}} {
-		t.Setenv("FIELDGO_RAD_O", fmt.Sprint(sh[0]))
-		t.Setenv("FIELDGO_RAD_S", fmt.Sprint(sh[1]))
-		t.Setenv("FIELDGO_RAD_P", "2")
-		sc := newScene(t)
+		sc := radscene.New(t, radscene.Size{O: sh[0], S: sh[1], P: 2})
 		for _, m := range []radiation.Method{radiation.Newton, radiation.RK4} {
 			for _, segment := range []int{0, 100, sc.S} {
 				opt := radiation.DefaultOptions()
@@ -530,7 +527,7 @@ func TestGPUSegments(t *testing.T) {
 				other.Release()
 			}
 		}
-		sc.release()
+		sc.Release()
 	}
 }
 
@@ -542,23 +539,18 @@ func TestGPUSegments(t *testing.T) {
 // each kernel's registers, spills and occupancy. The "_obs" variants are the
 // structure before the tiles (one thread per observer adding into the cube),
 // same math; "_split" runs the two phases instead of the default tiles
-// (gpuradiation.Effective), for the policy's ratio. The scene: FIELDGO_RAD_O observers (default here 32768), S = 256
-// samples, P = 16 particles, FIELDGO_RAD_KPP knots per period (1024). The
-// default and naive kernels also run on the same scene with
-// FIELDGO_RAD_O_FILLED observers (default 16x: a scene that fills the GPU,
-// filledRates), and the goal is logged for both scenes.
+// (gpuradiation.Effective), for the policy's ratio. The scene: -rad-observers
+// observers (default 32768), S = 256 samples, P = 16 particles, -rad-kpp knots
+// per period (default 1024). The default and naive kernels also run on the
+// same scene with -rad-filled observers (default 16x: a scene that fills the
+// GPU, filledRates), and the goal is logged for both scenes.
 //
-//	go test -c -o .gpu/radbench.test ./bench/radiation
-//	.gpu/radbench.test -test.run '^$' -test.bench GPURadiation -test.benchtime 3x -test.v
+//	go test ./kernels/cuda/gpuradiation -run '^$' -bench GPURadiation -benchtime 3x -v -args -rad-kpp 16
 func BenchmarkGPURadiation(b *testing.B) {
 	d := gpu(b)
-	for name, def := range map[string]string{"FIELDGO_RAD_O": "32768", "FIELDGO_RAD_S": "256", "FIELDGO_RAD_P": "16"} {
-		if os.Getenv(name) == "" {
-			b.Setenv(name, def)
-		}
-	}
-	sc := newScene(b)
-	defer sc.release()
+	size := radscene.Size{O: cmp.Or(*radObservers, 32768), S: 256, P: 16, KPP: cmp.Or(*radKPP, 1024)}
+	sc := radscene.New(b, size)
+	defer sc.Release()
 	samples := float64(sc.O * sc.S * sc.P)
 	b.Logf("scene: %d observers x %d samples x %d particles = %.3g samples", sc.O, sc.S, sc.P, samples)
 	def := radiation.DefaultOptions()
@@ -653,10 +645,11 @@ func BenchmarkGPURadiation(b *testing.B) {
 	// The same two kernels on a scene that fills the GPU: the benchmark's
 	// scene is about one wave of work items (H200: 2048 for 2112 resident
 	// blocks), so it ends with its slowest item while SMs idle; with
-	// FIELDGO_RAD_O_FILLED observers (default 16x) the items pass through
+	// -rad-filled observers (default 16x) the items pass through
 	// the queue in many waves.
-	filled := env("FIELDGO_RAD_O_FILLED", 16*sc.O)
-	if f := filledRates(b, d, filled, def, naive); f["newton2_f64_warm_reuse_filled"] > 0 {
+	filled := cmp.Or(*radFilled, 16*sc.O)
+	size.O = filled
+	if f := filledRates(b, d, size, def, naive); f["newton2_f64_warm_reuse_filled"] > 0 {
 		rf := f["newton2_f64_warm_reuse_filled"]
 		b.Logf("on the GPU-filling scene (%d observers): Newton n=2 float64 %.3g samples/s, goal %.3g: %s; naive %.3g: x%.2f",
 			filled, rf, goal, verdict(rf), f["newton2_f64_naive_cold_filled"], rf/f["newton2_f64_naive_cold_filled"])
@@ -683,7 +676,7 @@ func BenchmarkGPURadiation(b *testing.B) {
 
 // kernelSeconds computes the scene's cube b.N times with opt and returns
 // the kernels' device time summed over the runs.
-func kernelSeconds(b *testing.B, d *gpuradiation.Device, sc *scene, opt radiation.Options) float64 {
+func kernelSeconds(b *testing.B, d *gpuradiation.Device, sc *radscene.Scene, opt radiation.Options) float64 {
 	kernel := 0.0
 	for i := 0; i < b.N; i++ {
 		c := fieldsOn(b, sc, opt)
@@ -698,14 +691,14 @@ func kernelSeconds(b *testing.B, d *gpuradiation.Device, sc *scene, opt radiatio
 
 // filledRates runs the default and naive options (sub-benchmarks
 // newton2_f64_warm_reuse_filled and newton2_f64_naive_cold_filled) on the
-// benchmark's scene with O observers, and returns their samples/s (those
+// benchmark's scene of the given size, and returns their samples/s (those
 // that -test.bench selected).
-func filledRates(b *testing.B, d *gpuradiation.Device, O int, def, naive radiation.Options) map[string]float64 {
+func filledRates(b *testing.B, d *gpuradiation.Device, size radscene.Size, def, naive radiation.Options) map[string]float64 {
 	rates := map[string]float64{}
-	var sc *scene
+	var sc *radscene.Scene
 	defer func() {
 		if sc != nil {
-			sc.release()
+			sc.Release()
 		}
 	}()
 	for _, v := range []struct {
@@ -714,8 +707,7 @@ func filledRates(b *testing.B, d *gpuradiation.Device, O int, def, naive radiati
 	}{{"newton2_f64_warm_reuse_filled", def}, {"newton2_f64_naive_cold_filled", naive}} {
 		b.Run(v.name, func(b *testing.B) {
 			if sc == nil {
-				b.Setenv("FIELDGO_RAD_O", strconv.Itoa(O))
-				sc = newScene(b)
+				sc = radscene.New(b, size)
 			}
 			samples, kernel := float64(sc.O*sc.S*sc.P), kernelSeconds(b, d, sc, v.opt)
 			rates[v.name] = samples * float64(b.N) / kernel
@@ -751,21 +743,16 @@ func TestRestartCost(t *testing.T) {
 
 // BenchmarkGPUFieldsCall: what a Fields call costs on the GPU beyond its
 // kernel, on the API benchmark's scene (bench/api run.py radiation: 32768
-// observers x 256 samples x 16 particles, 16 knots per period; sizes from
-// FIELDGO_RAD_*), float64 and float32: the call's wall time, the kernel's
+// observers x 256 samples x 16 particles, 16 knots per period; -rad-observers
+// and -rad-kpp change them), float64 and float32: the call's wall time, the kernel's
 // device time, the cube's copy to the host and its rate, against a plain
 // copy of as many bytes from device memory into pinned memory (the link's
 // rate). The goal (docs/performance/radiation.md): wall <= kernel + copy at
 // 80% of the plain copy's rate, plus 15% of the kernel; float32 under float64.
 func BenchmarkGPUFieldsCall(b *testing.B) {
 	d := gpu(b)
-	for name, def := range map[string]string{"FIELDGO_RAD_O": "32768", "FIELDGO_RAD_S": "256", "FIELDGO_RAD_P": "16", "FIELDGO_RAD_KPP": "16"} {
-		if os.Getenv(name) == "" {
-			b.Setenv(name, def)
-		}
-	}
-	sc := newScene(b)
-	defer sc.release()
+	sc := radscene.New(b, radscene.Size{O: cmp.Or(*radObservers, 32768), S: 256, P: 16, KPP: cmp.Or(*radKPP, 16)})
+	defer sc.Release()
 	bytes := 8 * radiation.NComp * sc.O * sc.S
 	link := pinnedCopyRate(b, d, bytes)
 	b.Logf("plain device-to-pinned copy of %d MiB: %.1f GB/s", bytes>>20, link/1e9)
@@ -818,11 +805,8 @@ func BenchmarkGPUFieldsCall(b *testing.B) {
 // freed with the cube.
 func TestGPUCubeOnDevice(t *testing.T) {
 	d := gpu(t)
-	t.Setenv("FIELDGO_RAD_O", "300")
-	t.Setenv("FIELDGO_RAD_S", "64")
-	t.Setenv("FIELDGO_RAD_P", "3")
-	sc := newScene(t)
-	defer sc.release()
+	sc := radscene.New(t, radscene.Size{O: 300, S: 64, P: 3})
+	defer sc.Release()
 	for _, prec := range []radiation.Precision{radiation.Float64, radiation.Float32} {
 		opt := radiation.DefaultOptions()
 		opt.Precision, opt.Device, opt.Retarded = prec, d, true

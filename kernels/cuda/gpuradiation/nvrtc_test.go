@@ -1,6 +1,7 @@
-package radbench
+package gpuradiation_test
 
 import (
+	"flag"
 	"os"
 	"regexp"
 	"sort"
@@ -70,13 +71,18 @@ func radiationBudget(kernel, arch string) int {
 	return 224
 }
 
+var (
+	nvrtcArch  = flag.String("arch", "", "TestRadiationKernelCompiles: compile for this architecture alone (e.g. sm_90), not sm_80 and sm_90")
+	nvrtcCubin = flag.String("cubin", "", "TestRadiationKernelCompiles: write the CUBIN here (for cuobjdump -sass)")
+)
+
 // TestRadiationKernelCompiles compiles kernels/src/radiation.cu with NVRTC
-// (no GPU needed) for sm_80 and sm_90 (or FIELDGO_ARCH) and checks every
-// entry point's registers and spills.
+// (no GPU needed) for sm_80 and sm_90 (or -arch) and checks every entry
+// point's registers and spills.
 func TestRadiationKernelCompiles(t *testing.T) {
 	arches := []string{"sm_80", "sm_90"}
-	if a := os.Getenv("FIELDGO_ARCH"); a != "" {
-		arches = []string{a}
+	if *nvrtcArch != "" {
+		arches = []string{*nvrtcArch}
 	}
 	for _, arch := range arches {
 		t.Run(arch, func(t *testing.T) { radiationKernelsFit(t, arch) })
@@ -98,8 +104,8 @@ func radiationKernelsFit(t *testing.T, arch string) {
 	if len(cubin) == 0 {
 		t.Fatal("empty CUBIN")
 	}
-	if path := os.Getenv("FIELDGO_RAD_CUBIN"); path != "" { // for cuobjdump -sass
-		if err := os.WriteFile(path, cubin, 0o644); err != nil {
+	if *nvrtcCubin != "" { // for cuobjdump -sass
+		if err := os.WriteFile(*nvrtcCubin, cubin, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
