@@ -1,10 +1,9 @@
 package cpubench
 
 import (
+	"flag"
 	"fmt"
 	"math"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -20,18 +19,15 @@ type crossing struct {
 	t    time.Duration
 }
 
-// TestConvergence measures steps and time to max|grad| < 1e-6 and < 1e-8 for
-// each gradient form and arrest test on soliton_solver's lattices. It takes
-// minutes: FIELDGO_CONVERGENCE=1 go test ./bench/cpu -run Convergence -v
-// (FIELDGO_CONVERGENCE_MAXSTEPS caps the Baby Skyrme runs, default 5000).
-func TestConvergence(t *testing.T) {
-	if os.Getenv("FIELDGO_CONVERGENCE") == "" {
-		t.Skip("set FIELDGO_CONVERGENCE=1 to measure convergence (minutes)")
-	}
-	bsMax := 5000
-	if v, err := strconv.Atoi(os.Getenv("FIELDGO_CONVERGENCE_MAXSTEPS")); err == nil {
-		bsMax = v
-	}
+var bsMaxSteps = flag.Int("bs-max-steps", 5000, "BenchmarkConvergence: the Baby Skyrme runs' step cap")
+
+// BenchmarkConvergence measures steps and time to max|grad| < 1e-6 and < 1e-8
+// for each gradient form and arrest test on soliton_solver's lattices
+// (sub-benchmarks model/form/arrest; -bs-max-steps caps the Baby Skyrme
+// runs, default 5000). It takes minutes:
+//
+//	go test ./bench/cpu -run '^$' -bench Convergence -benchtime 1x -v -timeout 30m
+func BenchmarkConvergence(b *testing.B) {
 	type run struct {
 		model, form, arrest string
 		penalty             bool
@@ -40,7 +36,7 @@ func TestConvergence(t *testing.T) {
 	var runs []run
 	for _, form := range []string{"consistent", "continuum"} {
 		for _, arrest := range []string{core.ArrestPower, core.ArrestEnergy} {
-			runs = append(runs, run{"baby_skyrme", form, arrest, form == "consistent", bsMax})
+			runs = append(runs, run{"baby_skyrme", form, arrest, form == "consistent", *bsMaxSteps})
 		}
 	}
 	for _, form := range []string{"continuum", "consistent"} {
@@ -48,62 +44,81 @@ func TestConvergence(t *testing.T) {
 			runs = append(runs, run{"abelian_higgs", form, arrest, form == "consistent", 20000})
 		}
 	}
-	fmt.Println("| model | form | arrest | steps to 1e-6 | time | steps to 1e-8 | time | final max_grad | energy | resets |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	b.Log("| model | form | arrest | steps to 1e-6 | time | steps to 1e-8 | time | final max_grad | energy | resets |")
 	for _, r := range runs {
-		var s *core.Simulation
-		var ref float64
-		if r.model == "baby_skyrme" {
-			s = newSim(t, theory(t, babySkyrmeSpec, "baby_skyrme.c"), 256, 20.0/255, []float64{1, 1}, core.Options{Form: r.form, NoPenalty: !r.penalty})
-			if err := s.Fill(hedgehog); err != nil {
-				t.Fatal(err)
-			}
-			ref = SolitonSolverEnergy
-		} else {
-			s = newSim(t, theory(t, abelianHiggsSpec, "abelian_higgs.c"), 81, 0.2, []float64{1}, core.Options{Form: r.form, NoPenalty: !r.penalty})
-			if err := s.Fill(vortex); err != nil {
-				t.Fatal(err)
-			}
-			ref = math.Pi
-		}
-		if err := s.Start(core.FlowConfig{Arrest: r.arrest, Tol: 1e-8, MaxSteps: r.maxSteps, CheckEvery: 1000}); err != nil {
-			t.Fatal(err)
-		}
-		t0 := time.Now()
-		var c6, c8 *crossing
-		var p core.Progress
-		var err error
-		for !p.Done {
-			if p, err = s.Advance(10, 0); err != nil {
-				break
-			}
-			if c6 == nil && p.MaxGrad < 1e-6 {
-				c6 = &crossing{p.Step, time.Since(t0)}
-			}
-			if c8 == nil && p.MaxGrad < 1e-8 {
-				c8 = &crossing{p.Step, time.Since(t0)}
-			}
-		}
-		show := func(c *crossing) string {
-			if c == nil {
-				return fmt.Sprintf("> %d | –", r.maxSteps)
-			}
-			return fmt.Sprintf("%d | %.1f s", c.step, c.t.Seconds())
-		}
 		form := r.form
 		if r.penalty {
-			form += " + penalty"
+			form += "+penalty"
 		}
-		status := ""
-		if err != nil {
-			status = " (" + err.Error() + ")"
+		b.Run(r.model+"/"+form+"/"+r.arrest, func(b *testing.B) {
+			for range b.N {
+				converge(b, r.model, r.form, r.arrest, r.penalty, r.maxSteps)
+			}
+		})
+	}
+}
+
+func converge(b *testing.B, model, form, arrest string, penalty bool, maxSteps int) {
+	var s *core.Simulation
+	var ref float64
+	if model == "baby_skyrme" {
+		s = newSim(b, theory(b, babySkyrmeSpec, "baby_skyrme.c"), 256, 20.0/255, []float64{1, 1}, core.Options{Form: form, NoPenalty: !penalty})
+		if err := s.Fill(hedgehog); err != nil {
+			b.Fatal(err)
 		}
-		fmt.Printf("| %s | %s | %s | %s | %s | %.2e | %.10f (%+.1e)%s | %d |\n", r.model, form, r.arrest, show(c6), show(c8),
-			p.MaxGrad, p.Energy, p.Energy-ref, status, p.Resets)
-		if r.model == "baby_skyrme" {
-			q, _ := s.Integral("charge")
-			fmt.Printf("|   | charge %.8f |\n", q)
+		ref = SolitonSolverEnergy
+	} else {
+		s = newSim(b, theory(b, abelianHiggsSpec, "abelian_higgs.c"), 81, 0.2, []float64{1}, core.Options{Form: form, NoPenalty: !penalty})
+		if err := s.Fill(vortex); err != nil {
+			b.Fatal(err)
 		}
-		s.Close()
+		ref = math.Pi
+	}
+	defer s.Close()
+	if err := s.Start(core.FlowConfig{Arrest: arrest, Tol: 1e-8, MaxSteps: maxSteps, CheckEvery: 1000}); err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Now()
+	var c6, c8 *crossing
+	var p core.Progress
+	var err error
+	for !p.Done {
+		if p, err = s.Advance(10, 0); err != nil {
+			break
+		}
+		if c6 == nil && p.MaxGrad < 1e-6 {
+			c6 = &crossing{p.Step, time.Since(t0)}
+		}
+		if c8 == nil && p.MaxGrad < 1e-8 {
+			c8 = &crossing{p.Step, time.Since(t0)}
+		}
+	}
+	show := func(c *crossing) string {
+		if c == nil {
+			return fmt.Sprintf("> %d | –", maxSteps)
+		}
+		return fmt.Sprintf("%d | %.1f s", c.step, c.t.Seconds())
+	}
+	for _, c := range []struct {
+		at   *crossing
+		unit string
+	}{{c6, "1e-6"}, {c8, "1e-8"}} {
+		if c.at != nil {
+			b.ReportMetric(float64(c.at.step), "steps-to-"+c.unit)
+			b.ReportMetric(c.at.t.Seconds(), "s-to-"+c.unit)
+		}
+	}
+	if penalty {
+		form += " + penalty"
+	}
+	status := ""
+	if err != nil {
+		status = " (" + err.Error() + ")"
+	}
+	b.Logf("| %s | %s | %s | %s | %s | %.2e | %.10f (%+.1e)%s | %d |", model, form, arrest, show(c6), show(c8),
+		p.MaxGrad, p.Energy, p.Energy-ref, status, p.Resets)
+	if model == "baby_skyrme" {
+		q, _ := s.Integral("charge")
+		b.Logf("|   | charge %.8f |", q)
 	}
 }

@@ -1,3 +1,3 @@
-// Package cpubench holds the CPU backend's benchmarks (go test -bench) and the
-// convergence measurements of docs/convergence.md (FIELDGO_CONVERGENCE=1).
+// Package cpubench holds the CPU backend's benchmarks (go test -bench), the
+// convergence measurements of docs/convergence.md (BenchmarkConvergence) among them.
 package cpubench

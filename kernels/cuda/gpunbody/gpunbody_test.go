@@ -2,6 +2,7 @@ package gpunbody
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math"
 	"math/big"
@@ -13,6 +14,15 @@ import (
 	"github.com/fieldgo/fieldgo/core/nbody"
 	"github.com/fieldgo/fieldgo/errs"
 	"github.com/fieldgo/fieldgo/kernels/cuda"
+)
+
+// The benchmarks' machine figures, flags of the test binary (go test -bench
+// ... -args -peak-f32 19.5, or gpunbody.test -peak-f32 19.5): the H200's by default.
+var (
+	peakF32 = flag.Float64("peak-f32", 67, "BenchmarkGPUAccelerations: the GPU's float32 peak, TFLOP/s")
+	peakF64 = flag.Float64("peak-f64", 33.5, "BenchmarkGPUAccelerations: the GPU's float64 peak, TFLOP/s")
+	maxLog2 = flag.Int("nbody-max-log2", 20, "BenchmarkGPUAccelerations: the largest N is 2^this (at most 20)")
+	smMHz   = flag.Float64("sm-mhz", 1980, "BenchmarkGPUMufuRate: the SM clock, MHz")
 )
 
 var shared struct {
@@ -443,8 +453,8 @@ func TestGPUKernelResources(t *testing.T) {
 
 // BenchmarkGPUAccelerations: interactions/s and % of peak (20 flops per
 // interaction in float32, 30 in float64; H200 peaks 67 and 33.5 TFLOP/s,
-// FIELDGO_PEAK_F32/F64 in TFLOP/s for another GPU) for N = 2^14..2^20
-// (FIELDGO_NBODY_MAXLOG2 lowers the top), in the same process: the tiled
+// -peak-f32/-peak-f64 in TFLOP/s for another GPU) for N = 2^14..2^20
+// (-nbody-max-log2 lowers the top), in the same process: the tiled
 // kernel with one, two and (float32) four targets per thread (x1, x2, x4)
 // with P chosen by PFor, the untiled kernel, and for N >= 2^19 the tiled kernel without the
 // split loop ("legacy": every term masked, library rsqrt) and the split loop
@@ -457,13 +467,10 @@ func TestGPUKernelResources(t *testing.T) {
 //	.gpu/gpunbody.test -test.run '^$' -test.bench GPUAccelerations -test.benchtime 1x -test.v
 func BenchmarkGPUAccelerations(b *testing.B) {
 	d := device(b)
-	peak := map[nbody.Precision]float64{nbody.Float32: envFloat("FIELDGO_PEAK_F32", 67) * 1e12, nbody.Float64: envFloat("FIELDGO_PEAK_F64", 33.5) * 1e12}
+	peak := map[nbody.Precision]float64{nbody.Float32: *peakF32 * 1e12, nbody.Float64: *peakF64 * 1e12}
 	flops := map[nbody.Precision]float64{nbody.Float32: 20, nbody.Float64: 30}
 	rate := map[string]float64{}
-	lo, hi := 14, 20
-	if v := os.Getenv("FIELDGO_NBODY_MAXLOG2"); v != "" {
-		fmt.Sscan(v, &hi)
-	}
+	lo, hi := 14, *maxLog2
 	for lg := lo; lg <= hi; lg++ {
 		n := 1 << lg
 		bodies := plummer(b, n, 1)
@@ -570,14 +577,6 @@ func BenchmarkGPUAccelerations(b *testing.B) {
 		rec = "float32 for throughput when k 2^-24 sum|a_ij| is accurate enough (collisionless dynamics); float64 for reference-quality forces"
 	}
 	b.Logf("float32/float64 at N=2^%d (default kernels %v, %v): %.2f; recommendation: %s", hi, k32, k64, r32/r64, rec)
-}
-
-func envFloat(name string, def float64) float64 {
-	var v float64
-	if _, err := fmt.Sscan(os.Getenv(name), &v); err == nil && v > 0 {
-		return v
-	}
-	return def
 }
 
 // checkLaunch runs check kernel name (one thread per argument, blocks of
@@ -824,7 +823,7 @@ FG_PROBE(13)
 FG_PROBE(16)
 `
 
-// BenchmarkGPUMufuRate: MUFU.RSQ per SM per clock (clock FIELDGO_SM_MHZ,
+// BenchmarkGPUMufuRate: MUFU.RSQ per SM per clock (clock -sm-mhz,
 // default the H200's 1980, which nvidia-smi showed held during the float32
 // benchmark) and FP32+MUFU instructions issued per SM per clock, for F FP32
 // instructions per MUFU.RSQ, and (F=0) of FFMAs alone. Compare with the
@@ -837,7 +836,7 @@ func BenchmarkGPUMufuRate(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer m.Close()
-	mhz := envFloat("FIELDGO_SM_MHZ", 1980)
+	mhz := *smMHz
 	sms := d.b.SMs()
 	const threads, iters = 256, 4096
 	grid := 16 * sms
