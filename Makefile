@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 BRIDGE := python/fieldgo/_bridge/.stamp
 GO_SOURCES := $(shell find core errs internal kernels pybind -name '*.go' -o -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name '*.tmpl' 2>/dev/null) go.mod go.sum
 
-.PHONY: setup test test-go test-python demo bench docs lint wheel wheel-test clean
+.PHONY: setup test test-go test-python test-gpu demo bench docs lint wheel wheel-test clean
 
 setup: $(VENV)/.installed $(BRIDGE)
 
@@ -32,6 +32,12 @@ test-go:
 
 test-python: setup
 	$(PY) -m pytest -q
+
+# Every GPU test (tests/gpu_tests.txt lists them; bench/device/gpu_tests.sh runs the same
+# list from prebuilt binaries on a GPU machine without Go). Without a GPU it says so, and
+# the tests skip, each saying why.
+test-gpu: setup
+	bash tools/test_gpu.sh $(PY)
 
 demo: setup
 	$(PY) examples/demo.py

@@ -8,7 +8,7 @@
 B=$(cd "${1:?usage: ab_env.sh BUNDLE VAR}" && pwd); V=${2:?usage: ab_env.sh BUNDLE VAR}
 OUT=${OUT:-/tmp/fg-abenv-out}; mkdir -p $OUT
 SECONDS_EACH=${SECONDS_EACH:-0.25}
-(cd $B && gunzip -kf gpubench.test.gz)
+(cd $B && gunzip -kf cuda.test.gz)
 . "$(dirname "$0")/step_row.sh"
 echo "== $V: ms per step; columns: baby_skyrme then abelian_higgs at ${SIZES:-256,512,1024,2048}"
 for r in 1 2; do

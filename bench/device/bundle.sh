@@ -2,23 +2,23 @@
 # Build everything the GPU machine runs (it has no Go, ../shared/GPU.md) into one folder
 # of the checkout that `run`'s carry takes along (keep it under .gpu/, which git ignores
 # there: .git/info/exclude):
-#   bash bench/device/bundle.sh .gpu/NAME
-# leaves NAME/{cuda,gpubench,gpunbody,radbench}.test.gz (gunzipped by the runners: the
+#   bash bench/device/bundle.sh .gpu/NAME [SHARED]
+# leaves NAME/<package>.test.gz for every Go package of tests/gpu_tests.txt, named after
+# its last path element (cuda, gpunbody, gpuradiation, ...; gunzipped by the runners: the
 # carry limit is 64 MiB), NAME/wheels (fieldgo's cp312 manylinux wheel, the one
 # `pip install fieldgo` gets, from `make wheel`'s rule, and those of its dependencies small
 # enough to carry; gpu_tests.sh installs it into a venv there, gpu_perf.sh unpacks it
 # for PYTHONPATH), and NAME/peer (soliton_solver_baseline.py, its headless stubs and the
-# soliton_solver package, from ../shared/bench and PyPI). Needs Go, gcc and pyenv's
-# Python 3.12 here.
+# soliton_solver package, from SHARED/bench, default ../shared, and PyPI). Needs Go, gcc
+# and pyenv's Python 3.12 here.
 set -euo pipefail
-out=${1:?usage: bundle.sh OUTDIR}
+out=${1:?usage: bundle.sh OUTDIR [SHARED]}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 rm -rf "$out" && mkdir -p "$out"
-go test -c -o "$out/cuda.test" ./kernels/cuda
-go test -c -o "$out/gpubench.test" ./bench/gpu
-go test -c -o "$out/gpunbody.test" ./kernels/cuda/gpunbody
-go test -c -o "$out/radbench.test" ./bench/radiation
+for pkg in $(awk '$1 == "go" {print $2}' tests/gpu_tests.txt); do
+  go test -c -o "$out/$(basename "$pkg").test" "$pkg"
+done
 gzip -f "$out"/*.test
 # fieldgo for the GPU machine's python3 (3.12): the cp312 wheel, rebuilt by make's rule
 # when a source changed (tools/build_wheels.py; its log in NAME/wheel.log).
@@ -42,7 +42,7 @@ for f in "$deps"/*.whl; do
 done
 rm -rf "$deps"
 # The peer harness, when ../shared has it.
-shared=${FIELDGO_SHARED:-$root/../shared}
+shared=${2:-$root/../shared}
 if [ -f "$shared/bench/soliton_solver_baseline.py" ]; then
   mkdir -p "$out/peer"
   cp -r "$shared/bench/soliton_solver_baseline.py" "$shared/bench/headless_stubs" "$out/peer/"

@@ -8,23 +8,26 @@
 B=$(cd "${1:?usage: gpu_perf.sh BUNDLE [BASELINE]}" && pwd); A=${2:+$(cd "$2" && pwd)}; R=$(pwd)
 export PYTHONUNBUFFERED=1; OUT=${OUT:-/tmp/fg-gpuperf-out}; mkdir -p $OUT
 SIZES=${SIZES:-256,512,1024,2048}
-(cd $B && gunzip -kf *.test.gz); [ -n "$A" ] && (cd $A && gunzip -kf gpubench.test.gz)
+(cd $B && gunzip -kf *.test.gz); [ -n "$A" ] && (cd $A && gunzip -kf cuda.test.gz)
 [ -d $B/py/fieldgo ] || python3 -m zipfile -e $B/wheels/fieldgo-*.whl $B/py  # the cp312 wheel of bundle.sh, for PYTHONPATH
 T0=$(date +%s); el() { echo "[$(( $(date +%s) - T0 )) s]"; }
 date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-steps() { # label bundle cache
-  (cd bench/gpu && FIELDGO_CACHE=$3 FIELDGO_TEST_CUDA_CACHE=$3 FIELDGO_BENCH=1 FIELDGO_BENCH_SECONDS=0.25 FIELDGO_BENCH_SIZES=$SIZES \
-    timeout 150 $2/gpubench.test -test.v -test.run 'TestStepTimes' > $OUT/steps_$1.log 2>&1; echo "$1 rc=$? $(el)")
-  grep -E "^\| (baby|abelian)" $OUT/steps_$1.log | grep " device " | cut -d'|' -f2-9 | sed "s/^/$1 |/"
+steps() { # label bundle cache: kernels/cuda's BenchmarkStep, float64 device flow at $SIZES
+  (cd kernels/cuda && FIELDGO_CACHE=$3 FIELDGO_TEST_CUDA_CACHE=$3 timeout 150 $2/cuda.test -test.run '^$' \
+    -test.bench "^BenchmarkStep\$/.*/(${SIZES//,/|})/float64/device\$" -test.benchtime 0.25s -test.v > $OUT/steps_$1.log 2>&1; echo "$1 rc=$? $(el)")
+  stepcols $OUT/steps_$1.log | sed "s/^/$1 | /"
 }
+# stepcols LOG: BenchmarkStep's result lines as theory | grid | precision | mode | steps | ms/step | GB/s | % of 4.2 TB/s
+stepcols() { grep -E '^BenchmarkStep/.* ms/step' $1 | awk '{split($1, n, "/"); sub(/-[0-9]+$/, "", n[5]);
+  for (i = 3; i < NF; i += 2) v[$(i+1)] = $i; printf "%s | %s | %s | %s | %s | %s | %s | %s\n", n[2], n[3], n[4], n[5], $2, v["ms/step"], v["GB/s"], v["%copy-ceiling"]}'; }
 if [ -n "$A" ]; then
   # Same bits? The GPU tests log energies to 17 digits (TestAgreesWithCPU, TestDeterministic,
   # TestFlow100) and the device flows' to 15 (TestDeviceFlow): compare those lines.
+  # Both bundles need kernels/cuda's TestDeviceFlow (bundles of this layout).
   (cd $A && gunzip -kf cuda.test.gz)
   for v in A B; do
     d=$([ $v = A ] && echo $A || echo $B)
-    (cd kernels/cuda && FIELDGO_TEST_CUDA_CACHE=/tmp/fg-perf$v timeout 150 $d/cuda.test -test.v -test.run 'TestAgreesWithCPU|TestDeterministic|TestFlow100' > $OUT/bits_$v.log 2>&1)
-    (cd bench/gpu && FIELDGO_TEST_CUDA_CACHE=/tmp/fg-perf$v timeout 90 $d/gpubench.test -test.v -test.run 'TestDeviceFlow$' >> $OUT/bits_$v.log 2>&1)
+    (cd kernels/cuda && FIELDGO_TEST_CUDA_CACHE=/tmp/fg-perf$v timeout 240 $d/cuda.test -test.v -test.run 'TestAgreesWithCPU|TestDeterministic|TestFlow100|TestDeviceFlow$' > $OUT/bits_$v.log 2>&1)
     grep -E "energy|E=" $OUT/bits_$v.log | sed -E 's/^ *[a-z0-9_]+\.go:[0-9]+: //' | sort > $OUT/bits_$v.txt
   done
   echo "== same bits as the baseline: $(comm -23 $OUT/bits_A.txt $OUT/bits_B.txt | wc -l) of $(wc -l < $OUT/bits_A.txt) baseline energy lines differ $(el)"
@@ -56,13 +59,13 @@ if [ -f $B/peer/same_start.py ]; then
 fi
 echo "== radiation benchmark"
 for kpp in 1024 16; do
-  (cd bench/radiation && FIELDGO_TEST_CUDA_CACHE=/tmp/fg-perfB FIELDGO_RAD_KPP=$kpp timeout 90 $B/radbench.test -test.run '^$' -test.bench 'GPURadiation' -test.benchtime 1x -test.v > $OUT/rad_$kpp.log 2>&1; echo "knots per period $kpp: rc=$? $(el)")
+  (cd kernels/cuda/gpuradiation && FIELDGO_TEST_CUDA_CACHE=/tmp/fg-perfB timeout 90 $B/gpuradiation.test -test.run '^$' -test.bench 'GPURadiation' -test.benchtime 1x -test.v -rad-kpp $kpp > $OUT/rad_$kpp.log 2>&1; echo "knots per period $kpp: rc=$? $(el)")
   grep -E '^Benchmark.*samples/s' $OUT/rad_$kpp.log | sed -E 's/ +/ /g; s/BenchmarkGPURadiation\///; s/-[0-9]+ / /' |
     awk '{for (i=1;i<=NF;i++) if ($(i+1)=="samples/s") v=$i; printf "%s %.3g\n", $1, v}'
   grep -E "gpu_test.go:[0-9]+: (Newton n=2|split|tiles over|direction|warm search|coef_reuse)" $OUT/rad_$kpp.log | sed -E 's/^ *//' | cut -c1-220
   # The default on a scene that fills the GPU (the benchmark's 32768 observers are 7.75 warps per SM).
-  (cd bench/radiation && FIELDGO_TEST_CUDA_CACHE=/tmp/fg-perfB FIELDGO_RAD_KPP=$kpp FIELDGO_RAD_O=524288 timeout 90 $B/radbench.test -test.run '^$' \
-    -test.bench 'GPURadiation/newton2_f64_warm_reuse$' -test.benchtime 1x -test.v > $OUT/rad_big_$kpp.log 2>&1)
+  (cd kernels/cuda/gpuradiation && FIELDGO_TEST_CUDA_CACHE=/tmp/fg-perfB timeout 90 $B/gpuradiation.test -test.run '^$' \
+    -test.bench 'GPURadiation/newton2_f64_warm_reuse$' -test.benchtime 1x -test.v -rad-kpp $kpp -rad-observers 524288 > $OUT/rad_big_$kpp.log 2>&1)
   grep -E '^Benchmark.*samples/s' $OUT/rad_big_$kpp.log | awk '{for (i=1;i<=NF;i++) if ($(i+1)=="samples/s") v=$i; printf "newton2_f64_warm_reuse, 524288 observers %.3g\n", v}'
 done
 date -u; el

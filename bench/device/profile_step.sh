@@ -6,14 +6,13 @@
 B=$(cd "${1:?usage: profile_step.sh BUNDLE [theory] [grid]}" && pwd); TH=${2:-baby_skyrme}; N=${3:-2048}
 OUT=${OUT:-/tmp/fg-prof-out}; mkdir -p $OUT
 NCU=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
-(cd $B && gunzip -kf gpubench.test.gz)
+(cd $B && gunzip -kf cuda.test.gz)
 csv=$OUT/ncu_${TH}_$N.csv
-# The warm-up (tune, 101 steps of 6 launches) comes first; skip past it.
-(cd bench/gpu && FIELDGO_CACHE=/tmp/fg-prof FIELDGO_TEST_CUDA_CACHE=/tmp/fg-prof FIELDGO_BENCH=1 FIELDGO_BENCH_SECONDS=0.01 \
-  FIELDGO_BENCH_SIZES=$N FIELDGO_BENCH_MODES=device FIELDGO_BENCH_THEORIES=$TH ${TILE:+FIELDGO_TILE=$TILE} \
+# BenchmarkStep's warm-up (tune, 101 steps of 6 launches) comes first; skip past it.
+(cd kernels/cuda && FIELDGO_CACHE=/tmp/fg-prof FIELDGO_TEST_CUDA_CACHE=/tmp/fg-prof ${TILE:+FIELDGO_TILE=$TILE} \
   timeout 300 $NCU --csv --page raw --print-units base --clock-control none --launch-skip ${SKIP:-700} --launch-count 12 \
   --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_bytes.sum,sm__warps_active.avg.pct_of_peak_sustained_active,sm__maximum_warps_per_active_cycle_pct,launch__registers_per_thread,launch__block_size,launch__grid_size,smsp__issue_active.avg.pct_of_peak_sustained_active,l1tex__throughput.avg.pct_of_peak_sustained_active,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio \
-  $B/gpubench.test -test.run TestStepTimes > $csv 2> $OUT/ncu_${TH}_$N.err)
+  $B/cuda.test -test.run '^$' -test.bench "^BenchmarkStep\$/$TH/$N/float64/device\$" -test.benchtime 20x > $csv 2> $OUT/ncu_${TH}_$N.err)
 echo "ncu rc=$? ($TH $N)"
 python3 - "$csv" <<'PY'
 import csv, sys

@@ -12,13 +12,13 @@ PAT=${PAT:-'GPURadiation/newton2_(f64|f32)_warm_reuse$'}
 BIGPAT=${BIGPAT:-'GPURadiation/newton2_f64_warm_reuse$'}
 dirs=(); for a in "$@"; do dirs+=("$(cd "$a" && pwd)"); done
 OUT=${OUT:-/tmp/fg-radquick-out}; L=$OUT/rad_quick; mkdir -p $L
-for d in "${dirs[@]}"; do (cd $d && gunzip -kf radbench.test.gz); done
+for d in "${dirs[@]}"; do (cd $d && gunzip -kf gpuradiation.test.gz); done
 rate() { grep -E '^Benchmark.*samples/s' $1 | sed -E 's/BenchmarkGPURadiation\///; s/-[0-9]+ / /' |
   awk '{for (i=1;i<=NF;i++) if ($(i+1)=="samples/s") x=$i; printf "%s %.4g  ", $1, x}'; }
 date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-cd bench/radiation
+cd kernels/cuda/gpuradiation
 run() { # name dir log kpp O pattern
-  FIELDGO_TEST_CUDA_CACHE=/tmp/fg-radquick-$1 FIELDGO_RAD_KPP=$4 FIELDGO_RAD_O=$5 timeout 120 $2/radbench.test -test.run '^$' \
+  FIELDGO_TEST_CUDA_CACHE=/tmp/fg-radquick-$1 timeout 120 $2/gpuradiation.test -test.run '^$' -rad-kpp $4 -rad-observers $5 \
     -test.v -test.benchtime 1x -test.bench "$6" > $3 2>&1; }
 for kpp in 16 1024; do for r in 1 2; do for d in "${dirs[@]}"; do
   v=$(basename $d); run $v $d $L/${kpp}_$v$r.log $kpp 32768 "$PAT"

@@ -11,14 +11,14 @@
 B=$(cd "${1:?usage: rad_sass_profile.sh BUNDLE [kpp]}" && pwd); KPP=${2:-16}
 OUT=${OUT:-/tmp/fg-radprof-out}; mkdir -p $OUT
 NCU=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
-(cd $B && gunzip -kf radbench.test.gz)
+(cd $B && gunzip -kf gpuradiation.test.gz)
 rep=$OUT/rad_sass_$KPP
-(cd bench/radiation && FIELDGO_TEST_CUDA_CACHE=/tmp/fg-radprof FIELDGO_RAD_KPP=$KPP timeout 300 $NCU --section SourceCounters \
+(cd kernels/cuda/gpuradiation && FIELDGO_TEST_CUDA_CACHE=/tmp/fg-radprof timeout 300 $NCU --section SourceCounters \
   --section InstructionStats --section WarpStateStats --import-source no -k 'regex:^fg_rad_newton_reuse_f64$' -c 1 -f -o $rep \
-  $B/radbench.test -test.run '^$' -test.benchtime 1x -test.bench 'GPURadiation/newton2_f64_warm_reuse$' > $rep.log 2>&1)
+  $B/gpuradiation.test -test.run '^$' -test.benchtime 1x -test.bench 'GPURadiation/newton2_f64_warm_reuse$' -rad-kpp $KPP > $rep.log 2>&1)
 echo "ncu rc=$? (knots per period $KPP)"
 $NCU -i $rep.ncu-rep --page source --csv --print-source sass > $rep.csv 2>> $rep.log && rm -f $rep.ncu-rep
-SAMPLES=$(( ${FIELDGO_RAD_O:-32768} * ${FIELDGO_RAD_S:-256} * ${FIELDGO_RAD_P:-16} )) python3 - $rep.csv <<'PY'
+SAMPLES=$(( 32768 * 256 * 16 )) python3 - $rep.csv <<'PY'
 import csv, os, sys
 rows = list(csv.reader(open(sys.argv[1])))
 hdr = next(r for r in rows if 'Address' in r and 'Source' in r)

@@ -7,7 +7,7 @@
 B=$(cd "${1:?usage: tile_sweep.sh BUNDLE}" && pwd)
 OUT=${OUT:-/tmp/fg-sweep-out}; mkdir -p $OUT
 SHAPES=${SHAPES:-"8x1 8x2 8x4 4x2 4x4 4x8 2x8 2x16 16x1 16x2"}
-(cd $B && gunzip -kf gpubench.test.gz)
+(cd $B && gunzip -kf cuda.test.gz)
 . "$(dirname "$0")/step_row.sh"
 rm -rf /tmp/fg-sweep
 echo "== ms per step; columns: baby_skyrme then abelian_higgs at ${SIZES:-256,512,1024,2048}"

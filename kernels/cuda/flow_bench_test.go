@@ -57,7 +57,7 @@ func warmSim(b *testing.B, make func() *core.Simulation) *core.Simulation {
 // their gradient; the update reads phi, v, g1..g4 and writes phi, v) over
 // the time, against the 4.2 TB/s copy ceiling. Sub-benchmarks:
 // theory/grid/precision/mode. With -v the device mode logs the flow, its
-// tuned shapes and its kernels' registers and occupancy.
+// tuned shapes and its kernels' registers and occupancy (logFlow).
 func BenchmarkStep(b *testing.B) {
 	be := gpuFlow(b)
 	defer func() { core.UseStepper = true }()
@@ -92,6 +92,9 @@ func benchStep(b *testing.B, be *cuda.Backend, m model, n int, prec, mode string
 		if _, err := s.Advance(101, 0); err != nil { // warm: tune, graph, first check
 			b.Fatal(err)
 		}
+		if mode == "device" {
+			logFlow(b, s, m)
+		}
 		return s
 	})
 	b.ResetTimer()
@@ -119,10 +122,13 @@ func benchStep(b *testing.B, be *cuda.Backend, m model, n int, prec, mode string
 	b.ReportMetric(bytes/sec/1e9, "GB/s")
 	b.ReportMetric(100*bytes/sec/4.2e12, "%copy-ceiling")
 	b.ReportMetric(float64(n*n)/sec/1e6, "Msite/s")
-	if mode != "device" {
-		return
-	}
-	b.Logf("flow: %s (%g streams)", s.DeviceFlow(), streams)
+}
+
+// logFlow logs a warmed simulation's device flow, its tuned shapes and its
+// kernels' registers and occupancy (once per sub-benchmark: with -v the
+// testing package prints a benchmark's logs from every round).
+func logFlow(b *testing.B, s *core.Simulation, m model) {
+	b.Logf("flow: %s", s.DeviceFlow())
 	if p, ok := s.Program().(*cuda.Program); ok {
 		for _, r := range p.TuneReport() {
 			b.Logf("tune %s", r)
