@@ -15,13 +15,16 @@ if nvidia-smi -L > /dev/null 2>&1; then
   go test -count=1 -timeout 30m $go_pkgs || rc=1
 else
   echo "test-gpu: NO GPU on this machine (nvidia-smi finds no NVIDIA GPU): the GPU tests run and skip, each saying why."
-  # -v for the skips' reasons; printed: each skip with the last line its test logged
-  # (the reason), failures and the packages' results.
+  # -v for the skips' reasons. Printed: each skip or failure with the last line its test
+  # logged (the reason), the packages' results and anything else go test says (a build
+  # error); not the passes, nor the other log lines.
   go test -count=1 -timeout 30m -v $go_pkgs 2>&1 | awk '
     /^=== RUN/ { cur = $3; next }
+    /^=== / { next }
     /^ +[a-zA-Z0-9_]+\.go:[0-9]+: / { why[cur] = $0; next }
-    /^ *--- SKIP/ { print; print why[$3]; next }
-    /^ *--- FAIL|^(ok|FAIL|panic)/ { print }' || rc=1
+    /^ *--- (SKIP|FAIL)/ { print; print why[$3]; next }
+    /^ *--- PASS|^PASS$|^ / { next }
+    { print }' || rc=1
 fi
 "$py" -m pytest -q -rs -p no:cacheprovider $py_tests || rc=1
 exit $rc

@@ -1,11 +1,11 @@
 #!/bin/bash
-# Build everything the GPU machine runs (it has no Go, ../shared/GPU.md) into one folder
-# of the checkout that `run`'s carry takes along (keep it under .gpu/, which git ignores
-# there: .git/info/exclude):
+# Build everything a GPU machine without Go runs (../shared/GPU.md) into one folder of
+# the checkout, to be copied there with it (keep it under .gpu/, which git ignores:
+# .git/info/exclude):
 #   bash bench/device/bundle.sh .gpu/NAME [SHARED]
 # leaves NAME/<package>.test.gz for every Go package of tests/gpu_tests.txt, named after
-# its last path element (cuda, gpunbody, gpuradiation, ...; gunzipped by the runners: the
-# carry limit is 64 MiB), NAME/wheels (fieldgo's cp312 manylinux wheel, the one
+# its last path element (cuda, gpunbody, gpuradiation, ...; gzipped to keep the bundle
+# under 64 MiB, gunzipped by the runners), NAME/wheels (fieldgo's cp312 manylinux wheel, the one
 # `pip install fieldgo` gets, from `make wheel`'s rule, and those of its dependencies small
 # enough to carry; gpu_tests.sh installs it into a venv there, gpu_perf.sh unpacks it
 # for PYTHONPATH), and NAME/peer (soliton_solver_baseline.py, its headless stubs and the

@@ -1,4 +1,4 @@
-# Sourced by tile_sweep.sh and ab_env.sh: one run of kernels/cuda's BenchmarkStep from
+# Sourced by tile_sweep.sh: one run of kernels/cuda's BenchmarkStep from
 # bundle $B (float64 device flow unless PRECISION; grids SIZES; SECONDS_EACH per point),
 # printed as one row.
 #   step_row LABEL CACHE [VAR=VALUE ...]
