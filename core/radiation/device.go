@@ -1,6 +1,7 @@
 package radiation
 
 import (
+	"github.com/fieldgo/fieldgo/internal/par"
 	"math"
 	"unsafe"
 
@@ -36,12 +37,14 @@ func deviceArrays[F float](k *knots[F], src Source, obs Observers, times []float
 	o := len(obs.X)
 	a.OX, a.OY, a.OZ, a.R0 = make([]F, o), make([]F, o), make([]F, o), make([]F, o)
 	a.Shift = make([]float64, o)
-	for i := 0; i < o; i++ {
-		x, y, z := obs.X[i], obs.Y[i], obs.Z[i]
-		r0 := math.Sqrt(x*x + y*y + z*z)
-		a.OX[i], a.OY[i], a.OZ[i], a.R0[i] = F(x), F(y), F(z), F(r0)
-		a.Shift[i] = r0 / src.C // as the CPU kernel's t - r0/src.C
-	}
+	par.For(o, 8192, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			x, y, z := obs.X[i], obs.Y[i], obs.Z[i]
+			r0 := math.Sqrt(x*x + y*y + z*z)
+			a.OX[i], a.OY[i], a.OZ[i], a.R0[i] = F(x), F(y), F(z), F(r0)
+			a.Shift[i] = r0 / src.C // as the CPU kernel's t - r0/src.C
+		}
+	})
 	return a
 }
 

@@ -1,6 +1,7 @@
 package radiation
 
 import (
+	"github.com/fieldgo/fieldgo/internal/par"
 	"math"
 
 	"github.com/fieldgo/fieldgo/core/spline"
@@ -58,21 +59,23 @@ const (
 func (k *knots[F]) records() []F {
 	n := k.n
 	r := make([]F, n*RecordLen)
-	for i := 0; i < n; i++ {
-		v := r[i*RecordLen : (i+1)*RecordLen]
-		v[0] = k.t[i]
-		if i+1 < n {
-			v[1] = k.t[i+1]
+	par.For(n, 2048, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v := r[i*RecordLen : (i+1)*RecordLen]
+			v[0] = k.t[i]
+			if i+1 < n {
+				v[1] = k.t[i+1]
+			}
+			for d := 0; d < nState; d++ {
+				j := d*n + i
+				v[4+d], v[12+d], v[20+d], v[28+d] = k.y0[j], k.y1[j], k.a1[j], k.a0[j]
+			}
+			for d := 0; d < nAccel; d++ {
+				j := d*n + i
+				v[RecordAccel+d], v[RecordAccel+4+d], v[RecordAccel+8+d], v[RecordAccel+12+d] = k.ay0[j], k.ay1[j], k.aa1[j], k.aa0[j]
+			}
 		}
-		for d := 0; d < nState; d++ {
-			j := d*n + i
-			v[4+d], v[12+d], v[20+d], v[28+d] = k.y0[j], k.y1[j], k.a1[j], k.a0[j]
-		}
-		for d := 0; d < nAccel; d++ {
-			j := d*n + i
-			v[RecordAccel+d], v[RecordAccel+4+d], v[RecordAccel+8+d], v[RecordAccel+12+d] = k.ay0[j], k.ay1[j], k.aa1[j], k.aa0[j]
-		}
-	}
+	})
 	return r
 }
 

@@ -23,6 +23,7 @@
 package radiation
 
 import (
+	"github.com/fieldgo/fieldgo/internal/par"
 	"math"
 	"runtime"
 	"sync"
@@ -494,17 +495,19 @@ func scaledZ(s *spline.Spline, z, sigma []float64, mt float64) []float64 {
 func coefficients[F float, H float](s *spline.Spline, z, c1, c2 []float64, h []H) (y0, y1, a1, a0 []F) {
 	n := s.N
 	y0, y1, a1, a0 = make([]F, len(z)), make([]F, len(z)), make([]F, len(z)), make([]F, len(z))
-	for p := 0; p+1 < len(s.Off); p++ {
-		a, b := s.Off[p], s.Off[p+1]
-		for c := 0; c < len(z)/n; c++ {
-			for i := a; i < b-1; i++ {
-				j := c*n + i
-				w := float64(h[i+1])
-				y0[j], y1[j] = F(z[j]/(6*w)), F(z[j+1]/(6*w))
-				a1[j], a0[j] = F(c1[j]-c2[j]), F(c2[j]*w)
+	par.For(s.P, spline.ParticleGrain(s.P, n), func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			a, b := s.Off[p], s.Off[p+1]
+			for c := 0; c < len(z)/n; c++ {
+				for i := a; i < b-1; i++ {
+					j := c*n + i
+					w := float64(h[i+1])
+					y0[j], y1[j] = F(z[j]/(6*w)), F(z[j+1]/(6*w))
+					a1[j], a0[j] = F(c1[j]-c2[j]), F(c2[j]*w)
+				}
 			}
 		}
-	}
+	})
 	return y0, y1, a1, a0
 }
 
@@ -515,26 +518,34 @@ func narrow[F float](s *spline.Spline, z, c1, c2, zs, sigma []float64, h []F) (c
 	n := s.N
 	c1f, c2f = make([]float64, len(z)), make([]float64, len(z))
 	d := len(z) / n
-	for p := 0; p+1 < len(s.Off); p++ {
-		a, b := s.Off[p], s.Off[p+1]
-		for c := 0; c < d; c++ {
-			// Knot values: u[i] = H (c2[i] + z[i] H/6) on the interval to the right.
-			u := func(i int) float64 {
-				j := c*n + i
-				if i == b-1 {
-					return s.H[i] * (c1[j-1] + z[j]*s.H[i]/6)
-				}
-				return s.H[i+1] * (c2[j] + z[j]*s.H[i+1]/6)
+	par.For(s.P, spline.ParticleGrain(s.P, n), func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			narrowParticle(s, z, c1, c2, zs, sigma, h, c1f, c2f, p, d)
+		}
+	})
+	return c1f, c2f
+}
+
+// narrowParticle is narrow for particle p (d components).
+func narrowParticle[F float](s *spline.Spline, z, c1, c2, zs, sigma []float64, h []F, c1f, c2f []float64, p, d int) {
+	n := s.N
+	a, b := s.Off[p], s.Off[p+1]
+	for c := 0; c < d; c++ {
+		// Knot values: u[i] = H (c2[i] + z[i] H/6) on the interval to the right.
+		u := func(i int) float64 {
+			j := c*n + i
+			if i == b-1 {
+				return s.H[i] * (c1[j-1] + z[j]*s.H[i]/6)
 			}
-			for i := a; i < b-1; i++ {
-				j := c*n + i
-				w := float64(h[i+1])
-				c1f[j] = sigma[c]*u(i+1)/w - zs[j+1]*w/6
-				c2f[j] = sigma[c]*u(i)/w - zs[j]*w/6
-			}
+			return s.H[i+1] * (c2[j] + z[j]*s.H[i+1]/6)
+		}
+		for i := a; i < b-1; i++ {
+			j := c*n + i
+			w := float64(h[i+1])
+			c1f[j] = sigma[c]*u(i+1)/w - zs[j+1]*w/6
+			c2f[j] = sigma[c]*u(i)/w - zs[j]*w/6
 		}
 	}
-	return c1f, c2f
 }
 
 // checkKnots refuses knots that collide once rounded (float32): they would

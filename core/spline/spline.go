@@ -21,6 +21,7 @@
 package spline
 
 import (
+	"github.com/fieldgo/fieldgo/internal/par"
 	"math"
 	"sync/atomic"
 	"unsafe"
@@ -172,45 +173,60 @@ func checkKnots(t []float64, off []int) error {
 
 // solve fills Z, C1 and C2 from the knot values (Thomas algorithm, natural ends).
 func (s *Spline) solve(values [][]float64) {
-	n, d := s.N, s.D
+	n := s.N
 	diag := make([]float64, n) // modified diagonal of the elimination
-	for p := 0; p < s.P; p++ {
-		a, b := s.Off[p], s.Off[p+1]
-		// Forward elimination of the interior rows k = a+1 .. b-2:
-		//   H[k] z[k-1] + 2(H[k]+H[k+1]) z[k] + H[k+1] z[k+1] = 6 (slope[k+1] - slope[k]).
+	par.For(s.P, ParticleGrain(s.P, n), func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			s.solveParticle(values, diag, p)
+		}
+	})
+}
+
+// ParticleGrain is the particles per range of a loop over particles that
+// does work per knot: about 2048 knots per range.
+func ParticleGrain(particles, knots int) int {
+	return max(1, particles*2048/max(1, knots))
+}
+
+// solveParticle solves particle p's systems (its rows of diag and the
+// coefficients).
+func (s *Spline) solveParticle(values [][]float64, diag []float64, p int) {
+	n, d := s.N, s.D
+	a, b := s.Off[p], s.Off[p+1]
+	// Forward elimination of the interior rows k = a+1 .. b-2:
+	//   H[k] z[k-1] + 2(H[k]+H[k+1]) z[k] + H[k+1] z[k+1] = 6 (slope[k+1] - slope[k]).
+	for k := a + 1; k < b-1; k++ {
+		diag[k] = 2 * (s.H[k] + s.H[k+1])
+		if k > a+1 {
+			diag[k] -= s.H[k] * s.H[k] / diag[k-1]
+		}
+	}
+	for c := 0; c < d; c++ {
+		u := values[c]
+		z := s.Z[c*n : (c+1)*n]
+		z[a], z[b-1] = 0, 0
 		for k := a + 1; k < b-1; k++ {
-			diag[k] = 2 * (s.H[k] + s.H[k+1])
+			r := 6 * ((u[k+1]-u[k])/s.H[k+1] - (u[k]-u[k-1])/s.H[k])
 			if k > a+1 {
-				diag[k] -= s.H[k] * s.H[k] / diag[k-1]
+				r -= s.H[k] / diag[k-1] * z[k-1]
 			}
+			z[k] = r
 		}
-		for c := 0; c < d; c++ {
-			u := values[c]
-			z := s.Z[c*n : (c+1)*n]
-			z[a], z[b-1] = 0, 0
-			for k := a + 1; k < b-1; k++ {
-				r := 6 * ((u[k+1]-u[k])/s.H[k+1] - (u[k]-u[k-1])/s.H[k])
-				if k > a+1 {
-					r -= s.H[k] / diag[k-1] * z[k-1]
-				}
-				z[k] = r
+		for k := b - 2; k > a; k-- {
+			r := z[k]
+			if k < b-2 {
+				r -= s.H[k+1] * z[k+1]
 			}
-			for k := b - 2; k > a; k-- {
-				r := z[k]
-				if k < b-2 {
-					r -= s.H[k+1] * z[k+1]
-				}
-				z[k] = r / diag[k]
-			}
-			c1 := s.C1[c*n : (c+1)*n]
-			c2 := s.C2[c*n : (c+1)*n]
-			for i := a; i < b-1; i++ {
-				h := s.H[i+1]
-				c1[i] = u[i+1]/h - z[i+1]*h/6
-				c2[i] = u[i]/h - z[i]*h/6
-			}
-			c1[b-1], c2[b-1] = 0, 0
+			z[k] = r / diag[k]
 		}
+		c1 := s.C1[c*n : (c+1)*n]
+		c2 := s.C2[c*n : (c+1)*n]
+		for i := a; i < b-1; i++ {
+			h := s.H[i+1]
+			c1[i] = u[i+1]/h - z[i+1]*h/6
+			c2[i] = u[i]/h - z[i]*h/6
+		}
+		c1[b-1], c2[b-1] = 0, 0
 	}
 }
 
@@ -268,17 +284,19 @@ func (s *Spline) KnotDerivatives() [][]float64 {
 	for c := range out {
 		out[c] = make([]float64, s.N)
 	}
-	for p := 0; p < s.P; p++ {
-		a, b := s.Off[p], s.Off[p+1]
-		for c := 0; c < s.D; c++ {
-			for k := a; k < b; k++ {
-				i := k
-				if i == b-1 {
-					i = b - 2
+	par.For(s.P, ParticleGrain(s.P, s.N), func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			a, b := s.Off[p], s.Off[p+1]
+			for c := 0; c < s.D; c++ {
+				for k := a; k < b; k++ {
+					i := k
+					if i == b-1 {
+						i = b - 2
+					}
+					out[c][k] = DerivAt(s.T, s.H, s.Z, s.C1, s.C2, s.N, i, c, s.T[k])
 				}
-				out[c][k] = DerivAt(s.T, s.H, s.Z, s.C1, s.C2, s.N, i, c, s.T[k])
 			}
 		}
-	}
+	})
 	return out
 }
