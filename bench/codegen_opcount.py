@@ -11,7 +11,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
-from fieldgo import codegen, theories  # noqa: E402
+from fieldgo import theories  # noqa: E402
+from fieldgo.frontend import codegen  # noqa: E402
 
 
 def main():

@@ -4,14 +4,14 @@ The root is ``$FIELDGO_CACHE``, else the platform's cache folder + ``fieldgo``
 (``$XDG_CACHE_HOME/fieldgo``, default ``~/.cache/fieldgo``, on Linux; the folder Go's
 ``os.UserCacheDir`` names elsewhere). Under it:
 
-==========  ==========================================  =================================
+==========  ==========================================  ======================================
 kind        holds                                       written by
-==========  ==========================================  =================================
-source      ``<key>.c``: traced point sources           python/fieldgo/sourcecache.py
-point       ``<key>.so`` + ``.c``: ``Theory.at`` code    python/fieldgo/native.py
+==========  ==========================================  ======================================
+source      ``<key>.c``: traced point sources           python/fieldgo/frontend/sourcecache.py
+point       ``<key>.so`` + ``.c``: ``Theory.at`` code    python/fieldgo/frontend/native.py
 cpu         ``<key>.so`` + ``.so.sha256``: CPU kernels  kernels/cpu (Go)
 cuda        ``<key>.cubin`` + ``.log``, tune files      kernels/cuda (Go)
-==========  ==========================================  =================================
+==========  ==========================================  ======================================
 
 Keys are :func:`key` here and ``diskcache.Key`` in Go (internal/diskcache): the same
 SHA-256 of the scheme, the kind and the inputs, so an entry of an older layout is simply

@@ -114,8 +114,8 @@ def _draw(ax, values, lattice, title, name=None, colorbar=True):
 
 def _panels(obj, density, component):
     """[(title, name, 2-D array)] and the lattice for what ``plot`` was given."""
-    from .field import Field
-    from .simulation import Simulation
+    from .runtime.field import Field
+    from .runtime.simulation import Simulation
 
     if isinstance(obj, Simulation):
         lattice = obj.lattice

@@ -76,8 +76,8 @@ def _kernel_driver() -> str | None:
 
 def versions() -> dict:
     """The facts :func:`show_versions` prints, as a dict (the Go side's as it reports them)."""
-    from ._go import go
     from .errors import Error
+    from .runtime.bridge import go
 
     info: dict = {
         "fieldgo": __version__,

@@ -98,7 +98,7 @@ def test_info_counts_what_python_compiles(root):
     assert cache.clear("point")["files"] >= 2  # the library and its source
     assert cache.info()["kinds"]["point"]["entries"] == 0
     assert cache.info()["kinds"]["source"]["entries"] == 1  # the other kinds stay
-    from fieldgo import native
+    from fieldgo.frontend import native
 
     native._loaded.clear()  # as a new process: compiles again, the same numbers
     again = _theory().at(phi=[0.3])

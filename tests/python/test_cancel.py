@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import fieldgo as fg
-from fieldgo._go import go
+from fieldgo.runtime.bridge import go
 
 LIMIT_S = 0.1
 

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 import fieldgo as fg
-from fieldgo import devicefield
+from fieldgo.runtime import devicefield
 
 CUDA = fg.devices()["cuda"]
 needs_gpu = pytest.mark.skipif(not CUDA["available"], reason=f"no usable GPU: {CUDA.get('reason')}")

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import fieldgo as fg
-from fieldgo.fieldvalues import ConstraintWarning
+from fieldgo.runtime.fieldvalues import ConstraintWarning
 
 GRID = (24, 24)
 
@@ -189,12 +189,11 @@ def test_sweep_refuses_a_bad_initial_before_using_the_cluster(tmp_path):
 
 
 def test_sweep_payload_is_set_fields_array():
-    import sys
+    from fieldgo.sweep import points
 
-    sweep_module = sys.modules["fieldgo.sweep"]
     th = kink_theory()
     lat = fg.Lattice((40, 32), 0.25)
-    arr, label, _ = sweep_module._initial_payload(kink, lat, th.spec)
+    arr, label, _ = points.initial_payload(kink, lat, th.spec)
     assert arr.shape == (1, 32, 40) and label.startswith("kink(x, y)")
     with fg.Simulation(th, grid=(40, 32), spacing=0.25) as sim:
         sim.set_field(kink)

@@ -25,8 +25,8 @@ import numpy as np
 import pytest
 
 import fieldgo as fg
-from fieldgo._go import go
-from fieldgo.simulation import PrecisionWarning
+from fieldgo import PrecisionWarning
+from fieldgo.runtime.bridge import go
 
 CUDA = fg.devices()["cuda"]
 pytestmark = pytest.mark.skipif(not CUDA["available"], reason=f"no usable GPU: {CUDA.get('reason')}")
@@ -150,7 +150,7 @@ def test_float32_skyrmion_reaches_the_float64_energy():
     assert abs(s32b.energy() - e64) <= 1e-6 * e64
 
 
-@pytest.mark.filterwarnings("ignore::fieldgo.simulation.PrecisionWarning")
+@pytest.mark.filterwarnings("ignore::fieldgo.PrecisionWarning")
 def test_float32_save_load_resume_is_bit_identical(tmp_path):
     th = fg.theories.baby_skyrme()
     # tol below the floor on purpose: the run is 3000 steps, many 50 ms chunks

@@ -68,7 +68,7 @@ def test_ctrl_c_while_a_chunk_thread_starts(monkeypatch):
     # so that the step it reports is the field's. Made deterministic here: the third
     # chunk's start() starts its thread, then raises KeyboardInterrupt, and that
     # chunk's Advance begins 0.2 s late (as a thread can be scheduled late).
-    from fieldgo import simulation
+    from fieldgo.runtime import simulation
 
     real_start, real_advance = threading.Thread.start, simulation.go.SimAdvance
     count = {"start": 0, "advance": 0}

@@ -11,7 +11,7 @@ import json
 import pytest
 
 import fieldgo as fg
-from fieldgo._go import go
+from fieldgo.runtime.bridge import go
 
 
 def _nvrtc_missing():

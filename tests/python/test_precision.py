@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 import fieldgo as fg
-from fieldgo.simulation import PrecisionWarning
+from fieldgo import PrecisionWarning
 
 CUDA = fg.devices()["cuda"]
 U32 = 2.0**-24
 # Runs that ask for an unreachable tol on purpose (a fixed number of steps) warn.
-pytestmark = pytest.mark.filterwarnings("ignore::fieldgo.simulation.PrecisionWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::fieldgo.PrecisionWarning")
 
 
 def small(n=24, **kw):

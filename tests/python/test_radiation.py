@@ -8,6 +8,7 @@ import pytest
 
 import fieldgo as fg
 from fieldgo import radiation as rad
+from fieldgo.runtime.bridge import go
 
 
 def uniform_table(v=(0.6, 0.3, -0.2), x0=(0.5, -1.0, 2.0), c=1.0, q=1.7, n=41):
@@ -297,7 +298,7 @@ def test_ctrl_c_while_the_worker_starts(monkeypatch):
     import threading
     import time
 
-    real_start, real_fields = threading.Thread.start, rad.go.RadiationFields
+    real_start, real_fields = threading.Thread.start, go.RadiationFields
     seen = {}
 
     def start(self):
@@ -315,7 +316,7 @@ def test_ctrl_c_while_the_worker_starts(monkeypatch):
 
     tab, obs, times = uniform_table(), [[5, 1, -2], [0, 3, 3]], np.linspace(-5, 5, 16)
     monkeypatch.setattr(threading.Thread, "start", start)
-    monkeypatch.setattr(rad.go, "RadiationFields", fields)
+    monkeypatch.setattr(go, "RadiationFields", fields)
     with pytest.raises(KeyboardInterrupt):
         rad.fields(tab, obs, times)
     monkeypatch.undo()

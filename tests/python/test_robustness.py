@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import fieldgo as fg
-from fieldgo._go import go
+from fieldgo.runtime.bridge import go
 
 CYCLES = int(os.environ.get("FIELDGO_LEAK_CYCLES", "10000"))
 

@@ -346,7 +346,7 @@ def test_history_reads_into_pandas(skyrme):
 
 
 def test_a_cancel_that_arrives_between_runs_does_not_stop_the_next_one(skyrme):
-    from fieldgo._go import go
+    from fieldgo.runtime.bridge import go
 
     sim = make(skyrme)
     sim.set_field(fg.initial.skyrmion(charge=1))

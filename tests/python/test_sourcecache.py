@@ -1,5 +1,5 @@
 """The traced-source cache: a theory traced before runs without SymPy, and anything the
-generated C depends on changes the key (python/fieldgo/sourcecache.py)."""
+generated C depends on changes the key (python/fieldgo/frontend/sourcecache.py)."""
 
 import subprocess
 import sys
@@ -7,7 +7,7 @@ import sys
 import pytest
 
 import fieldgo as fg
-from fieldgo import sourcecache
+from fieldgo.frontend import sourcecache
 
 
 @pytest.fixture(autouse=True)

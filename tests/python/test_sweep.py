@@ -19,6 +19,8 @@ import fieldgo as fg
 
 distributed = pytest.importorskip("distributed")
 sweep_module = sys.modules["fieldgo.sweep"]  # fg.sweep is the function
+from fieldgo.sweep import points as sweep_points  # noqa: E402
+from fieldgo.sweep import worker as sweep_worker  # noqa: E402
 
 GRID, SPACING, TOL = (48, 48), 0.25, 1e-4
 KAPPAS = (0.5, 1.0, 1.5, 2.0)
@@ -325,7 +327,7 @@ def test_remote_style_url_output(cluster, tmp_path):
 
 
 def test_points_grid_and_ids_are_stable():
-    assert sweep_module._points({"a": [1, 2], "b": ["x", "y"]}) == [
+    assert sweep_points.expand_params({"a": [1, 2], "b": ["x", "y"]}) == [
         {"a": 1, "b": "x"},
         {"a": 1, "b": "y"},
         {"a": 2, "b": "x"},
@@ -337,10 +339,10 @@ def test_points_grid_and_ids_are_stable():
 
 
 def test_factory_traces_once_per_structure():
-    theories = sweep_module._Theories(lambda kappa, mass=1.0: fg.theories.baby_skyrme(kappa=kappa, mass=mass))
+    theories = sweep_points.Theories(lambda kappa, mass=1.0: fg.theories.baby_skyrme(kappa=kappa, mass=mass))
     sources = {theories({"kappa": k, "mass": m})[2] for k in (0.5, 1.0, 2.0) for m in (1.0, 3.0)}
     assert len(sources) == 1 and len(theories._traced) == 1
-    broken = sweep_module._Theories(fg.theories.baby_skyrme)
+    broken = sweep_points.Theories(fg.theories.baby_skyrme)
     a = broken({"potential": "broken", "N": 1})
     b = broken({"potential": "broken", "N": 2})
     assert a[2] != b[2] and a[3] == b[3] == {"kappa": 1.0, "mass": 1.0}
@@ -378,7 +380,7 @@ def test_run_point_in_process_reports_errors(tmp_path):
     """The task itself never raises: a failing point is its row."""
     theory = fg.theories.baby_skyrme()
     os.makedirs(tmp_path / "points")
-    point = sweep_module._Point(
+    point = sweep_worker.Point(
         point_id="p",
         labels={"kappa": 1.0},
         theory_name="baby_skyrme",
@@ -398,9 +400,44 @@ def test_run_point_in_process_reports_errors(tmp_path):
         out=str(tmp_path),
         files={"arrow": str(tmp_path / "points" / "p.arrow"), "json": str(tmp_path / "points" / "p.json")},
     )
-    row = sweep_module._run_point(point)
+    row = sweep_worker.run_point(point)
     assert row["error_type"] == "LatticeError" and row["file"] is None
     assert json.loads((tmp_path / "points" / "p.json").read_text())["error_type"] == "LatticeError"
+
+
+def test_task_unpickles_in_a_fresh_interpreter(tmp_path):
+    """What Dask ships to a spawned worker (the task function and its point) is pickled
+    by module path; a fresh interpreter, as a spawned worker is, finds both."""
+    import subprocess
+
+    theory = fg.theories.baby_skyrme()
+    point = sweep_worker.Point(
+        point_id="p",
+        labels={"kappa": 1.0},
+        theory_name="baby_skyrme",
+        spec=theory.spec,
+        source=theory.source,
+        dynamic={"kappa": 1.0, "mass": 1.0},
+        grid=(8, 8),
+        spacing=(0.1, 0.1),
+        boundary="fixed",
+        origin=(0.0, 0.0),
+        backend="cpu",
+        precision="float64",
+        gradient="auto",
+        threads=None,
+        minimize={},
+        initial_label=None,
+        out=str(tmp_path),
+    )
+    blob = tmp_path / "task.pickle"
+    blob.write_bytes(pickle.dumps((sweep_worker.run_point, point, fg.initial.skyrmion())))
+    code = (
+        "import pickle, sys; fn, point, initial = pickle.loads(open(sys.argv[1], 'rb').read()); "
+        "print(fn.__module__, fn.__qualname__, type(point).__module__, point.point_id, type(initial).__module__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(blob)], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["fieldgo.sweep.worker", "run_point", "fieldgo.sweep.worker", "p", "fieldgo.initial"]
 
 
 def test_one_worker_per_gpu_cluster(tmp_path):

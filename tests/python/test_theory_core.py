@@ -12,7 +12,7 @@ import sympy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
 import fieldgo as fg  # noqa: E402
-from fieldgo import native  # noqa: E402
+from fieldgo.frontend import native  # noqa: E402
 
 HERE = Path(__file__).resolve()
 

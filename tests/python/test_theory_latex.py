@@ -1,5 +1,5 @@
 """How a theory reads in Jupyter: the energy and densities keep the vector and complex
-operations the theory was written with (fieldgo.notation), a derived gradient is collected
+operations the theory was written with (fieldgo.frontend.notation), a derived gradient is collected
 by second derivative, a long sum continues on further lines, and none of this touches the
 generated code."""
 
@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
 import fieldgo as fg  # noqa: E402
-from fieldgo import notation  # noqa: E402
+from fieldgo.frontend import notation  # noqa: E402
 from fieldgo.jupyter import display as D  # noqa: E402
 
 

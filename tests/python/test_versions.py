@@ -17,7 +17,7 @@ import sys
 import pytest
 
 import fieldgo as fg
-from fieldgo._go import go, wheel_nvrtc
+from fieldgo.runtime.bridge import go, wheel_nvrtc
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -86,7 +86,7 @@ def test_pip_nvrtc_is_handed_to_go(tmp_path):
     fake.write_bytes(b"not a library")
     script = (
         "import json, fieldgo as fg\n"
-        "from fieldgo._go import go, wheel_nvrtc\n"
+        "from fieldgo.runtime.bridge import go, wheel_nvrtc\n"
         "print(json.dumps({'found': wheel_nvrtc(), 'nvrtc': json.loads(go.BuildInfo())['nvrtc']}))\n"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "FIELDGO_NVRTC")}

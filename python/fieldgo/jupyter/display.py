@@ -9,8 +9,8 @@ import math
 import numbers
 import re
 
-from .._lazy import sympy
 from ..errors import ParameterError
+from ..frontend._lazy import sympy
 
 __all__ = [
     "theory_latex",
@@ -136,7 +136,7 @@ def _slot_of(symbols, notation=None):
 def _derivative_degree(e, slot_of) -> int:
     """How many derivatives a term carries (|∂n|^2: 2, |∂_x n × ∂_y n|^2: 4): the
     kinetic terms come first and lowest order first, as physicists write them."""
-    from .. import notation as N
+    from ..frontend import notation as N
 
     if e.is_Symbol:
         return int(slot_of.get(e, "phi") not in ("phi", "coordinate", "param"))
@@ -253,7 +253,7 @@ _RANK = {"coordinate": 0, "param": 0, "phi": 1, "dx": 2, "dy": 2, "dxx": 3, "dyy
 
 
 def _printer(theory, symbols, notation):
-    from .. import notation as N
+    from ..frontend import notation as N
 
     names = _symbol_names(theory, symbols)
     names.update(notation.names)
@@ -271,7 +271,7 @@ def _tidy(e):
 def energy_latex(theory) -> str:
     """The energy density alone, on one line, in the operations the theory was written
     with (what ``Theory.latex()`` returns)."""
-    from .. import notation
+    from ..frontend import notation
 
     st = theory.symbolic()
     shown = notation.show(theory, st)
@@ -286,9 +286,9 @@ def theory_latex(theory, gradient: bool = False, densities: bool = True) -> str:
     and the theory's fields, constraint and parameter values.
 
     The energy and densities read as they were written (|∂_x n|^2, n · (∂_x n × ∂_y n),
-    fieldgo.notation), a derived gradient is collected by second derivative, and a
+    fieldgo.frontend.notation), a derived gradient is collected by second derivative, and a
     long sum continues on further lines (``LINE_WIDTH``)."""
-    from .. import notation
+    from ..frontend import notation
 
     st = theory.symbolic()
     shown = notation.show(theory, st)
@@ -509,9 +509,9 @@ def history_png(table) -> bytes | None:
 def _hooks():
     import pyarrow as pa
 
-    from ..field import Field
-    from ..simulation import Simulation
-    from ..theory import Theory
+    from ..frontend.theory import Theory
+    from ..runtime.field import Field
+    from ..runtime.simulation import Simulation
 
     return [
         ("text/latex", Theory, lambda t: theory_latex(t)),

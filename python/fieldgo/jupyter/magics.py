@@ -72,7 +72,7 @@ def _cpu_model() -> str:
 
 
 def _compiler() -> str:
-    from .. import native
+    from ..frontend import native
 
     try:
         cc = native._compiler()
@@ -124,7 +124,7 @@ def cuda_probe() -> dict:
 
 def _bridge_backends():
     """The Go runtime's own probe (fg.devices()): what simulations will run on."""
-    from ..devices import devices as runtime_devices
+    from ..runtime.devices import devices as runtime_devices
 
     try:
         return runtime_devices()

@@ -3,7 +3,7 @@
 A traced function runs once with :class:`Expr` objects in place of numbers. Each
 arithmetic operation builds a SymPy expression; anything Python would need a concrete
 number for (``if``, ``float()``, ``math.sin``, numpy) raises :class:`~fieldgo.TraceError`
-naming the construct and the user's line (see :mod:`fieldgo.diagnostics`).
+naming the construct and the user's line (see :mod:`fieldgo.frontend.diagnostics`).
 
 The math functions here (``fg.sqrt``, ``fg.where`` ...) work on plain floats too, so
 the same user function can be evaluated numerically (``Theory.evaluate``).
@@ -40,8 +40,8 @@ __all__ = [
 
 pi = math.pi
 
-# The display trace in progress (fieldgo.notation.show), else None. While one runs, vectors
-# and complex values (fieldgo.algebra) also carry their unexpanded form and fg.dot, fg.norm2,
+# The display trace in progress (fieldgo.frontend.notation.show), else None. While one runs, vectors
+# and complex values (fieldgo.frontend.algebra) also carry their unexpanded form and fg.dot, fg.norm2,
 # fg.cross, fg.min, fg.max give unevaluated operations; the ordinary trace, and so the
 # generated code, never sees them.
 _notation: contextvars.ContextVar = contextvars.ContextVar("fieldgo_notation", default=None)

@@ -21,7 +21,7 @@ import sys
 import textwrap
 from typing import NoReturn
 
-from .errors import TraceError
+from ..errors import TraceError
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _THEORIES_DIR = os.path.join(_PKG_DIR, "theories")

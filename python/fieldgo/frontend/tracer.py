@@ -1,6 +1,6 @@
 """Run a user's point function on stand-ins (to trace it) or on numbers (to check it).
 
-The same objects serve both: a :class:`Site` holds :class:`~fieldgo.algebra.Vector`s of
+The same objects serve both: a :class:`Site` holds :class:`~fieldgo.frontend.algebra.Vector`s of
 either traced symbols or floats, :class:`Params` holds either parameter symbols (dynamic
 parameters) and plain values (static ones), or plain values only. Tracing therefore
 unrolls Python loops and branches over static values exactly as a numeric run takes them.

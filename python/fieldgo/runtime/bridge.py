@@ -11,10 +11,10 @@ import functools
 import os
 import warnings
 
-from .errors import BackendError, from_bridge
+from ..errors import BackendError, from_bridge
 
 try:
-    from ._bridge import pybind as _pybind
+    from .._bridge import pybind as _pybind
 except ImportError as exc:  # pragma: no cover - only on a broken install
     _pybind = None
     _IMPORT_ERROR = exc

@@ -21,9 +21,9 @@ import warnings
 
 import pyarrow as pa
 
-from . import _interruptible
-from ._go import go, import_table
-from .errors import BackendError, ParameterError, ReleasedError, SpecError
+from ..errors import BackendError, ParameterError, ReleasedError, SpecError
+from . import interruptible as _interruptible
+from .bridge import go, import_table
 from .field import Field
 from .fieldvalues import constraint_of, field_values
 from .lattice import Lattice
@@ -240,7 +240,7 @@ class Simulation:
 
     def device_field(self):
         """The working field where the backend keeps it, without a copy: a
-        :class:`fieldgo.devicefield.DeviceField` with ``__arrow_c_device_array__``
+        :class:`fieldgo.runtime.devicefield.DeviceField` with ``__arrow_c_device_array__``
         (device type CUDA on a GPU, CPU otherwise) and, on CUDA,
         ``__cuda_array_interface__`` (``cupy.asarray(sim.device_field())``). It is
         the state as of the last minimize or set_field, in the simulation's storage
@@ -273,7 +273,7 @@ class Simulation:
 
         Under a unit-vector constraint the field is normalised at every site (held
         boundary sites too): a site whose ``|phi|`` is off 1 by more than 1e-6 draws a
-        :class:`fieldgo.fieldvalues.ConstraintWarning` naming the worst site, since
+        :class:`fieldgo.runtime.fieldvalues.ConstraintWarning` naming the worst site, since
         a field meant to be a unit vector is rarely that far off; a site where the
         constrained components are all zero has no direction and is refused
         (``ParameterError`` naming the site). docs/robustness.md lists these cases."""
@@ -387,7 +387,7 @@ class Simulation:
         return self._run(progress, callback, None, live)
 
     def _run(self, progress, callback, total, live=False):
-        from .jupyter.progress import Monitor
+        from ..jupyter.progress import Monitor
 
         monitor = Monitor(self, total, progress=progress, live=live)
         status = {}

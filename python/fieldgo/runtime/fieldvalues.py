@@ -27,7 +27,7 @@ import warnings
 
 import numpy as np
 
-from .errors import LayoutError, ParameterError, ShapeError
+from ..errors import LayoutError, ParameterError, ShapeError
 
 __all__ = ["field_values", "constraint_of", "ConstraintWarning", "UNIT_TOLERANCE"]
 
@@ -49,7 +49,7 @@ def constraint_of(spec) -> dict:
 def field_values(value, lattice, fields, *, unit_vector=False, auxiliary=(), stacklevel=3):
     """``value`` as a C-contiguous float64 array (len(fields), ny, nx), checked and,
     for a unit-vector theory, normalised (see the module docstring)."""
-    from . import initial as _initial
+    from .. import initial as _initial
     from .field import Field
 
     ncomp = len(fields)

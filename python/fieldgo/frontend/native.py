@@ -22,8 +22,8 @@ import threading
 
 import numpy as np
 
-from . import cache
-from .errors import BackendError, CompileError
+from .. import cache
+from ..errors import BackendError, CompileError
 
 __all__ = ["compile_count", "cache_dir", "PointLibrary", "load"]
 

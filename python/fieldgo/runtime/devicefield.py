@@ -25,8 +25,8 @@ import itertools
 import json
 import threading
 
-from ._go import go
-from .errors import ShapeError
+from ..errors import ShapeError
+from .bridge import go
 
 ARROW_DEVICE_CPU = 1
 ARROW_DEVICE_CUDA = 2

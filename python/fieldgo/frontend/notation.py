@@ -8,7 +8,7 @@ instead of sums of component products. Anything else (a component, ``fg.Vector([
 of components, ``.real`` of a bare field) stays in components, as in the ordinary trace.
 
 Code generation never sees this trace: ``Theory.symbolic()`` and the point source come from
-the ordinary one (fieldgo.algebra and fieldgo.symbolic consult this module only while
+the ordinary one (fieldgo.frontend.algebra and fieldgo.frontend.symbolic consult this module only while
 :func:`show` runs, through a context variable). Every form shown is checked against the
 expanded one at random points first, and one that disagrees is shown expanded instead.
 """
@@ -243,7 +243,7 @@ class Notation:
             self.slots[sym] = slot
         return sym
 
-    # the hooks fieldgo.algebra calls while a display trace runs
+    # the hooks fieldgo.frontend.algebra calls while a display trace runs
     def annotate(self, result, how, *args):
         handler = getattr(self, "_on_" + how, None)
         if handler is None:
@@ -469,7 +469,7 @@ def _complex_stem(re_name, im_name):
 
 
 def _name(name: str) -> str:
-    from .jupyter.display import _name as tex_name
+    from ..jupyter.display import _name as tex_name
 
     return tex_name(name)
 
@@ -565,7 +565,7 @@ class Printer(LatexPrinter):
         if den == 1:
             tex = self._print(num)
             return r"\left(" + tex + r"\right)" if num.is_Add else tex
-        from .jupyter.display import _width
+        from ..jupyter.display import _width
 
         tn, td = self._print(num), self._print(den)
         small = max(_width(tn), _width(td)) <= 6 and not (num.is_Add or den.is_Add)

@@ -20,18 +20,8 @@ import pathlib
 import sys
 import types
 
-from . import cache
+from .. import cache
 
-_FRONT_END = (
-    "algebra.py",
-    "codegen.py",
-    "derive.py",
-    "diagnostics.py",
-    "symbolic.py",
-    "theory.py",
-    "tracer.py",
-    "sourcecache.py",
-)
 _SAFE_MODULES = ("math", "cmath", "numpy", "fieldgo")
 _front_end_digest = None
 
@@ -41,10 +31,9 @@ def _front_end() -> str:
     be hidden by a cached source."""
     global _front_end_digest
     if _front_end_digest is None:
-        here = pathlib.Path(__file__).parent
         h = hashlib.sha256()
-        for name in _FRONT_END:
-            h.update((here / name).read_bytes())
+        for path in sorted(pathlib.Path(__file__).parent.glob("*.py")):  # every module of fieldgo.frontend
+            h.update(path.name.encode() + b"\0" + path.read_bytes())
         _front_end_digest = h.hexdigest()
     return _front_end_digest
 

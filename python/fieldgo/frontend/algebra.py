@@ -15,7 +15,7 @@ from . import diagnostics, symbolic
 
 __all__ = ["Vector", "Complex", "complex", "dot", "cross", "norm2", "norm", "complex_field", "covariant", "curl"]
 
-# While a theory is traced for display (fieldgo.notation), vectors and complex values also
+# While a theory is traced for display (fieldgo.frontend.notation), vectors and complex values also
 # carry their unexpanded form (``_whole``) and dot, norm2, cross keep the operation.
 _shown = symbolic._shown
 

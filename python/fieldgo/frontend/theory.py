@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import ParameterError, ShapeError, SpecError
 from . import derive, diagnostics, native, sourcecache, tracer
-from .errors import ParameterError, ShapeError, SpecError
 from .symbolic import Expr, to_sympy
 
 __all__ = ["Theory", "Static", "UnitVector", "PointResult", "SymbolicTheory"]
@@ -334,7 +334,7 @@ class Theory:
 
     def check_gradient(self, **static) -> None:
         """Check a hand-written ``@theory.gradient`` against the Euler–Lagrange form
-        derived from ``@theory.energy_density`` (fieldgo.gradcheck): at three points of
+        derived from ``@theory.energy_density`` (fieldgo.frontend.gradcheck): at three points of
         a smooth test field, with parameters away from zero, every component must agree
         to 1e-8 of the gradient's size (tangent parts under a unit-vector constraint).
         Raises SpecError naming the component and the difference. It also runs when the
@@ -392,21 +392,21 @@ class Theory:
 
     def latex(self) -> str:
         """LaTeX of the energy density, one line, in the operations it was written with
-        (``|\\partial_x \\vec{n}|^2``, ``\\vec{n} \\cdot (...)``, ``|\\psi|^2``; fieldgo.notation), with
+        (``|\\partial_x \\vec{n}|^2``, ``\\vec{n} \\cdot (...)``, ``|\\psi|^2``; fieldgo.frontend.notation), with
         component names, ``\\partial_x`` and parameter names."""
-        from .jupyter.display import energy_latex
+        from ..jupyter.display import energy_latex
 
         return energy_latex(self)
 
     def display(self, gradient: bool = False, densities: bool = True):
         """The energy density (and with ``gradient=True`` the gradient, derived or
         hand-written), densities, fields and parameters, shown as LaTeX in Jupyter."""
-        from .jupyter.display import TheoryView
+        from ..jupyter.display import TheoryView
 
         return TheoryView(self, gradient=gradient, densities=densities)
 
     def _repr_latex_(self):
-        from .jupyter.display import theory_latex
+        from ..jupyter.display import theory_latex
 
         return theory_latex(self)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from ._go import go
+from .bridge import go
 
 
 def devices() -> dict:

@@ -15,8 +15,8 @@ import threading
 import numpy as np
 import pyarrow as pa
 
-from ._go import go, import_batch
-from .errors import FormatError, LayoutError, ReleasedError, ShapeError
+from ..errors import FormatError, LayoutError, ReleasedError, ShapeError
+from .bridge import go, import_batch
 from .lattice import Lattice
 
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._go import go
-from .errors import LatticeError
+from ..errors import LatticeError
+from .bridge import go
 
 BOUNDARIES = ("fixed", "periodic", "free")
 
