@@ -11,6 +11,7 @@ import pyarrow as pa
 from ..errors import BackendError, ParameterError, ShapeError
 from ..runtime import interruptible as _interruptible
 from ..runtime.bridge import go, import_batch
+from ..runtime.options import RadiationOptions
 from .cube import Cube, DeviceCube
 from .trajectories import count, export, numbers_of, per_particle, record_batch, scalar
 
@@ -116,21 +117,21 @@ def fields(
     else:
         raise ShapeError(f"times must be (samples,) or (observers={o}, samples), got shape {ts.shape}")
     tbatch = pa.record_batch([pa.array(ts.ravel())], names=["t"])
-    opts = json.dumps(
-        {
-            "method": method,
-            "n_iters": count(n_iters, "n_iters", 0),
-            "n_substeps": count(n_substeps, "n_substeps", 1),
-            "search": search,
-            "coef_reuse": bool(coef_reuse),
-            "precision": precision,
-            "retarded": bool(retarded),
-            "threads": count(threads, "threads", 0),
-            "tolerance": float(tolerance),
-            "segment": count(segment, "segment", 0),
-            "backend": backend,
-        }
-    )
+    if not isinstance(search, str):  # Go reads the value itself (case-insensitive)
+        raise ParameterError(f"search={search!r}: use 'warm' or 'cold'")
+    opts = RadiationOptions(
+        method=method,
+        n_iters=count(n_iters, "n_iters", 0),
+        n_substeps=count(n_substeps, "n_substeps", 1),
+        search=search,
+        coef_reuse=bool(coef_reuse),
+        precision=precision,
+        retarded=bool(retarded),
+        threads=count(threads, "threads", 0),
+        segment=count(segment, "segment", 0),
+        tolerance=float(tolerance),
+        backend=backend,
+    ).json()
     traj = record_batch(trajectories)
     if charge is not None or c is not None:
         md = dict(traj.schema.metadata or {})

@@ -27,6 +27,7 @@ from .bridge import go, import_table
 from .field import Field
 from .fieldvalues import constraint_of, field_values
 from .lattice import Lattice
+from .options import MinimizeOptions, SimulationOptions
 
 _METHODS = ("anf", "gradient")
 _ARRESTS = ("power", "energy")
@@ -139,7 +140,7 @@ class Simulation:
         self.theory = theory
         self.lattice = Lattice(grid, spacing, origin=origin, boundary=boundary)
         lat = self.lattice
-        opts = dict(backend=backend, precision=precision, gradient=gradient, threads=threads or 0)
+        opts = SimulationOptions(backend=backend, threads=threads or 0, precision=precision, gradient=gradient)
         self._handle = go.NewSimulation(
             json.dumps(spec),
             source,
@@ -150,7 +151,7 @@ class Simulation:
             lat.origin[0],
             lat.origin[1],
             lat.boundary,
-            json.dumps(opts),
+            opts.json(),
         )
         self._precision = precision
         self._params = {}
@@ -348,7 +349,7 @@ class Simulation:
             isinstance(check_every, bool) or not isinstance(check_every, int) or check_every < 1
         ):
             raise ParameterError(f"check_every must be a positive integer, got {check_every!r}")
-        opts = dict(
+        opts = MinimizeOptions(
             tol=tol,
             max_steps=int(max_steps),
             method=method,
@@ -373,7 +374,7 @@ class Simulation:
             self._past.append(self._flow_history())
         if self._views_out:
             go.SimFieldWritten(self._h())
-        go.SimStartMinimize(self._h(), json.dumps(opts))
+        go.SimStartMinimize(self._h(), opts.json())
         self._flow_started = True
         self._field = None
         return self._run(progress, callback, max_steps, live)
@@ -501,7 +502,9 @@ def load(path, backend="auto", precision=None) -> Simulation:
     bit); "float64" or "float32" overrides it."""
     if precision not in (None, "float64", "float32"):
         raise ParameterError(f"precision must be None, 'float64' or 'float32', got {precision!r}")
-    h = go.LoadSimulation(os.fspath(path), json.dumps(dict(backend=backend, precision=precision or "")))
+    # LoadSimulation reads the backend and the precision ("": the saved one) of these
+    opts = SimulationOptions(backend=backend, precision=precision or "")
+    h = go.LoadSimulation(os.fspath(path), opts.json())
     info = json.loads(go.SimDescribe(h))
     theory = _SourceTheory(info["spec"], go.SimSource(h), dict(zip(info["spec"]["params"], info["params"])))
     lat = Lattice(

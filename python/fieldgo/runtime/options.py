@@ -1,0 +1,120 @@
+"""The options that cross the bridge, as typed structures.
+
+Each class mirrors one Go struct of pybind (``GO_STRUCT``) field for field: the same
+JSON names, in the same order, with the Go types' Python counterparts (``string``:
+str, ``int``: int, ``float64``: float, ``bool``: bool, a pointer: the type or None,
+which Go reads as "not given"). An instance crosses as that struct's JSON
+(:meth:`BridgeOptions.json`). tests/python/test_bridge_options.py reads the Go
+structs and holds every class here to its struct, so a field added, renamed or
+retyped on one side alone fails a test instead of being dropped silently by Go's
+JSON decoder.
+
+The user's values are checked where the user passes them (``Simulation``,
+``minimize``, ``radiation.fields``), with typed fieldgo errors; the check here is
+the structure's own: a value of the wrong type is a bug in fieldgo, a TypeError.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import numbers
+import types
+import typing
+from typing import ClassVar
+
+__all__ = ["BridgeOptions", "BackendOptions", "SimulationOptions", "MinimizeOptions", "RadiationOptions"]
+
+
+@dataclasses.dataclass(frozen=True)
+class BridgeOptions:
+    """A Go options struct's JSON, typed. Subclasses name their struct."""
+
+    GO_STRUCT: ClassVar[str] = ""
+
+    def __post_init__(self):
+        hints = typing.get_type_hints(type(self))
+        for f in dataclasses.fields(self):
+            value = _typed(type(self).__name__, f.name, hints[f.name], getattr(self, f.name))
+            object.__setattr__(self, f.name, value)  # frozen: the checked value replaces the given one
+
+    def json(self) -> str:
+        """The JSON object pybind decodes into ``GO_STRUCT``."""
+        return json.dumps(dataclasses.asdict(self))
+
+
+@dataclasses.dataclass(frozen=True)
+class BackendOptions(BridgeOptions):
+    """Where a workload runs (pybind ``backendOptions``)."""
+
+    GO_STRUCT: ClassVar[str] = "backendOptions"
+
+    backend: str = "auto"  # "auto", "cpu" or "cuda"
+    threads: int = 0  # CPU goroutines; 0: all cores
+
+
+@dataclasses.dataclass(frozen=True)
+class SimulationOptions(BackendOptions):
+    """A simulation's backend, storage precision and gradient form (pybind
+    ``simOptions``, which embeds ``backendOptions``): ``NewSimulation`` and
+    ``LoadSimulation``, where precision "" keeps the saved one."""
+
+    GO_STRUCT: ClassVar[str] = "simOptions"
+
+    precision: str = "float64"  # "float64" or "float32"; "" on load: the saved precision
+    gradient: str = "auto"  # "auto", "continuum" or "consistent"
+
+
+@dataclasses.dataclass(frozen=True)
+class MinimizeOptions(BridgeOptions):
+    """A flow's settings (pybind ``minimizeOptions``, ``SimStartMinimize``); zero values
+    are the runtime's defaults (no arrest override, an estimated dt, the default check
+    interval)."""
+
+    GO_STRUCT: ClassVar[str] = "minimizeOptions"
+
+    tol: float
+    max_steps: int
+    method: str
+    arrest: str = ""
+    dt: float = 0.0
+    check_every: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class RadiationOptions(BridgeOptions):
+    """Settings of ``fg.radiation.fields`` (pybind ``radiationOptions``); None is Go's
+    default (n_iters 2, n_substeps 4, coef_reuse true)."""
+
+    GO_STRUCT: ClassVar[str] = "radiationOptions"
+
+    method: str = "newton"  # "newton" or "rk4"
+    n_iters: int | None = None
+    n_substeps: int | None = None
+    search: str = "warm"  # "warm" or "cold"
+    coef_reuse: bool | None = None
+    precision: str = "float64"
+    retarded: bool = False
+    threads: int = 0
+    segment: int = 0  # samples per walk; 0: automatic
+    tolerance: float = 0.0  # of u.u = c^2; 0: the default
+    backend: str = "auto"
+
+
+def _typed(owner: str, name: str, hint, value):
+    """value as the field's type: an int for an int, a float for a float (an integer
+    too), a str, a bool; None only where the hint allows it."""
+    args = typing.get_args(hint) if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union else ()
+    if args:
+        if value is None and type(None) in args:
+            return None
+        (hint,) = [a for a in args if a is not type(None)]
+    if hint is bool and isinstance(value, bool):
+        return value
+    if hint is int and isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    if hint is float and isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return float(value)
+    if hint is str and isinstance(value, str):
+        return value
+    raise TypeError(f"{owner}.{name} must be {getattr(hint, '__name__', hint)}, got {value!r}")
