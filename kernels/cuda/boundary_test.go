@@ -19,7 +19,7 @@ func TestFreeBoundaryIsRefusedNamingTheCPUBackend(t *testing.T) {
 	require.Error(t, err)
 	require.True(t, errs.Is(err, errs.Backend), "%v", err)
 	require.Contains(t, err.Error(), "CPU backend")
-	_, err = p.args(g, nil)
+	_, err = p.prepare(g, nil)
 	require.True(t, errs.Is(err, errs.Backend), "%v", err)
 	require.NoError(t, p.CheckGrid(kernels.Grid{Nx: 16, Ny: 16, Hx: 0.1, Hy: 0.1}))
 	require.NoError(t, p.CheckGrid(kernels.Grid{Nx: 16, Ny: 16, Hx: 0.1, Hy: 0.1, Periodic: true}))

@@ -159,3 +159,37 @@ func TestUncachedRecompile(t *testing.T) {
 	withoutDriverCache(func() { require.Equal(t, "1", os.Getenv("CUDA_CACHE_DISABLE")) })
 	require.Equal(t, "7", os.Getenv("CUDA_CACHE_DISABLE"))
 }
+
+// TestBudgetsNameTheKernels: the budget tables and the templates' kernels
+// (KernelNames, read from the sources) agree: every kernel has a default
+// budget, and every entry of every table names a kernel that exists.
+func TestBudgetsNameTheKernels(t *testing.T) {
+	kernels := map[string]bool{}
+	for _, k := range KernelNames {
+		kernels[k] = true
+		if Budgets[k] == 0 {
+			t.Errorf("%s has no register budget in Budgets", k)
+		}
+	}
+	check := func(table, k string) {
+		if !kernels[k] {
+			t.Errorf("%s names %s, which is no kernel of the templates", table, k)
+		}
+	}
+	for k := range Budgets {
+		check("Budgets", k)
+	}
+	for k := range Float32Budgets {
+		check("Float32Budgets", k)
+	}
+	for th, m := range TheoryBudgets {
+		for k := range m {
+			check("TheoryBudgets["+th+"]", k)
+		}
+	}
+	for th, m := range TheoryFloat32Budgets {
+		for k := range m {
+			check("TheoryFloat32Budgets["+th+"]", k)
+		}
+	}
+}

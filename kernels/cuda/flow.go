@@ -11,7 +11,6 @@ import "C"
 import (
 	"fmt"
 	"math"
-	"os"
 	"runtime"
 	"sync/atomic"
 	"unsafe"
@@ -29,19 +28,19 @@ const flowRing = 1024
 const defaultPoll = 64
 
 // Flow is an arrested Newton flow on the device (kernels.Flow). One step is
-// six kernels on the flow's own stream (see cuda_kernels.cu, "The
-// shared-memory tiled stencil and the arrested Newton flow", and fg_fold):
-// fg_k_tile stage 1, fg_k_rows, fg_k_decide (the reduction's last
-// levels and the arrest decision), stages 2 and 3, and stage 4 with the RK4
-// update fused (fg_k_tile_up), which writes phi' and v' into a second pair of
-// buffers: steps alternate between the spec's Phi/Vel and the flow's own pair
-// (ping-pong), and a run that ends on the second pair copies it back. Two
-// steps (one from each pair) are captured into one CUDA graph, single steps
-// into their own; Run launches graphs and reads the control block and the
-// record ring back asynchronously every pollEvery steps, double-buffered, so
-// the stream never waits for the host. FIELDGO_FLOW_FOLD=1 folds fg_k_rows
-// and fg_k_decide into stage 1 (last-block-done; measured slower, so off);
-// FIELDGO_FLOW_FUSE=0 selects the phase-2 step (separate fg_k_update).
+// four kernels on the flow's own stream (cuda_flow.cu): fg_k_tile stage 1,
+// fg_k_rows and fg_k_decide (the reduction's last levels and the arrest
+// decision), and fg_k_stages234 (stages 2-4 and the RK4 update), which
+// writes phi' and v' into a second pair of buffers: steps alternate between
+// the spec's Phi/Vel and the flow's own pair (ping-pong), and a run that ends
+// on the second pair copies it back (docs/decisions/0002). A theory whose
+// fg_k_stages234 cannot launch (its shared memory or registers) runs stages 2
+// and 3 by fg_k_tile and stage 4 with the update by fg_k_tile_up; one whose
+// fg_k_tile_up cannot launch either runs stage 4 by fg_k_tile and the update
+// by fg_k_update, in place. Two steps (one from each pair) are captured into
+// one CUDA graph, single steps into their own; Run launches graphs and reads
+// the control block and the record ring back asynchronously every pollEvery
+// steps, double-buffered, so the stream never waits for the host.
 type Flow struct {
 	p      *Program
 	spec   kernels.FlowSpec
@@ -52,27 +51,29 @@ type Flow struct {
 	pair   C.CUgraphExec    // two steps from parity 0
 	why    string           // why there is no graph, "" if there is one
 
-	fuse, fold         bool
-	fuse234            bool // stages 2-4 in one kernel (fg_k_stages234)
+	fusedUpdate        bool // stage 4 writes phi', v' (fg_k_tile_up or fg_k_stages234): ping-pong buffers
+	fused234           bool // stages 2-4 in one kernel (fg_k_stages234)
 	fieldBytes         int
 	phiD, velD         C.CUdeviceptr // the spec's Phi and Vel
 	params, part, rows devScratch
-	phi2, vel2, cnt    devScratch
+	phi2, vel2         devScratch
 	ctl                C.CUdeviceptr  // fg_flowctl followed by the ring
 	snap               unsafe.Pointer // pinned: 2 snapshots of ctl+ring, then one upload slot
 	ev                 [2]C.CUevent
 
 	steps  [2][]flowLaunch    // one step from parity 0 (spec buffers) / 1 (own pair)
-	diag   [2][5][]flowLaunch // fuse: launches that store stage k's gradient again, to name a non-finite site
+	diag   [2][5][]flowLaunch // fused stages: launches that store stage k's gradient again, to name a non-finite site
 	closed bool
 }
 
+// flowLaunch is one kernel launch of a step: args points to the kernel's
+// argument block (args.go).
 type flowLaunch struct {
 	name   string
 	grid   int
 	bx, by int
 	smem   int
-	args   *C.fg_cargs // C memory
+	args   any
 }
 
 func snapBytes() int { return int(C.sizeof_fg_flowctl) + flowRing*int(C.sizeof_fg_flowrec) }
@@ -97,16 +98,18 @@ func (p *Program) NewFlow(spec kernels.FlowSpec) (kernels.Flow, error) {
 	return f, nil
 }
 
+// build resolves the spec's buffers, allocates the flow's own memory, picks
+// the step's kernels, tunes their tile shape and captures the steps into
+// graphs.
 func (f *Flow) build() error {
 	p, spec, g := f.p, f.spec, f.spec.Grid
-	a0, err := p.args(g, spec.Params) // validates the grid and parameters
+	grid, err := p.prepare(g, spec.Params) // validates the grid and parameters
 	if err != nil {
 		return err
 	}
-	bufs := []kernels.Buffer{spec.Phi, spec.Vel, spec.G[0], spec.G[1], spec.G[2], spec.G[3]}
+	var d [6]uint64
 	names := []string{"field", "velocity", "gradient 1", "gradient 2", "gradient 3", "gradient 4"}
-	var d [6]C.fg_dptr
-	for i, b := range bufs {
+	for i, b := range []kernels.Buffer{spec.Phi, spec.Vel, spec.G[0], spec.G[1], spec.G[2], spec.G[3]} {
 		cb, err := p.buf(b)
 		if err != nil {
 			return err
@@ -114,11 +117,40 @@ func (f *Flow) build() error {
 		if err := p.checkField(names[i], cb, g); err != nil {
 			return err
 		}
-		d[i] = C.fg_dptr(cb.d)
+		d[i] = uint64(cb.d)
 	}
-	phi, vel, g0, g1, g2, g3 := d[0], d[1], d[2], d[3], d[4], d[5]
-	// Own parameters and scratch: the Program's are shared with its other
-	// operations and may move; a graph keeps the pointers it captured.
+	f.phiD, f.velD = C.CUdeviceptr(d[0]), C.CUdeviceptr(d[1])
+	f.fieldBytes = p.prec.Bytes() * p.unit.NComp * g.Sites()
+	// The fused kernels hold more registers and shared memory than fg_k_tile
+	// for some theories: each needs a launchable shape, else the step falls
+	// back to the kernels before it (Flow).
+	f.fusedUpdate = p.anyTile("fg_k_tile_up")
+	f.fused234 = f.fusedUpdate && p.anyTile("fg_k_stages234")
+	if err := f.alloc(grid); err != nil {
+		return err
+	}
+	sa := stepArgs{grid: grid, params: uint64(f.params.d), part: uint64(f.part.d), rows: uint64(f.rows.d),
+		ctl: uint64(f.ctl), g: [4]uint64{d[2], d[3], d[4], d[5]}, dt: spec.Dt, tol: spec.Tol,
+		project: flag(spec.UnitVector), energyArrest: flag(spec.EnergyArrest)}
+	phi, vel, phi2, vel2 := d[0], d[1], uint64(f.phi2.d), uint64(f.vel2.d)
+	if err := f.tune(&sa, phi, vel, phi2, vel2); err != nil {
+		return err
+	}
+	f.steps[0], f.diag[0] = f.step(&sa, phi, vel, phi2, vel2)
+	f.steps[1] = f.steps[0] // the update in place: one pair of buffers
+	if f.fusedUpdate {
+		f.steps[1], f.diag[1] = f.step(&sa, phi2, vel2, phi, vel)
+	}
+	f.captureGraphs()
+	return nil
+}
+
+// alloc sizes the flow's own parameters and scratch (the Program's are shared
+// with its other operations and may move; a graph keeps the pointers it
+// captured), its control block, pinned snapshots, events, stream and, with
+// the fused update, the second buffer pair.
+func (f *Flow) alloc(grid gridArgs) error {
+	spec := f.spec
 	if err := f.params.ensure(8 * (len(spec.Params) + 1)); err != nil {
 		return err
 	}
@@ -127,10 +159,10 @@ func (f *Flow) build() error {
 			return err
 		}
 	}
-	if err := f.part.ensure(8 * 3 * g.Ny * int(a0.nchunk)); err != nil {
+	if err := f.part.ensure(8 * 3 * int(grid.Ny) * int(grid.Nchunk)); err != nil {
 		return err
 	}
-	if err := f.rows.ensure(8 * 3 * g.Ny); err != nil {
+	if err := f.rows.ensure(8 * 3 * int(grid.Ny)); err != nil {
 		return err
 	}
 	if err := check(C.fg_cuMemAlloc(&f.ctl, C.size_t(snapBytes())), "cuMemAlloc flow control"); err != nil {
@@ -152,199 +184,170 @@ func (f *Flow) build() error {
 	if err := check(C.fg_cuStreamCreate(&f.stream, 0), "cuStreamCreate"); err != nil {
 		return err
 	}
-
-	f.fuse = os.Getenv("FIELDGO_FLOW_FUSE") != "0"
-	// Off by default: measured slower than fg_k_rows + fg_k_decide at every
-	// size on the H200 (docs/performance/gpu.md).
-	f.fold = os.Getenv("FIELDGO_FLOW_FOLD") == "1"
-	f.fieldBytes = p.prec.Bytes() * p.unit.NComp * g.Sites()
-	f.phiD, f.velD = C.CUdeviceptr(phi), C.CUdeviceptr(vel)
-
-	base := *a0
-	base.params = C.fg_dptr(f.params.d)
-	base.part = C.fg_dptr(f.part.d)
-	base.ctl = C.fg_dptr(f.ctl)
-	base.ring = C.fg_dptr(f.ctl) + C.fg_dptr(C.sizeof_fg_flowctl)
-	base.ringcap = flowRing
-	base.tol = C.double(spec.Tol)
-	base.dt = C.double(spec.Dt)
-	if spec.EnergyArrest {
-		base.energy_arrest = 1
-	}
-	uv := 0
-	if spec.UnitVector {
-		uv = 1
-	}
-	dt := spec.Dt
-
-	s1 := base
-	s1.stage, s1.nterms, s1.coef[0], s1.terms[0] = 1, 1, 1, phi
-	s1.phi, s1.vel, s1.out, s1.want_energy, s1.project = phi, vel, g0, 1, C.int(uv)
-	// The host loop's coefficients (core/flow.go), the velocity's multiplied
-	// on the device by the arrest decision kv in {0, 1}.
-	stage := func(k int, cur, cvel C.fg_dptr, terms []C.fg_dptr, coefs []float64, out C.fg_dptr) C.fg_cargs {
-		a := base
-		a.stage, a.nterms, a.out, a.project = C.int(k), C.int(len(terms)), out, C.int(uv)
-		a.phi = cur // unused by the tile kernel beyond its terms
-		for t := range terms {
-			a.terms[t], a.coef[t] = terms[t], C.double(coefs[t])
-		}
-		return a
-	}
-	h := dt * dt / 6
-	stages := func(cur, cvel, nxt, nvel C.fg_dptr) (s2, s3, s4, fz C.fg_cargs) {
-		s2 = stage(2, cur, cvel, []C.fg_dptr{cur, cvel}, []float64{1, dt / 2}, g1)
-		s3 = stage(3, cur, cvel, []C.fg_dptr{cur, cvel, g0}, []float64{1, dt / 2, -dt * dt / 4}, g2)
-		s4 = stage(4, cur, cvel, []C.fg_dptr{cur, cvel, g1}, []float64{1, dt, -dt * dt / 2}, g3)
-		fz = s4
-		fz.out = 0
-		fz.terms[3], fz.terms[4], fz.terms[5], fz.terms[6] = g0, g2, nxt, nvel
-		fz.coef[3], fz.coef[4], fz.coef[5] = C.double(-h), C.double(-dt/6), C.double(-dt/3)
-		return
-	}
-	// fg_k_stages234's arguments (cuda_kernels.cu): the three trials'
-	// coefficients and the update's.
-	fused234 := func(cur, cvel, nxt, nvel C.fg_dptr) C.fg_cargs {
-		a := base
-		a.stage, a.nterms, a.out, a.project = 2, 3, 0, C.int(uv)
-		a.phi = cur
-		a.terms[0], a.terms[1], a.terms[2], a.terms[5], a.terms[6] = cur, cvel, g0, nxt, nvel
-		a.coef[0], a.coef[1], a.coef[2], a.coef[3] = C.double(dt/2), C.double(-dt*dt/4), C.double(dt), C.double(-dt*dt/2)
-		a.coef[4], a.coef[5], a.coef[6], a.coef[7] = C.double(-h), C.double(-dt/6), C.double(-dt/3), 1
-		return a
-	}
-	// The fused stage 4 holds more registers than fg_k_tile for some
-	// theories: it needs a launchable shape.
-	f.fuse = f.fuse && p.anyTile("fg_k_tile_up")
-	// Stages 2-4 in one kernel (x1.08-1.29 per step on the H200, docs/performance/gpu.md);
-	// FIELDGO_FLOW_FUSE234=0 keeps three kernels, for A/B runs.
-	f.fuse234 = f.fuse && !f.fold && os.Getenv("FIELDGO_FLOW_FUSE234") != "0" && p.anyTile("fg_k_stages234")
-	if f.fuse {
+	if f.fusedUpdate {
 		if err := f.phi2.ensure(f.fieldBytes); err != nil {
 			return err
 		}
-		if err := f.vel2.ensure(f.fieldBytes); err != nil {
-			return err
-		}
-	}
-	// The tile shape, tuned (or read from the cache) on the step's tile
-	// launches together (four; two with stages 2-4 in one kernel): the one-term copy of stage 1, the trial fields' two
-	// and three terms and the fused update load different streams and hold
-	// different registers, and the shape stage 1 alone likes can be the
-	// slowest for the step (docs/performance/gpu.md). The tuning
-	// launches write the flow's scratch (gradients, partials, the second
-	// buffer pair) and never its control block.
-	{
-		nxt, nvel := C.fg_dptr(f.phi2.d), C.fg_dptr(f.vel2.d)
-		var ls []tileLaunch
-		if f.fuse234 {
-			ls = []tileLaunch{{"fg_k_tile", s1}, {"fg_k_stages234", fused234(phi, vel, nxt, nvel)}}
-		} else {
-			s2, s3, s4, fz := stages(phi, vel, nxt, nvel)
-			last := tileLaunch{"fg_k_tile", s4}
-			if f.fuse {
-				last = tileLaunch{"fg_k_tile_up", fz}
-			}
-			ls = []tileLaunch{{"fg_k_tile", s1}, {"fg_k_tile", s2}, {"fg_k_tile", s3}, last}
-		}
-		if f.shape, err = p.tuned(sizeClass(g), ls); err != nil {
-			return err
-		}
-		p.setTileInfo("fg_k_tile", f.shape)
-		if f.fuse234 {
-			p.setTileInfo("fg_k_stages234", f.shape)
-		} else if f.fuse {
-			p.setTileInfo("fg_k_tile_up", f.shape)
-		}
-	}
-	ty := f.shape.BY * f.shape.RPT
-	nband := (g.Ny + ty - 1) / ty
-	if f.fold {
-		if err := f.cnt.ensure(4 * (nband + 1)); err != nil {
-			return err
-		}
-		if err := check(C.fg_cuMemsetD8(f.cnt.d, 0, C.size_t(4*(nband+1))), "cuMemsetD8"); err != nil {
-			return err
-		}
-	}
-	tile := func(a C.fg_cargs) flowLaunch {
-		a.rpt = C.int(f.shape.RPT)
-		return flowLaunch{name: "fg_k_tile", grid: int(a.nchunk) * nband, bx: 32, by: f.shape.BY,
-			smem: f.shape.smem(p.unit.NComp), args: cargs(a)}
-	}
-	one := func(name string, a C.fg_cargs, threads int) flowLaunch {
-		bs := p.k[name].info.BlockSize
-		return flowLaunch{name: name, grid: (threads + bs - 1) / bs, bx: bs, by: 1, args: cargs(a)}
-	}
-	for par := 0; par < 2; par++ {
-		if par == 1 && !f.fuse {
-			break
-		}
-		cur, cvel, nxt, nvel := phi, vel, C.fg_dptr(f.phi2.d), C.fg_dptr(f.vel2.d)
-		if par == 1 {
-			cur, cvel, nxt, nvel = nxt, nvel, cur, cvel
-		}
-		a1 := s1
-		a1.terms[0], a1.phi, a1.vel = cur, cur, cvel
-		var st []flowLaunch
-		if f.fold {
-			a1.fold, a1.cnt, a1.rows = 1, C.fg_dptr(f.cnt.d), C.fg_dptr(f.rows.d)
-			st = append(st, tile(a1))
-		} else {
-			rows := base
-			rows.stage, rows.out = 1, C.fg_dptr(f.rows.d)
-			decide := base
-			decide.stage, decide.part = 1, C.fg_dptr(f.rows.d)
-			st = append(st, tile(a1), one("fg_k_rows", rows, g.Ny*32),
-				flowLaunch{name: "fg_k_decide", grid: 1, bx: C.FG_FINAL_THREADS, by: 1, args: cargs(decide)})
-		}
-		s2, s3, s4, fz := stages(cur, cvel, nxt, nvel)
-		switch {
-		case f.fuse234:
-			l := tile(fused234(cur, cvel, nxt, nvel))
-			l.name, l.smem = "fg_k_stages234", p.tileSmem("fg_k_stages234", f.shape)
-			st = append(st, l)
-			// g1 and g2 stay in shared memory: store them again (same bits).
-			t2 := tile(s2)
-			f.diag[par][2] = []flowLaunch{t2}
-			f.diag[par][3] = []flowLaunch{tile(s3)}
-			f.diag[par][4] = []flowLaunch{t2, tile(s4)}
-		case f.fuse:
-			st = append(st, tile(s2), tile(s3))
-			l := tile(fz)
-			l.name = "fg_k_tile_up"
-			st = append(st, l)
-			f.diag[par][4] = []flowLaunch{tile(s4)}
-		default:
-			st = append(st, tile(s2), tile(s3))
-			up := base
-			up.stage, up.phi, up.vel, up.project = 5, phi, vel, C.int(uv)
-			up.terms[0], up.terms[1], up.terms[2], up.terms[3] = g0, g1, g2, g3
-			up.coef[0], up.coef[1], up.coef[2] = C.double(-h), C.double(-dt/6), C.double(-dt/3)
-			st = append(st, tile(s4), one("fg_k_update", up, g.Sites()))
-		}
-		f.steps[par] = st
-	}
-	if !f.fuse {
-		f.steps[1] = f.steps[0]
-	}
-
-	// Capture the steps into graphs; without graphs, launch one by one.
-	if C.fg_cuGraphsAvailable() == 0 {
-		f.why = "the driver has no CUDA graph API"
-		return nil
-	}
-	var err2 error
-	if f.single[0], err2 = f.capture(f.steps[0]); err2 == nil {
-		if f.single[1], err2 = f.capture(f.steps[1]); err2 == nil {
-			f.pair, err2 = f.capture(append(append([]flowLaunch(nil), f.steps[0]...), f.steps[1]...))
-		}
-	}
-	if err2 != nil {
-		f.why = err2.Error()
-		f.freeGraphs()
+		return f.vel2.ensure(f.fieldBytes)
 	}
 	return nil
+}
+
+// tune sets the tile shape, tuned (or read from the cache) on the step's tile
+// launches together (two with stages 2-4 in one kernel, else four): the
+// one-term copy of stage 1, the trial fields' two and three terms and the
+// fused update load different streams and hold different registers, and the
+// shape stage 1 alone likes can be the slowest for the step
+// (docs/decisions/0003). The tuning launches write the flow's scratch
+// (gradients, partials, the second buffer pair) and never its control block.
+func (f *Flow) tune(sa *stepArgs, phi, vel, nxt, nvel uint64) error {
+	p := f.p
+	ls := []tileLaunch{{"fg_k_tile", sa.stage1(phi, vel)}}
+	switch {
+	case f.fused234:
+		ls = append(ls, tileLaunch{"fg_k_stages234", sa.stages234(phi, vel, nxt, nvel)})
+	case f.fusedUpdate:
+		ls = append(ls, tileLaunch{"fg_k_tile", sa.stage(2, phi, vel)}, tileLaunch{"fg_k_tile", sa.stage(3, phi, vel)},
+			tileLaunch{"fg_k_tile_up", sa.stage4Update(phi, vel, nxt, nvel)})
+	default:
+		ls = append(ls, tileLaunch{"fg_k_tile", sa.stage(2, phi, vel)}, tileLaunch{"fg_k_tile", sa.stage(3, phi, vel)},
+			tileLaunch{"fg_k_tile", sa.stage(4, phi, vel)})
+	}
+	var err error
+	if f.shape, err = p.tuned(sizeClass(f.spec.Grid), ls); err != nil {
+		return err
+	}
+	for _, l := range ls {
+		p.setTileInfo(l.name, f.shape)
+	}
+	return nil
+}
+
+// step is the launches of one step from (cur, cvel) to (nxt, nvel) (the same
+// pair when the update is in place), and, by stage, the launches that store
+// a fused stage's gradient again (same bits) so Run can name a non-finite
+// site.
+func (f *Flow) step(sa *stepArgs, cur, cvel, nxt, nvel uint64) (st []flowLaunch, diag [5][]flowLaunch) {
+	p := f.p
+	one := func(name string, a any, threads int) flowLaunch {
+		bs := p.k[name].info.BlockSize
+		return flowLaunch{name: name, grid: (threads + bs - 1) / bs, bx: bs, by: 1, args: a}
+	}
+	st = []flowLaunch{f.tile("fg_k_tile", sa.stage1(cur, cvel)), one("fg_k_rows", sa.rowsArgs(), int(sa.grid.Ny)*32),
+		{name: "fg_k_decide", grid: 1, bx: C.FG_FINAL_THREADS, by: 1, args: sa.decide()}}
+	s2, s3, s4 := f.tile("fg_k_tile", sa.stage(2, cur, cvel)), f.tile("fg_k_tile", sa.stage(3, cur, cvel)), f.tile("fg_k_tile", sa.stage(4, cur, cvel))
+	switch {
+	case f.fused234:
+		st = append(st, f.tile("fg_k_stages234", sa.stages234(cur, cvel, nxt, nvel)))
+		// g1 and g2 stay in shared memory: store them again.
+		diag[2], diag[3], diag[4] = []flowLaunch{s2}, []flowLaunch{s3}, []flowLaunch{s2, s4}
+	case f.fusedUpdate:
+		st = append(st, s2, s3, f.tile("fg_k_tile_up", sa.stage4Update(cur, cvel, nxt, nvel)))
+		diag[4] = []flowLaunch{s4}
+	default:
+		st = append(st, s2, s3, s4, one("fg_k_update", sa.update(cur, cvel), f.spec.Grid.Sites()))
+	}
+	return st, diag
+}
+
+// tile is a launch of tile kernel name at the flow's shape.
+func (f *Flow) tile(name string, a tileBlock) flowLaunch {
+	a.setRows(f.shape.RPT)
+	return flowLaunch{name: name, grid: tileGrid(a.lattice(), f.shape), bx: 32, by: f.shape.BY,
+		smem: f.p.tileSmem(name, f.shape), args: a}
+}
+
+// captureGraphs captures the steps into graphs; without graphs (an old
+// driver, or a capture that failed: f.why says which) Run launches them one
+// by one.
+func (f *Flow) captureGraphs() {
+	if C.fg_cuGraphsAvailable() == 0 {
+		f.why = "the driver has no CUDA graph API"
+		return
+	}
+	var err error
+	if f.single[0], err = f.capture(f.steps[0]); err == nil {
+		if f.single[1], err = f.capture(f.steps[1]); err == nil {
+			f.pair, err = f.capture(append(append([]flowLaunch(nil), f.steps[0]...), f.steps[1]...))
+		}
+	}
+	if err != nil {
+		f.why = err.Error()
+		f.freeGraphs()
+	}
+}
+
+// stepArgs makes the argument blocks of a step's kernels: the flow's grid,
+// scratch, control block, stage gradients g and settings. The trials'
+// coefficients are the host loop's (core/flow.go); the velocity's is
+// multiplied on the device by the arrest decision kv in {0, 1}.
+type stepArgs struct {
+	grid                    gridArgs
+	params, part, rows, ctl uint64
+	g                       [4]uint64
+	dt, tol                 float64
+	project, energyArrest   int32
+}
+
+// stage1 is fg_k_tile's stage 1: the gradient at cur into g[0], the energy,
+// max|grad| and power v.g as chunk partials.
+func (sa *stepArgs) stage1(cur, cvel uint64) *tileArgs {
+	a := &tileArgs{Grid: sa.grid, Params: sa.params, Ctl: sa.ctl, Project: sa.project, Stage: 1, Nterms: 1,
+		WantEnergy: 1, Out: sa.g[0], Vel: cvel, Part: sa.part}
+	a.Coef[0], a.Terms[0] = 1, cur
+	return a
+}
+
+// stage is fg_k_tile's stage k (2..4): the gradient at the trial field into
+// g[k-1].
+func (sa *stepArgs) stage(k int, cur, cvel uint64) *tileArgs {
+	dt := sa.dt
+	a := &tileArgs{Grid: sa.grid, Params: sa.params, Ctl: sa.ctl, Project: sa.project, Stage: int32(k), Out: sa.g[k-1],
+		Part: sa.part}
+	switch k {
+	case 2:
+		a.Nterms, a.Coef, a.Terms = 2, [3]float64{1, dt / 2}, [3]uint64{cur, cvel}
+	case 3:
+		a.Nterms, a.Coef, a.Terms = 3, [3]float64{1, dt / 2, -dt * dt / 4}, [3]uint64{cur, cvel, sa.g[0]}
+	case 4:
+		a.Nterms, a.Coef, a.Terms = 3, [3]float64{1, dt, -dt * dt / 2}, [3]uint64{cur, cvel, sa.g[1]}
+	}
+	return a
+}
+
+// stage4Update is fg_k_tile_up: stage 4 and the update into (nxt, nvel).
+func (sa *stepArgs) stage4Update(cur, cvel, nxt, nvel uint64) *tileUpArgs {
+	dt, h := sa.dt, sa.dt*sa.dt/6
+	a := &tileUpArgs{Tile: *sa.stage(4, cur, cvel), G0: sa.g[0], G2: sa.g[2], PhiOut: nxt, VelOut: nvel,
+		H: -h, Q6: -dt / 6, Q3: -dt / 3, Dt: dt}
+	a.Tile.Out = 0
+	return a
+}
+
+// stages234 is fg_k_stages234: stages 2-4 and the update into (nxt, nvel).
+func (sa *stepArgs) stages234(cur, cvel, nxt, nvel uint64) *stages234Args {
+	dt, h := sa.dt, sa.dt*sa.dt/6
+	return &stages234Args{Grid: sa.grid, Params: sa.params, Ctl: sa.ctl, Project: sa.project, Phi: cur, Vel: cvel,
+		G0: sa.g[0], PhiOut: nxt, VelOut: nvel, One: 1, TrialV2: dt / 2, TrialG3: -dt * dt / 4, TrialV4: dt,
+		TrialG4: -dt * dt / 2, H: -h, Q6: -dt / 6, Q3: -dt / 3, Dt: dt}
+}
+
+// update is fg_k_update: the update of (phi, vel) in place.
+func (sa *stepArgs) update(phi, vel uint64) *updateArgs {
+	dt, h := sa.dt, sa.dt*sa.dt/6
+	return &updateArgs{Grid: sa.grid, Ctl: sa.ctl, Phi: phi, Vel: vel, G0: sa.g[0], G1: sa.g[1], G2: sa.g[2], G3: sa.g[3],
+		Dt: dt, H: -h, Q6: -dt / 6, Q3: -dt / 3, Project: sa.project}
+}
+
+// rowsArgs is fg_k_rows on stage 1's chunk partials.
+func (sa *stepArgs) rowsArgs() *rowsArgs {
+	return &rowsArgs{Ny: sa.grid.Ny, Nchunk: sa.grid.Nchunk, Part: sa.part, Out: sa.rows, Ctl: sa.ctl}
+}
+
+// decide is fg_k_decide on the row partials.
+func (sa *stepArgs) decide() *decideArgs {
+	return &decideArgs{Ny: sa.grid.Ny, Rows: sa.rows, Ctl: sa.ctl, Ring: sa.ctl + uint64(C.sizeof_fg_flowctl),
+		Ringcap: flowRing, Tol: sa.tol, EnergyArrest: sa.energyArrest}
 }
 
 // capture records launches on the flow's stream into an instantiated graph.
@@ -389,17 +392,9 @@ func (f *Flow) freeGraphs() {
 	f.graphs = nil
 }
 
-// cargs copies a into C memory (freed with the flow).
-func cargs(a C.fg_cargs) *C.fg_cargs {
-	m := (*C.fg_cargs)(C.malloc(C.size_t(C.sizeof_fg_cargs)))
-	*m = a
-	return m
-}
-
 func (f *Flow) launchList(ls []flowLaunch) error {
 	for _, l := range ls {
-		k := f.p.k[l.name]
-		if err := check(C.fg_cuLaunch(k.fn, C.uint(l.grid), C.uint(l.bx), C.uint(l.by), C.uint(l.smem), f.stream, unsafe.Pointer(l.args)), "launch "+l.name); err != nil {
+		if err := launchArgs(f.p.k[l.name], l.name, l.grid, l.bx, l.by, l.smem, f.stream, l.args); err != nil {
 			return err
 		}
 	}
@@ -409,7 +404,7 @@ func (f *Flow) launchList(ls []flowLaunch) error {
 // parity is which buffer pair step i of a run (from 0) reads: runs start on
 // the spec's buffers, and with the fused update every step flips the pair.
 func (f *Flow) parity(i int) int {
-	if f.fuse {
+	if f.fusedUpdate {
 		return i & 1
 	}
 	return 0
@@ -446,13 +441,10 @@ func (f *Flow) Describe() string {
 		mode = "plain launches (" + f.why + ")"
 	}
 	var how []string
-	if f.fold {
-		how = append(how, "stage 1 reduces and decides")
-	}
-	if f.fuse234 {
+	if f.fused234 {
 		how = append(how, "stages 2-4 in one kernel")
 	}
-	if f.fuse {
+	if f.fusedUpdate {
 		how = append(how, "stage 4 fuses the update (ping-pong buffers)")
 	}
 	return fmt.Sprintf("device ANF: %d kernels per step (%s), %s; tile 32x%d sites (block 32x%d, %d rows per thread); %s storage", len(f.steps[0]),
@@ -552,7 +544,7 @@ func (f *Flow) Run(st kernels.FlowState, maxSteps, pollEvery int, cancel *atomic
 		}
 		c.prev_energy = c.energy1
 	}
-	if f.fuse {
+	if f.fusedUpdate {
 		par := int(c.taken) & 1 // the pair holding the state
 		if c.nonfinite >= 2 && c.nonfinite <= 4 && len(f.diag[par][c.nonfinite]) > 0 {
 			// The stage stored no gradient: recompute it (same bits) so the
@@ -619,7 +611,6 @@ func (f *Flow) free() {
 	f.rows.free()
 	f.phi2.free()
 	f.vel2.free()
-	f.cnt.free()
 	if f.ctl != 0 {
 		C.fg_cuMemFree(f.ctl)
 		f.ctl = 0
@@ -627,19 +618,6 @@ func (f *Flow) free() {
 	if f.snap != nil {
 		C.fg_cuMemFreeHost(f.snap)
 		f.snap = nil
-	}
-	seen := map[*C.fg_cargs]bool{}
-	all := [][]flowLaunch{f.steps[0], f.steps[1]}
-	for par := range f.diag {
-		all = append(all, f.diag[par][:]...)
-	}
-	for _, ls := range all {
-		for _, l := range ls {
-			if l.args != nil && !seen[l.args] {
-				seen[l.args] = true
-				C.free(unsafe.Pointer(l.args))
-			}
-		}
 	}
 	f.steps = [2][]flowLaunch{}
 	f.diag = [2][5][]flowLaunch{}

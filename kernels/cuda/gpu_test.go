@@ -134,7 +134,7 @@ func grids() []kernels.Grid {
 	}
 	// 70 is not a multiple of the 32-site chunk: padded warps are exercised.
 	// An odd row length (67) takes the tile fill's one-element path, the even
-	// ones its pairs (cuda_kernels.cu, fg_tile_body).
+	// ones its pairs (cuda_flow.cu, fg_tile_body).
 	return []kernels.Grid{mk(70, 45, 0.2, false), mk(64, 64, 0.25, true), mk(67, 40, 0.25, true)}
 }
 

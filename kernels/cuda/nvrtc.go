@@ -25,18 +25,30 @@ import (
 	"github.com/fieldgo/fieldgo/kernels/src"
 )
 
-// KernelNames are the entry points of the CUDA templates, in the order
-// Describe lists them.
-var KernelNames = []string{"fg_k_continuum", "fg_k_consistent", "fg_k_density", "fg_k_rows", "fg_k_final",
-	"fg_k_combine", "fg_k_constrain", "fg_k_nonfinite", "fg_k_tile", "fg_k_decide", "fg_k_update", "fg_k_tile_up",
-	"fg_k_widen", "fg_k_narrow", "fg_k_stages234", "fg_k_dot", "fg_k_dot_final", "fg_k_maxabs", "fg_k_maxabs_final", "fg_k_random", "fg_k_project"}
+// KernelNames are the entry points of the CUDA templates (kernels/src
+// cuda_*.cu), in source order: what a Program loads and Describe lists, and
+// what the budgets cover (TestBudgetsNameTheKernels).
+var KernelNames = entryPoints(src.CUDAKernels)
+
+// kernelSignature is an entry point of the CUDA templates: a kernel taking
+// one argument block by value.
+var kernelSignature = regexp.MustCompile(`extern "C" __global__ void (fg_k_\w+)\((\w+) a\)`)
+
+// entryPoints lists the kernels of source in order.
+func entryPoints(source string) []string {
+	var out []string
+	for _, m := range kernelSignature.FindAllStringSubmatch(source, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
 
 // TranslationUnit is the CUDA C++ source Compile hands NVRTC for u with
 // float64 storage: FG_FUNC, the point source, size checks, then the templates.
 func TranslationUnit(u kernels.Unit) string { return TranslationUnitAs(u, Float64) }
 
 // TranslationUnitAs is TranslationUnit with the buffers stored in prec: a
-// float32 unit defines FG_STORE_FLOAT32 in its prelude (cuda_kernels.cu,
+// float32 unit defines FG_STORE_FLOAT32 in its prelude (cuda_site.cu,
 // fg_store), so the source, and with it the CUBIN cache key and the tune
 // cache, differ from the float64 unit's.
 func TranslationUnitAs(u kernels.Unit, prec Precision) string {

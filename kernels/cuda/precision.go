@@ -4,7 +4,7 @@ import "github.com/fieldgo/fieldgo/kernels"
 
 // Precision is the storage precision of a Program's buffers on the device
 // (kernels.Precision, the one precision type of every workload): the element
-// type (fg_store in cuda_kernels.cu) of the field, the velocity, the stage
+// type (fg_store in cuda_site.cu) of the field, the velocity, the stage
 // gradients and every other field-sized buffer. Arithmetic is float64 in
 // both: values are loaded into double registers, the point functions, the RK4
 // combination and all reductions (energy, max|grad|, power) run in double,

@@ -10,6 +10,7 @@ import "C"
 
 import (
 	"math"
+	"reflect"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -44,7 +45,7 @@ type kernel struct {
 	maxDyn int // dynamic shared memory a launch may take (bytes)
 }
 
-// ConsistentMaxComponents is FG_CONSISTENT_MAX_NCOMP of cuda_kernels.cu: the
+// ConsistentMaxComponents is FG_CONSISTENT_MAX_NCOMP of cuda_ops.cu: the
 // largest theory whose fused consistent-form kernel fits registers unspilled.
 const ConsistentMaxComponents = 8
 
@@ -281,20 +282,17 @@ func (p *Program) convert(b *buffer, up bool) error {
 		if err := p.stage.ensure(8 * b.n); err != nil {
 			return err
 		}
-		a := &C.fg_cargs{}
-		a.len, a.nterms = C.longlong(b.n), 1
+		a := convertArgs{Len: int64(b.n), In: uint64(b.d), Out: uint64(p.stage.d)}
 		name := "fg_k_widen"
 		if up {
 			name = "fg_k_narrow"
 			if err := check(C.fg_cuMemcpyHtoD(p.stage.d, b.host, C.size_t(8*b.n)), "cuMemcpyHtoD"); err != nil {
 				return err
 			}
-			a.terms[0], a.out = C.fg_dptr(p.stage.d), C.fg_dptr(b.d)
-		} else {
-			a.terms[0], a.out = C.fg_dptr(b.d), C.fg_dptr(p.stage.d)
+			a.In, a.Out = uint64(p.stage.d), uint64(b.d)
 		}
 		bs := p.k[name].info.BlockSize
-		if err := p.launch(name, min((b.n+bs-1)/bs, 1<<20), a); err != nil {
+		if err := p.launch(name, min((b.n+bs-1)/bs, 1<<20), &a); err != nil {
 			return err
 		}
 		if up {
@@ -447,50 +445,43 @@ func (p *Program) CheckGrid(g kernels.Grid) error {
 	return nil
 }
 
-// args fills the grid part of the argument block, uploads the parameters if
-// they changed and sizes the reduction scratch. Called with the context
-// current and p.mu held.
-func (p *Program) args(g kernels.Grid, params []float64) (*C.fg_cargs, error) {
+// gridOf is g as the site kernels read it.
+func gridOf(g kernels.Grid) gridArgs {
+	return gridArgs{Nx: int64(g.Nx), Ny: int64(g.Ny), N: int64(g.Sites()), Nchunk: int64((g.Nx + C.FG_CHUNK - 1) / C.FG_CHUNK),
+		Periodic: flag(g.Periodic), Hx: g.Hx, Hy: g.Hy, Ox: g.Ox, Oy: g.Oy}
+}
+
+// prepare checks g and params for a launch, uploads the parameters if they
+// changed (to p.params) and sizes the reduction scratch (p.part, p.rows).
+// Called with the context current and p.mu held.
+func (p *Program) prepare(g kernels.Grid, params []float64) (gridArgs, error) {
 	if p.closed {
-		return nil, errs.New(errs.Released, "the program has been closed")
+		return gridArgs{}, errs.New(errs.Released, "the program has been closed")
 	}
 	if err := p.CheckGrid(g); err != nil {
-		return nil, err
+		return gridArgs{}, err
 	}
 	if err := p.unit.CheckLaunch(g, params); err != nil {
-		return nil, err
+		return gridArgs{}, err
 	}
 	// The site kernels index with 32-bit integers.
 	if int64(p.unit.NComp)*int64(g.Nx)*int64(g.Ny) >= 1<<31 {
-		return nil, errs.New(errs.Lattice, "%d x %d sites of %d components is 2^31 values or more, beyond the CUDA kernels' 32-bit indexing", g.Nx, g.Ny, p.unit.NComp)
+		return gridArgs{}, errs.New(errs.Lattice, "%d x %d sites of %d components is 2^31 values or more, beyond the CUDA kernels' 32-bit indexing", g.Nx, g.Ny, p.unit.NComp)
 	}
-	a := &C.fg_cargs{}
-	a.nx, a.ny = C.longlong(g.Nx), C.longlong(g.Ny)
-	a.n = C.longlong(g.Sites())
-	a.nchunk = C.longlong((g.Nx + C.FG_CHUNK - 1) / C.FG_CHUNK)
-	if g.Periodic {
-		a.periodic = 1
-	}
-	a.hx, a.hy, a.ox, a.oy = C.double(g.Hx), C.double(g.Hy), C.double(g.Ox), C.double(g.Oy)
-	a.density = -1
+	a := gridOf(g)
 	if err := p.params.ensure(8 * (len(params) + 1)); err != nil {
-		return nil, err
+		return a, err
 	}
 	if !equal(params, p.lastParams) && len(params) > 0 {
 		if err := check(C.fg_cuMemcpyHtoD(p.params.d, unsafe.Pointer(&params[0]), C.size_t(8*len(params))), "cuMemcpyHtoD params"); err != nil {
-			return nil, err
+			return a, err
 		}
 		p.lastParams = append(p.lastParams[:0], params...)
 	}
-	a.params = C.fg_dptr(p.params.d)
-	if err := p.part.ensure(8 * 3 * g.Ny * int(a.nchunk)); err != nil {
-		return nil, err
+	if err := p.part.ensure(8 * 3 * g.Ny * int(a.Nchunk)); err != nil {
+		return a, err
 	}
-	if err := p.rows.ensure(8 * 3 * g.Ny); err != nil {
-		return nil, err
-	}
-	a.part = C.fg_dptr(p.part.d)
-	return a, nil
+	return a, p.rows.ensure(8 * 3 * g.Ny)
 }
 
 func equal(a, b []float64) bool {
@@ -505,7 +496,9 @@ func equal(a, b []float64) bool {
 	return true
 }
 
-func (p *Program) launch(name string, grid int, a *C.fg_cargs) error {
+// launch queues kernel name on the default stream: grid blocks of the
+// kernel's block size, its argument block a.
+func (p *Program) launch(name string, grid int, a any) error {
 	k := p.k[name]
 	if grid < 1 {
 		grid = 1
@@ -513,28 +506,38 @@ func (p *Program) launch(name string, grid int, a *C.fg_cargs) error {
 	if grid > math.MaxInt32 {
 		return errs.New(errs.Lattice, "lattice too large for one launch of %s", name)
 	}
-	return check(C.fg_cuLaunchKernel(k.fn, C.uint(grid), C.uint(k.info.BlockSize), 0, unsafe.Pointer(a)), "launch "+name)
+	return launchArgs(k, name, grid, k.info.BlockSize, 1, 0, nil, a)
+}
+
+// launchArgs is the one launch path of the field engine's kernels: kernel k
+// (named name) on stream st (nil: the default stream), grid blocks of bx x by
+// threads, smem bytes of dynamic shared memory, and a, a pointer to the
+// kernel's argument block (args.go), which the driver copies at the call.
+func launchArgs(k *kernel, name string, grid, bx, by, smem int, st C.CUstream, a any) error {
+	v := reflect.ValueOf(a)
+	if v.Kind() != reflect.Pointer || argTypes[name] != v.Type().Elem() {
+		return errs.New(errs.Internal, "kernel %s takes *%v, not %T", name, argTypes[name], a)
+	}
+	return check(C.fg_cuLaunch(k.fn, C.uint(grid), C.uint(bx), C.uint(by), C.uint(smem), st, v.UnsafePointer()), "launch "+name)
 }
 
 // siteGrid is the number of blocks covering the chunk-padded rows.
-func (p *Program) siteGrid(name string, a *C.fg_cargs) int {
-	threads := int(a.ny) * int(a.nchunk) * C.FG_CHUNK
+func (p *Program) siteGrid(name string, g gridArgs) int {
+	threads := int(g.Ny) * int(g.Nchunk) * C.FG_CHUNK
 	bs := p.k[name].info.BlockSize
 	return (threads + bs - 1) / bs
 }
 
-// reduce runs levels 2 and 3 of the reduction on the chunk partials of a and
-// returns energy, max and power.
-func (p *Program) reduce(a *C.fg_cargs) (e, m, pw float64, err error) {
-	r := *a
-	r.out = C.fg_dptr(p.rows.d)
+// reduce runs levels 2 and 3 of the reduction on the chunk partials in
+// p.part and returns energy, max and power.
+func (p *Program) reduce(g gridArgs) (e, m, pw float64, err error) {
 	bs := p.k["fg_k_rows"].info.BlockSize
-	if err = p.launch("fg_k_rows", (int(a.ny)*32+bs-1)/bs, &r); err != nil {
+	r := rowsArgs{Ny: g.Ny, Nchunk: g.Nchunk, Part: uint64(p.part.d), Out: uint64(p.rows.d)}
+	if err = p.launch("fg_k_rows", (int(g.Ny)*32+bs-1)/bs, &r); err != nil {
 		return
 	}
-	r.part = C.fg_dptr(p.rows.d)
-	r.out = C.fg_dptr(p.res)
-	if err = p.launch("fg_k_final", 1, &r); err != nil {
+	f := finalArgs{Ny: g.Ny, Rows: uint64(p.rows.d), Out: uint64(p.res)}
+	if err = p.launch("fg_k_final", 1, &f); err != nil {
 		return
 	}
 	if err = check(C.fg_cuMemcpyDtoH(p.hostRes, p.res, 24), "cuMemcpyDtoH reduction"); err != nil {
@@ -551,7 +554,7 @@ func (p *Program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 	defer p.mu.Unlock()
 	var r kernels.Reduction
 	err := p.withCtx(func() error {
-		a, err := p.args(ga.Grid, ga.Params)
+		grid, err := p.prepare(ga.Grid, ga.Params)
 		if err != nil {
 			return err
 		}
@@ -567,9 +570,9 @@ func (p *Program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 		if err != nil {
 			return err
 		}
-		a.phi, a.out = C.fg_dptr(phi.d), C.fg_dptr(out.d)
+		var velD uint64
 		if vel != nil {
-			a.vel = C.fg_dptr(vel.d)
+			velD = uint64(vel.d)
 		}
 		if len(ga.Shift) > 2 {
 			return errs.New(errs.Internal, "Gradient takes at most 2 shift terms, got %d", len(ga.Shift))
@@ -585,22 +588,17 @@ func (p *Program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 			}
 			shift[t] = x
 		}
-		if ga.Project {
-			a.project = 1
-		}
-		if ga.Energy {
-			a.want_energy = 1
-		}
-		var name string
 		switch ga.Form {
 		case kernels.Continuum:
 			// The tiled kernel: the same site arithmetic and chunk partials
 			// as fg_k_continuum, its stencil read from shared memory. Its
 			// loader forms Phi + Shift in registers, as Combine would.
-			a.nterms, a.coef[0], a.terms[0] = 1, 1, a.phi
+			a := &tileArgs{Grid: grid, Params: uint64(p.params.d), Project: flag(ga.Project), Nterms: 1,
+				WantEnergy: flag(ga.Energy), Out: uint64(out.d), Vel: velD, Part: uint64(p.part.d)}
+			a.Coef[0], a.Terms[0] = 1, uint64(phi.d)
 			for t, x := range shift {
-				a.coef[t+1], a.terms[t+1] = C.double(ga.Shift[t].Coef), C.fg_dptr(x.d)
-				a.nterms++
+				a.Coef[t+1], a.Terms[t+1] = ga.Shift[t].Coef, uint64(x.d)
+				a.Nterms++
 			}
 			sh, err := p.tileFor(a, ga.Grid)
 			if err != nil {
@@ -610,6 +608,8 @@ func (p *Program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 				return err
 			}
 		case kernels.Consistent:
+			a := &gradientArgs{Grid: grid, Params: uint64(p.params.d), Phi: uint64(phi.d), Vel: velD, Out: uint64(out.d),
+				Part: uint64(p.part.d), Project: flag(ga.Project), WantEnergy: flag(ga.Energy), Penalty: ga.Penalty}
 			if len(shift) > 0 {
 				// fg_k_consistent reads one field: form Phi + Shift first.
 				if err := p.shifted.ensure(p.prec.Bytes() * phi.n); err != nil {
@@ -618,24 +618,20 @@ func (p *Program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 				if err := p.combine(p.shifted.d, phi.n, append([]kernels.Term{{Coef: 1, X: ga.Phi}}, ga.Shift...)); err != nil {
 					return err
 				}
-				a.phi = C.fg_dptr(p.shifted.d)
+				a.Phi = uint64(p.shifted.d)
 			}
 			if p.unit.NComp > ConsistentMaxComponents {
 				return errs.New(errs.Backend, "the consistent gradient form runs on CUDA for up to %d components "+
 					"(this theory has %d: one thread cannot hold its neighbours' partials without spilling); "+
 					"use the continuum form (the default) or the CPU backend", ConsistentMaxComponents, p.unit.NComp)
 			}
-			name = "fg_k_consistent"
-			a.penalty = C.double(ga.Penalty)
+			if err := p.launch("fg_k_consistent", p.siteGrid("fg_k_consistent", grid), a); err != nil {
+				return err
+			}
 		default:
 			return errs.New(errs.Parameter, "unknown gradient form %d", ga.Form)
 		}
-		if name != "" {
-			if err := p.launch(name, p.siteGrid(name, a), a); err != nil {
-				return err
-			}
-		}
-		e, m, pw, err := p.reduce(a)
+		e, m, pw, err := p.reduce(grid)
 		if err != nil {
 			return err
 		}
@@ -668,13 +664,10 @@ func (p *Program) Combine(out kernels.Buffer, terms ...kernels.Term) error {
 // combine sets the n values at out to the sum of the terms with
 // fg_k_combine (p.mu held, context current).
 func (p *Program) combine(out C.CUdeviceptr, n int, terms []kernels.Term) error {
-	if len(terms) > C.FG_CUDA_MAX_TERMS {
-		return errs.New(errs.Internal, "Combine takes at most %d terms, got %d", C.FG_CUDA_MAX_TERMS, len(terms))
+	if len(terms) > maxTerms {
+		return errs.New(errs.Internal, "Combine takes at most %d terms, got %d", maxTerms, len(terms))
 	}
-	a := &C.fg_cargs{}
-	a.out = C.fg_dptr(out)
-	a.len = C.longlong(n)
-	a.nterms = C.int(len(terms))
+	a := &combineArgs{Len: int64(n), Nterms: int32(len(terms)), Out: uint64(out)}
 	for t, term := range terms {
 		x, err := p.buf(term.X)
 		if err != nil {
@@ -683,8 +676,8 @@ func (p *Program) combine(out C.CUdeviceptr, n int, terms []kernels.Term) error 
 		if x == nil || x.n != n {
 			return errs.New(errs.Shape, "Combine term %d does not match the output length %d", t, n)
 		}
-		a.coef[t] = C.double(term.Coef)
-		a.terms[t] = C.fg_dptr(x.d)
+		a.Coef[t] = term.Coef
+		a.Terms[t] = uint64(x.d)
 	}
 	if n == 0 {
 		return nil
@@ -695,22 +688,28 @@ func (p *Program) combine(out C.CUdeviceptr, n int, terms []kernels.Term) error 
 
 // Constrain normalises phi and projects vel at the sites that are not held.
 func (p *Program) Constrain(g kernels.Grid, phi, vel kernels.Buffer) error {
-	return p.siteKernel("fg_k_constrain", g, phi, vel, "velocity", true)
+	return p.siteKernel("fg_k_constrain", g, phi, vel, "velocity", true, func(grid gridArgs, phi, vel uint64) any {
+		return &constrainArgs{Grid: grid, Phi: phi, Vel: vel}
+	})
 }
 
 // Project removes from x its part along phi/|phi| at the sites that are not
 // held (fg_k_project).
 func (p *Program) Project(g kernels.Grid, phi, x kernels.Buffer) error {
-	return p.siteKernel("fg_k_project", g, phi, x, "projected", false)
+	return p.siteKernel("fg_k_project", g, phi, x, "projected", false, func(grid gridArgs, phi, x uint64) any {
+		return &projectArgs{Grid: grid, Phi: phi, X: x}
+	})
 }
 
 // siteKernel launches a one-thread-per-site kernel over the field phi and a
-// second field in a.vel (may be nil when optional).
-func (p *Program) siteKernel(name string, g kernels.Grid, phi, second kernels.Buffer, what string, optional bool) error {
+// second field (may be nil when optional: then 0), its argument block made
+// by args.
+func (p *Program) siteKernel(name string, g kernels.Grid, phi, second kernels.Buffer, what string, optional bool,
+	args func(grid gridArgs, phi, second uint64) any) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.withCtx(func() error {
-		a, err := p.args(g, make([]float64, p.unit.NParams))
+		grid, err := p.prepare(g, make([]float64, p.unit.NParams))
 		if err != nil {
 			return err
 		}
@@ -718,16 +717,16 @@ func (p *Program) siteKernel(name string, g kernels.Grid, phi, second kernels.Bu
 		if err != nil {
 			return err
 		}
-		a.phi = C.fg_dptr(f.d)
 		v, err := p.field(what, second, g, optional)
 		if err != nil {
 			return err
 		}
+		var vd uint64
 		if v != nil {
-			a.vel = C.fg_dptr(v.d)
+			vd = uint64(v.d)
 		}
 		bs := p.k[name].info.BlockSize
-		return p.launch(name, (g.Sites()+bs-1)/bs, a)
+		return p.launch(name, (g.Sites()+bs-1)/bs, args(grid, uint64(f.d), vd))
 	})
 }
 
@@ -738,7 +737,7 @@ func (p *Program) Density(g kernels.Grid, params []float64, phi kernels.Buffer, 
 	defer p.mu.Unlock()
 	var sum float64
 	err := p.withCtx(func() error {
-		a, err := p.args(g, params)
+		grid, err := p.prepare(g, params)
 		if err != nil {
 			return err
 		}
@@ -749,7 +748,7 @@ func (p *Program) Density(g kernels.Grid, params []float64, phi kernels.Buffer, 
 		if err != nil {
 			return err
 		}
-		a.phi = C.fg_dptr(f.d)
+		a := &densityArgs{Grid: grid, Params: uint64(p.params.d), Phi: uint64(f.d), Part: uint64(p.part.d)}
 		o, err := p.buf(out)
 		if err != nil {
 			return err
@@ -758,16 +757,16 @@ func (p *Program) Density(g kernels.Grid, params []float64, phi kernels.Buffer, 
 			if o.n != g.Sites() {
 				return errs.New(errs.Shape, "density buffer has %d values, want %d", o.n, g.Sites())
 			}
-			a.out = C.fg_dptr(o.d)
+			a.Out = uint64(o.d)
 		}
 		if k < 0 {
 			k = -1
 		}
-		a.density = C.int(k)
-		if err := p.launch("fg_k_density", p.siteGrid("fg_k_density", a), a); err != nil {
+		a.Density = int32(k)
+		if err := p.launch("fg_k_density", p.siteGrid("fg_k_density", grid), a); err != nil {
 			return err
 		}
-		sum, _, _, err = p.reduce(a)
+		sum, _, _, err = p.reduce(grid)
 		return err
 	})
 	return sum, err
@@ -788,8 +787,7 @@ func (p *Program) FirstNonFinite(b kernels.Buffer) (int, error) {
 			return err
 		}
 		if cb.n > 0 {
-			a := &C.fg_cargs{}
-			a.phi, a.out, a.len = C.fg_dptr(cb.d), C.fg_dptr(slot), C.longlong(cb.n)
+			a := &nonfiniteArgs{Len: int64(cb.n), X: uint64(cb.d), Out: uint64(slot)}
 			bs := p.k["fg_k_nonfinite"].info.BlockSize
 			if err := p.launch("fg_k_nonfinite", (cb.n+bs-1)/bs, a); err != nil {
 				return err
@@ -844,9 +842,7 @@ func (p *Program) fold(op, kernel string, a, b kernels.Buffer) (float64, error) 
 		if err := p.dotPart.ensure(8 * nchunk); err != nil {
 			return err
 		}
-		a := &C.fg_cargs{}
-		a.len, a.part, a.out = C.longlong(x.n), C.fg_dptr(p.dotPart.d), C.fg_dptr(p.res)
-		a.terms[0], a.terms[1] = C.fg_dptr(x.d), C.fg_dptr(y.d)
+		a := &dotArgs{Len: int64(x.n), X: uint64(x.d), Y: uint64(y.d), Part: uint64(p.dotPart.d), Out: uint64(p.res)}
 		bs := p.k[kernel].info.BlockSize
 		if err := p.launch(kernel, (32*nchunk+bs-1)/bs, a); err != nil {
 			return err
@@ -878,8 +874,7 @@ func (p *Program) FillRandom(b kernels.Buffer, seed uint64) error {
 		return nil
 	}
 	return p.withCtx(func() error {
-		a := &C.fg_cargs{}
-		a.len, a.out, a.seed = C.longlong(x.n), C.fg_dptr(x.d), C.ulonglong(seed)
+		a := &randomArgs{Len: int64(x.n), Out: uint64(x.d), Seed: seed}
 		bs := p.k["fg_k_random"].info.BlockSize
 		return p.launch("fg_k_random", min((x.n+bs-1)/bs, 1<<20), a)
 	})

@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"unsafe"
 
 	"github.com/fieldgo/fieldgo/errs"
 	"github.com/fieldgo/fieldgo/internal/diskcache"
@@ -44,7 +43,7 @@ func (s tileShape) smem(ncomp int) int { return 8 * ncomp * (s.BY*s.RPT + 4) * (
 // tileSmem is the dynamic shared memory of tile kernel name at shape s:
 // the tile with its 2-site halo, or for fg_k_stages234 its three planes
 // (the tile with a 4-site halo, g1 on the tile with a 2-site halo, g2 on
-// the tile; cuda_kernels.cu).
+// the tile; cuda_flow.cu).
 func (p *Program) tileSmem(name string, s tileShape) int {
 	if name == "fg_k_stages234" {
 		ty := s.BY * s.RPT
@@ -141,13 +140,51 @@ func (p *Program) anyTile(name string) bool {
 	return false
 }
 
+// tileBlock is the argument block of a tile kernel: *tileArgs (fg_k_tile),
+// *tileUpArgs (fg_k_tile_up), *stages234Args (fg_k_stages234).
+type tileBlock interface {
+	lattice() gridArgs
+	setRows(rpt int) // the launch shape's rows per thread
+	// detached is a copy without the flow's control block: the autotune's
+	// launches must not read or write a flow's state.
+	detached() tileBlock
+}
+
+func (a *tileArgs) lattice() gridArgs { return a.Grid }
+func (a *tileArgs) setRows(rpt int)   { a.Rpt = int32(rpt) }
+func (a *tileArgs) detached() tileBlock {
+	c := *a
+	c.Ctl = 0
+	return &c
+}
+
+func (a *tileUpArgs) lattice() gridArgs { return a.Tile.Grid }
+func (a *tileUpArgs) setRows(rpt int)   { a.Tile.Rpt = int32(rpt) }
+func (a *tileUpArgs) detached() tileBlock {
+	c := *a
+	c.Tile.Ctl = 0
+	return &c
+}
+
+func (a *stages234Args) lattice() gridArgs { return a.Grid }
+func (a *stages234Args) setRows(rpt int)   { a.Rpt = int32(rpt) }
+func (a *stages234Args) detached() tileBlock {
+	c := *a
+	c.Ctl = 0
+	return &c
+}
+
+// tileGrid is the number of blocks of a tile launch of shape s over g.
+func tileGrid(g gridArgs, s tileShape) int {
+	ty := s.BY * s.RPT
+	return int(g.Nchunk) * ((int(g.Ny) + ty - 1) / ty)
+}
+
 // launchTileOf launches tile kernel name (fg_k_tile, fg_k_tile_up, fg_k_stages234) over a's
 // grid with shape s on stream st (nil: the default stream).
-func (p *Program) launchTileOf(name string, a *C.fg_cargs, s tileShape, st C.CUstream) error {
-	a.rpt = C.int(s.RPT)
-	ty := s.BY * s.RPT
-	grid := int(a.nchunk) * ((int(a.ny) + ty - 1) / ty)
-	return check(C.fg_cuLaunch(p.k[name].fn, C.uint(grid), 32, C.uint(s.BY), C.uint(p.tileSmem(name, s)), st, unsafe.Pointer(a)), "launch "+name)
+func (p *Program) launchTileOf(name string, a tileBlock, s tileShape, st C.CUstream) error {
+	a.setRows(s.RPT)
+	return launchArgs(p.k[name], name, tileGrid(a.lattice(), s), 32, s.BY, p.tileSmem(name, s), st, a)
 }
 
 // tileOverride is FIELDGO_TILE=BYxRPT (e.g. 8x2): a fixed shape, untuned and
@@ -172,7 +209,7 @@ func (p *Program) tileOverride(names ...string) (s tileShape, ok bool, err error
 // tileLaunch is one tile kernel launch the autotune times.
 type tileLaunch struct {
 	name string // fg_k_tile, fg_k_tile_up or fg_k_stages234
-	args C.fg_cargs
+	args tileBlock
 }
 
 // tuneShape times every candidate shape that all of ls's kernels can
@@ -199,12 +236,11 @@ func (p *Program) tuneShape(ls []tileLaunch) (tileShape, string, error) {
 	}
 	t := make([]tileLaunch, len(ls))
 	for i, l := range ls {
-		t[i] = l
-		t[i].args.ctl, t[i].args.fold = 0, 0
+		t[i] = tileLaunch{l.name, l.args.detached()}
 	}
 	round := func(s tileShape) error {
 		for i := range t {
-			if err := p.launchTileOf(t[i].name, &t[i].args, s, nil); err != nil {
+			if err := p.launchTileOf(t[i].name, t[i].args, s, nil); err != nil {
 				return err
 			}
 		}
@@ -257,8 +293,8 @@ cand:
 // (tuned on a's own buffers: it writes a.out and the partials, which the
 // real launch then overwrites). Called with the context current and p.mu
 // held.
-func (p *Program) tileFor(a *C.fg_cargs, g kernels.Grid) (tileShape, error) {
-	s, err := p.tuned(sizeClass(g), []tileLaunch{{"fg_k_tile", *a}})
+func (p *Program) tileFor(a *tileArgs, g kernels.Grid) (tileShape, error) {
+	s, err := p.tuned(sizeClass(g), []tileLaunch{{"fg_k_tile", a}})
 	if err == nil {
 		p.setTileInfo("fg_k_tile", s)
 	}

@@ -1,0 +1,260 @@
+package cuda
+
+import "reflect"
+
+// Every kernel of the field engine takes one argument block by value: a C
+// struct declared beside the kernel in kernels/src/cuda_*.cu and its Go twin
+// here, field for field with the C name in the c tag, in the same order and
+// with the same padding (explicit blank fields where C pads). Device
+// pointers are uint64 (CUdeviceptr). registerArgs ties a kernel to its Go
+// type; a launch with any other type is refused (launchArgs), and
+// TestArgumentLayouts compiles the sources with NVRTC and static_asserts of
+// every field's offset and size, so Go and the CUDA compiler agree on the
+// layout without a GPU.
+
+// argTypes maps each kernel to the Go type of its argument block.
+var argTypes = map[string]reflect.Type{}
+
+// registerArgs records that kernels take an argument block of type A; used
+// as `var _ = registerArgs[xArgs]("fg_k_x")` beside the type.
+func registerArgs[A any](kernels ...string) bool {
+	for _, k := range kernels {
+		argTypes[k] = reflect.TypeFor[A]()
+	}
+	return true
+}
+
+// gridArgs is fg_grid: the lattice as the site kernels read it.
+type gridArgs struct {
+	Nx       int64 `c:"nx"`
+	Ny       int64 `c:"ny"`
+	N        int64 `c:"n"`      // Nx*Ny
+	Nchunk   int64 `c:"nchunk"` // chunks per row: ceil(Nx/FG_CHUNK)
+	Periodic int32 `c:"periodic"`
+	_        int32
+	Hx       float64 `c:"hx"`
+	Hy       float64 `c:"hy"`
+	Ox       float64 `c:"ox"`
+	Oy       float64 `c:"oy"`
+}
+
+// gradientArgs is fg_gradient_args (fg_k_continuum, fg_k_consistent).
+type gradientArgs struct {
+	Grid       gridArgs `c:"grid"`
+	Params     uint64   `c:"params"`
+	Phi        uint64   `c:"phi"`
+	Vel        uint64   `c:"vel"`
+	Out        uint64   `c:"out"`
+	Part       uint64   `c:"part"`
+	Project    int32    `c:"project"`
+	WantEnergy int32    `c:"want_energy"`
+	Penalty    float64  `c:"penalty"`
+}
+
+var _ = registerArgs[gradientArgs]("fg_k_continuum", "fg_k_consistent")
+
+// densityArgs is fg_density_args (fg_k_density).
+type densityArgs struct {
+	Grid    gridArgs `c:"grid"`
+	Params  uint64   `c:"params"`
+	Phi     uint64   `c:"phi"`
+	Out     uint64   `c:"out"`
+	Part    uint64   `c:"part"`
+	Density int32    `c:"density"`
+	_       int32
+}
+
+var _ = registerArgs[densityArgs]("fg_k_density")
+
+// rowsArgs is fg_rows_args (fg_k_rows).
+type rowsArgs struct {
+	Ny     int64  `c:"ny"`
+	Nchunk int64  `c:"nchunk"`
+	Part   uint64 `c:"part"`
+	Out    uint64 `c:"out"`
+	Ctl    uint64 `c:"ctl"`
+}
+
+var _ = registerArgs[rowsArgs]("fg_k_rows")
+
+// finalArgs is fg_final_args (fg_k_final).
+type finalArgs struct {
+	Ny   int64  `c:"ny"`
+	Rows uint64 `c:"rows"`
+	Out  uint64 `c:"out"`
+}
+
+var _ = registerArgs[finalArgs]("fg_k_final")
+
+// dotArgs is fg_dot_args (Dot and MaxAbs, both levels).
+type dotArgs struct {
+	Len  int64  `c:"len"`
+	X    uint64 `c:"x"`
+	Y    uint64 `c:"y"`
+	Part uint64 `c:"part"`
+	Out  uint64 `c:"out"`
+}
+
+var _ = registerArgs[dotArgs]("fg_k_dot", "fg_k_dot_final", "fg_k_maxabs", "fg_k_maxabs_final")
+
+// maxTerms is FG_CUDA_MAX_TERMS.
+const maxTerms = 8
+
+// combineArgs is fg_combine_args (fg_k_combine).
+type combineArgs struct {
+	Len    int64 `c:"len"`
+	Nterms int32 `c:"nterms"`
+	_      int32
+	Coef   [maxTerms]float64 `c:"coef"`
+	Terms  [maxTerms]uint64  `c:"terms"`
+	Out    uint64            `c:"out"`
+}
+
+var _ = registerArgs[combineArgs]("fg_k_combine")
+
+// convertArgs is fg_convert_args (fg_k_widen, fg_k_narrow).
+type convertArgs struct {
+	Len int64  `c:"len"`
+	In  uint64 `c:"in"`
+	Out uint64 `c:"out"`
+}
+
+var _ = registerArgs[convertArgs]("fg_k_widen", "fg_k_narrow")
+
+// constrainArgs is fg_constrain_args (fg_k_constrain).
+type constrainArgs struct {
+	Grid gridArgs `c:"grid"`
+	Phi  uint64   `c:"phi"`
+	Vel  uint64   `c:"vel"`
+}
+
+var _ = registerArgs[constrainArgs]("fg_k_constrain")
+
+// projectArgs is fg_project_args (fg_k_project).
+type projectArgs struct {
+	Grid gridArgs `c:"grid"`
+	Phi  uint64   `c:"phi"`
+	X    uint64   `c:"x"`
+}
+
+var _ = registerArgs[projectArgs]("fg_k_project")
+
+// randomArgs is fg_random_args (fg_k_random).
+type randomArgs struct {
+	Len  int64  `c:"len"`
+	Out  uint64 `c:"out"`
+	Seed uint64 `c:"seed"`
+}
+
+var _ = registerArgs[randomArgs]("fg_k_random")
+
+// nonfiniteArgs is fg_nonfinite_args (fg_k_nonfinite).
+type nonfiniteArgs struct {
+	Len int64  `c:"len"`
+	X   uint64 `c:"x"`
+	Out uint64 `c:"out"`
+}
+
+var _ = registerArgs[nonfiniteArgs]("fg_k_nonfinite")
+
+// tileArgs is fg_tile_args (fg_k_tile).
+type tileArgs struct {
+	Grid       gridArgs `c:"grid"`
+	Params     uint64   `c:"params"`
+	Ctl        uint64   `c:"ctl"`
+	Rpt        int32    `c:"rpt"`
+	Project    int32    `c:"project"`
+	Stage      int32    `c:"stage"`
+	Nterms     int32    `c:"nterms"`
+	WantEnergy int32    `c:"want_energy"`
+	_          int32
+	Coef       [3]float64 `c:"coef"`
+	Terms      [3]uint64  `c:"terms"`
+	Out        uint64     `c:"out"`
+	Vel        uint64     `c:"vel"`
+	Part       uint64     `c:"part"`
+}
+
+var _ = registerArgs[tileArgs]("fg_k_tile")
+
+// tileUpArgs is fg_tile_up_args (fg_k_tile_up).
+type tileUpArgs struct {
+	Tile   tileArgs `c:"tile"`
+	G0     uint64   `c:"g0"`
+	G2     uint64   `c:"g2"`
+	PhiOut uint64   `c:"phi_out"`
+	VelOut uint64   `c:"vel_out"`
+	H      float64  `c:"h"`
+	Q6     float64  `c:"q6"`
+	Q3     float64  `c:"q3"`
+	Dt     float64  `c:"dt"`
+}
+
+var _ = registerArgs[tileUpArgs]("fg_k_tile_up")
+
+// stages234Args is fg_stages234_args (fg_k_stages234).
+type stages234Args struct {
+	Grid    gridArgs `c:"grid"`
+	Params  uint64   `c:"params"`
+	Ctl     uint64   `c:"ctl"`
+	Rpt     int32    `c:"rpt"`
+	Project int32    `c:"project"`
+	Phi     uint64   `c:"phi"`
+	Vel     uint64   `c:"vel"`
+	G0      uint64   `c:"g0"`
+	PhiOut  uint64   `c:"phi_out"`
+	VelOut  uint64   `c:"vel_out"`
+	One     float64  `c:"one"`
+	TrialV2 float64  `c:"trial_v2"`
+	TrialG3 float64  `c:"trial_g3"`
+	TrialV4 float64  `c:"trial_v4"`
+	TrialG4 float64  `c:"trial_g4"`
+	H       float64  `c:"h"`
+	Q6      float64  `c:"q6"`
+	Q3      float64  `c:"q3"`
+	Dt      float64  `c:"dt"`
+}
+
+var _ = registerArgs[stages234Args]("fg_k_stages234")
+
+// decideArgs is fg_decide_args (fg_k_decide).
+type decideArgs struct {
+	Ny           int64   `c:"ny"`
+	Rows         uint64  `c:"rows"`
+	Ctl          uint64  `c:"ctl"`
+	Ring         uint64  `c:"ring"`
+	Ringcap      int64   `c:"ringcap"`
+	Tol          float64 `c:"tol"`
+	EnergyArrest int32   `c:"energy_arrest"`
+	_            int32
+}
+
+var _ = registerArgs[decideArgs]("fg_k_decide")
+
+// updateArgs is fg_update_args (fg_k_update).
+type updateArgs struct {
+	Grid    gridArgs `c:"grid"`
+	Ctl     uint64   `c:"ctl"`
+	Phi     uint64   `c:"phi"`
+	Vel     uint64   `c:"vel"`
+	G0      uint64   `c:"g0"`
+	G1      uint64   `c:"g1"`
+	G2      uint64   `c:"g2"`
+	G3      uint64   `c:"g3"`
+	Dt      float64  `c:"dt"`
+	H       float64  `c:"h"`
+	Q6      float64  `c:"q6"`
+	Q3      float64  `c:"q3"`
+	Project int32    `c:"project"`
+	_       int32
+}
+
+var _ = registerArgs[updateArgs]("fg_k_update")
+
+// flag is 1 for true, the C side's int.
+func flag(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
+}

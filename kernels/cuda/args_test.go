@@ -1,0 +1,101 @@
+package cuda
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/fieldgo/fieldgo/kernels/src"
+)
+
+// cLayout lists static_asserts that C type ctype has Go type t's layout:
+// its size and, field by field (nested structs by their path), each named
+// field's offset and size. Blank fields are padding and are not named.
+func cLayout(ctype string, t reflect.Type) []string {
+	out := []string{fmt.Sprintf("static_assert(sizeof(%s) == %d, \"sizeof(%s)\");", ctype, t.Size(), ctype)}
+	var walk func(t reflect.Type, path string, off uintptr)
+	walk = func(t reflect.Type, path string, off uintptr) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if f.Name == "_" {
+				continue
+			}
+			name := f.Tag.Get("c")
+			if name == "" {
+				out = append(out, fmt.Sprintf("#error %s.%s has no c tag", t.Name(), f.Name))
+				continue
+			}
+			p := path + name
+			out = append(out,
+				fmt.Sprintf("static_assert(__builtin_offsetof(%s, %s) == %d, \"%s.%s offset\");", ctype, p, off+f.Offset, ctype, p),
+				fmt.Sprintf("static_assert(sizeof(((%s*)0)->%s) == %d, \"%s.%s size\");", ctype, p, f.Type.Size(), ctype, p))
+			if f.Type.Kind() == reflect.Struct {
+				walk(f.Type, p+".", off+f.Offset)
+			}
+		}
+	}
+	walk(t, "", 0)
+	return out
+}
+
+// TestArgumentLayouts: every kernel of the templates has a Go argument block
+// registered (registerArgs) whose layout the CUDA compiler agrees with: the
+// templates and a static_assert per field compile with NVRTC (no GPU needed).
+func TestArgumentLayouts(t *testing.T) {
+	ctypes := map[string]string{}
+	for _, m := range kernelSignature.FindAllStringSubmatch(src.CUDAKernels, -1) {
+		ctypes[m[1]] = m[2]
+	}
+	if len(ctypes) != len(KernelNames) || len(KernelNames) == 0 {
+		t.Fatalf("kernels %v, signatures %v", KernelNames, ctypes)
+	}
+	var asserts []string
+	seen := map[string]bool{}
+	for _, k := range KernelNames {
+		gt, ok := argTypes[k]
+		if !ok {
+			t.Errorf("%s (takes %s) has no Go argument block: registerArgs it", k, ctypes[k])
+			continue
+		}
+		if !seen[ctypes[k]] {
+			seen[ctypes[k]] = true
+			asserts = append(asserts, cLayout(ctypes[k], gt)...)
+		}
+	}
+	for k := range argTypes {
+		if _, ok := ctypes[k]; !ok {
+			t.Errorf("registerArgs names %s, which is no kernel of the templates", k)
+		}
+	}
+	if _, _, _, err := NVRTCVersion(); err != nil {
+		t.Skipf("no NVRTC, layouts not compiled (pip install nvidia-cuda-nvrtc into .venv or set FIELDGO_NVRTC): %v", err)
+	}
+	th := builtins(t)[0]
+	for _, prec := range []Precision{Float64, Float32} {
+		source := TranslationUnitAs(th.unit, prec) + "\n" + strings.Join(asserts, "\n") + "\n"
+		if _, log, err := CompileCUBIN(source, "sm_90"); err != nil {
+			t.Fatalf("%v: the argument blocks' layouts differ from Go's: %v\n%s", prec, err, log)
+		}
+	}
+	t.Logf("%d kernels, %d argument blocks, %d checks", len(KernelNames), len(seen), len(asserts))
+}
+
+// TestArgumentLayoutsCatchADifference: a Go block that differs from its C
+// struct fails to compile.
+func TestArgumentLayoutsCatchADifference(t *testing.T) {
+	if _, _, _, err := NVRTCVersion(); err != nil {
+		t.Skipf("NVRTC not available: %v", err)
+	}
+	type wrong struct {
+		Ny   int64  `c:"ny"`
+		Out  uint64 `c:"out"` // C has rows first
+		Rows uint64 `c:"rows"`
+	}
+	th := builtins(t)[0]
+	source := TranslationUnitAs(th.unit, Float64) + "\n" + strings.Join(cLayout("fg_final_args", reflect.TypeFor[wrong]()), "\n") + "\n"
+	_, log, err := CompileCUBIN(source, "sm_90")
+	if err == nil || !strings.Contains(log+err.Error(), "fg_final_args.out offset") {
+		t.Fatalf("a swapped pair of fields: want the out offset refused, got %v\n%s", err, log)
+	}
+}

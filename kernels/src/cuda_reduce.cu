@@ -1,0 +1,196 @@
+/* The CUDA field engine's reductions (see cuda_site.cu for the parts).
+ *
+ * Reductions are deterministic and independent of the launch configuration:
+ *   1. each warp combines its chunk's 32 sites with a fixed shuffle tree
+ *      (lane order) and writes one partial per (row, chunk);
+ *   2. fg_k_rows: one warp per row combines that row's chunk partials
+ *      (lane l takes chunks l, l+32, ... in order, then the same tree);
+ *   3. fg_k_final: one block of exactly FG_FINAL_THREADS combines the rows
+ *      (thread t takes rows t, t+256, ... in order, then a fixed
+ *      shared-memory tree); in a device flow fg_k_decide does the same.
+ * The order is a function of (nx, ny) alone: the bits do not change with
+ * block size, grid size or run. Max is NaN as soon as any value is not
+ * finite, like the CPU kernels. */
+
+/* fg_chunk_store combines a warp's 32 sites with a fixed tree and writes the
+ * chunk's partials (energy, max, power) at slot of part's three planes. */
+static __device__ __forceinline__ void fg_chunk_store(fg_dptr part, long long plane, long long slot,
+                                                      double e, double m, double pw) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        e += __shfl_down_sync(FG_FULL, e, off);
+        m = fg_maxnan(m, __shfl_down_sync(FG_FULL, m, off));
+        pw += __shfl_down_sync(FG_FULL, pw, off);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        double* P = (double*)part;
+        P[slot] = e;
+        P[plane + slot] = m;
+        P[2 * plane + slot] = pw;
+    }
+}
+
+/* Whether the device flow whose control block is ctl (0: no flow) has stopped
+ * before this kernel, stage (1..5) of a step: a stop from fg_k_decide, or a
+ * non-finite gradient in an earlier stage of this step (a stage never halts
+ * on its own flag, so what it writes does not depend on timing). */
+static __device__ __forceinline__ bool fg_halted(fg_dptr ctl, int stage) {
+    if (!ctl) return false;
+    volatile fg_flowctl* c = (volatile fg_flowctl*)ctl;
+    const int nf = c->nonfinite;
+    if (c->stop != 0) return true;
+    if (nf == 0) return false;
+    if (stage <= 1) {
+        /* A later step (a graph holds two): the step before went non-finite
+         * in a stage 2-4, so nothing of this step may run — its stages 2-4
+         * would not halt on nf alone (nf < stage is false for nf = 4, and
+         * for every nf in fg_k_stages234), and with ping-pong buffers they
+         * would write the pair holding the last good state. */
+        c->stop = FG_STOP_HALTED;
+        return true;
+    }
+    return nf < stage;
+}
+
+typedef struct {
+    long long ny, nchunk;
+    fg_dptr part;   /* chunk partials: 3 planes (energy, max, power) of ny*nchunk */
+    fg_dptr out;    /* row partials: 3 planes of ny */
+    fg_dptr ctl;    /* the device flow's fg_flowctl (a step's stage 1), 0 outside one */
+} fg_rows_args;
+
+/* Level 2: one warp per row combines the row's chunk partials. */
+extern "C" __global__ void fg_k_rows(fg_rows_args a) {
+    if (fg_halted(a.ctl, 1)) return;
+    const long long j = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (j >= a.ny) return;   /* whole warps: block sizes are multiples of 32 */
+    const double* P = (const double*)a.part;
+    const long long plane = a.ny * a.nchunk;
+    double e = 0.0, m = 0.0, pw = 0.0;
+    for (long long c = lane; c < a.nchunk; c += 32) {
+        const long long k = j * a.nchunk + c;
+        e += P[k];
+        m = fg_maxnan(m, P[plane + k]);
+        pw += P[2 * plane + k];
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        e += __shfl_down_sync(FG_FULL, e, off);
+        m = fg_maxnan(m, __shfl_down_sync(FG_FULL, m, off));
+        pw += __shfl_down_sync(FG_FULL, pw, off);
+    }
+    if (lane == 0) {
+        double* R = (double*)a.out;
+        R[j] = e;
+        R[a.ny + j] = m;
+        R[2 * a.ny + j] = pw;
+    }
+}
+
+/* Level 3: the fixed-tree combine of the row partials (rows, 3 planes of ny) by one
+ * block of FG_FINAL_THREADS: thread 0 gets energy, max and power. */
+static __device__ __forceinline__ void fg_reduce_rows(long long ny, fg_dptr rows, double* E, double* M, double* PW) {
+    __shared__ double se[FG_FINAL_THREADS], sm[FG_FINAL_THREADS], sp[FG_FINAL_THREADS];
+    const int t = threadIdx.x;
+    if (blockDim.x != FG_FINAL_THREADS) __trap();
+    const double* R = (const double*)rows;
+    double e = 0.0, m = 0.0, pw = 0.0;
+    for (long long j = t; j < ny; j += FG_FINAL_THREADS) {
+        e += R[j];
+        m = fg_maxnan(m, R[ny + j]);
+        pw += R[2 * ny + j];
+    }
+    se[t] = e;
+    sm[t] = m;
+    sp[t] = pw;
+    __syncthreads();
+    for (int s = FG_FINAL_THREADS / 2; s > 0; s >>= 1) {
+        if (t < s) {
+            se[t] += se[t + s];
+            sm[t] = fg_maxnan(sm[t], sm[t + s]);
+            sp[t] += sp[t + s];
+        }
+        __syncthreads();
+    }
+    *E = se[0];
+    *M = sm[0];
+    *PW = sp[0];
+}
+
+typedef struct {
+    long long ny;
+    fg_dptr rows;   /* row partials: 3 planes of ny */
+    fg_dptr out;    /* 3 doubles: energy, max, power */
+} fg_final_args;
+
+extern "C" __global__ void fg_k_final(fg_final_args a) {
+    double e, m, pw;
+    fg_reduce_rows(a.ny, a.rows, &e, &m, &pw);
+    if (threadIdx.x == 0) {
+        double* out = (double*)a.out;
+        out[0] = e;
+        out[1] = m;
+        out[2] = pw;
+    }
+}
+
+/* Program.Dot and MaxAbs, two levels sharing one argument block. */
+typedef struct {
+    long long len;   /* elements of x and y */
+    fg_dptr x, y;    /* fg_store[len]; MaxAbs reads x alone */
+    fg_dptr part;    /* one double per FG_DOT_CHUNK elements */
+    fg_dptr out;     /* the result: one double */
+} fg_dot_args;
+
+/* Level 1: one warp per FG_DOT_CHUNK consecutive elements; lane l folds
+ * elements l, l+32, ... of the chunk in order (Dot: x * y summed; MaxAbs:
+ * |x|, NaN if any is NaN), the warp combines the lanes with a fixed shuffle
+ * tree and writes part[chunk]. Whole warps leave together, so any block size
+ * of whole warps gives the same bits. */
+template <bool MAXABS>
+static __device__ __forceinline__ void fg_chunk_fold(const fg_dot_args& a) {
+    const long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    const long long nchunk = (a.len + FG_DOT_CHUNK - 1) / FG_DOT_CHUNK;
+    if (w >= nchunk) return;
+    const fg_store* x = (const fg_store*)a.x;
+    const fg_store* y = (const fg_store*)a.y;
+    const long long e1 = min((w + 1) * FG_DOT_CHUNK, a.len);
+    double s = 0.0;
+    for (long long e = w * FG_DOT_CHUNK + lane; e < e1; e += 32) {
+        if (MAXABS) s = fg_maxnan(s, fabs((double)x[e]));
+        else s += (double)x[e] * (double)y[e];
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        const double o = __shfl_down_sync(FG_FULL, s, off);
+        s = MAXABS ? fg_maxnan(s, o) : s + o;
+    }
+    if (lane == 0) ((double*)a.part)[w] = s;
+}
+
+/* Level 2: one block of exactly FG_FINAL_THREADS; thread t folds partials t,
+ * t+256, ... in order, then a fixed shared-memory tree; out[0]. */
+template <bool MAXABS>
+static __device__ __forceinline__ void fg_chunk_final(const fg_dot_args& a) {
+    __shared__ double sh[FG_FINAL_THREADS];
+    const int t = threadIdx.x;
+    if (blockDim.x != FG_FINAL_THREADS) __trap();
+    const long long nchunk = (a.len + FG_DOT_CHUNK - 1) / FG_DOT_CHUNK;
+    const double* P = (const double*)a.part;
+    double s = 0.0;
+    for (long long c = t; c < nchunk; c += FG_FINAL_THREADS) s = MAXABS ? fg_maxnan(s, P[c]) : s + P[c];
+    sh[t] = s;
+    __syncthreads();
+    for (int k = FG_FINAL_THREADS / 2; k > 0; k >>= 1) {
+        if (t < k) sh[t] = MAXABS ? fg_maxnan(sh[t], sh[t + k]) : sh[t] + sh[t + k];
+        __syncthreads();
+    }
+    if (t == 0) ((double*)a.out)[0] = sh[0];
+}
+
+extern "C" __global__ void fg_k_dot(fg_dot_args a) { fg_chunk_fold<false>(a); }
+extern "C" __global__ void fg_k_dot_final(fg_dot_args a) { fg_chunk_final<false>(a); }
+extern "C" __global__ void fg_k_maxabs(fg_dot_args a) { fg_chunk_fold<true>(a); }
+extern "C" __global__ void fg_k_maxabs_final(fg_dot_args a) { fg_chunk_final<true>(a); }
