@@ -2,6 +2,7 @@ package pybind
 
 import (
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/fieldgo/fieldgo/core"
@@ -182,21 +183,34 @@ func KernelResources(spec, source, arch, precision string) (info string, err err
 	if err != nil {
 		return "", bridge(err)
 	}
-	type row struct {
-		Kernel      string `json:"kernel"`
-		Registers   int    `json:"registers"`
-		SpillStores int    `json:"spill_stores"`
-		SpillLoads  int    `json:"spill_loads"`
-		Budget      int    `json:"budget"`
-	}
 	report := cuda.ParsePtxasLog(log)
 	if len(report) == 0 {
 		return "", bridge(errs.New(errs.Backend, "NVRTC compiled for %s but its ptxas report lists no kernel", arch))
 	}
-	var rows []row
+	rows := resourceRows(report, prec, th.Spec.Name)
+	return jsonString(rows), nil
+}
+
+// resourceRow is one kernel of KernelResources' report.
+type resourceRow struct {
+	Kernel      string `json:"kernel"`
+	Registers   int    `json:"registers"`
+	SpillStores int    `json:"spill_stores"`
+	SpillLoads  int    `json:"spill_loads"`
+	Budget      int    `json:"budget"`
+}
+
+// resourceRows are the theory's kernels of a ptxas report with their
+// budgets, by name; the empty kernel that made NVRTC skip the driver's
+// compute cache (cuda.UncachedEntry) is not the theory's.
+func resourceRows(report map[string]cuda.Resources, prec cuda.Precision, theory string) []resourceRow {
+	var rows []resourceRow
 	for name, r := range report {
-		rows = append(rows, row{name, r.Registers, r.SpillStores, r.SpillLoads, cuda.BudgetAs(name, prec, th.Spec.Name)})
+		if strings.HasPrefix(name, cuda.UncachedEntry) {
+			continue
+		}
+		rows = append(rows, resourceRow{name, r.Registers, r.SpillStores, r.SpillLoads, cuda.BudgetAs(name, prec, theory)})
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Kernel < rows[j].Kernel })
-	return jsonString(rows), nil
+	return rows
 }

@@ -1,6 +1,7 @@
 package pybind
 
 import (
+	"github.com/fieldgo/fieldgo/kernels/cuda"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -126,4 +127,22 @@ func TestAutoBackendTakesTheCPUForTheFreeBoundary(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, d2, `"backend":"cpu"`)
 	assert.Contains(t, d2, `"boundary":"free"`)
+}
+
+// KernelResources reports the theory's kernels only: the empty entry that
+// makes NVRTC 12.9+ bypass the driver's compute cache (seen on a GPU
+// machine, where a cached compile has no ptxas report) is left out.
+func TestResourceRowsLeaveOutTheUncachedEntry(t *testing.T) {
+	report := map[string]cuda.Resources{
+		"fg_k_tile": {Registers: 96},
+		cuda.UncachedEntry + "1796329650094683898": {Registers: 2},
+		"fg_k_update": {Registers: 40, SpillStores: 4},
+	}
+	rows := resourceRows(report, cuda.Float64, "abelian_higgs")
+	if len(rows) != 2 || rows[0].Kernel != "fg_k_tile" || rows[1].Kernel != "fg_k_update" {
+		t.Fatalf("rows %+v: want fg_k_tile and fg_k_update", rows)
+	}
+	if rows[0].Budget != cuda.BudgetAs("fg_k_tile", cuda.Float64, "abelian_higgs") || rows[1].SpillStores != 4 {
+		t.Fatalf("rows %+v: budgets or spills not carried", rows)
+	}
 }
