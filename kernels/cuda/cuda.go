@@ -170,16 +170,22 @@ func (b *Backend) MemoryFree() (int64, error) {
 }
 
 func (b *Backend) memInfo() (free, total int64, err error) {
+	var f, t C.size_t
+	err = b.onDevice(func() error { return check(C.fg_cuMemGetInfo(&f, &t), "cuMemGetInfo") })
+	return int64(f), int64(t), err
+}
+
+// onDevice runs f on a locked OS thread with b's context current: the one
+// way Programs, their Flows and Modules reach the device. The driver's
+// current context is per OS thread, and Go moves goroutines between threads
+// unless they are locked.
+func (b *Backend) onDevice(f func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := b.bind(); err != nil {
-		return 0, 0, err
+		return err
 	}
-	var f, t C.size_t
-	if err := check(C.fg_cuMemGetInfo(&f, &t), "cuMemGetInfo"); err != nil {
-		return 0, 0, err
-	}
-	return int64(f), int64(t), nil
+	return f()
 }
 
 // bind makes b's context current on this OS thread; the caller holds the

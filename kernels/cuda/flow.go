@@ -90,9 +90,9 @@ func (p *Program) NewFlow(spec kernels.FlowSpec) (kernels.Flow, error) {
 	defer p.mu.Unlock()
 	f := &Flow{p: p, spec: spec}
 	f.spec.Params = append([]float64(nil), spec.Params...)
-	err := p.withCtx(func() error { return f.build() })
+	err := p.b.onDevice(func() error { return f.build() })
 	if err != nil {
-		_ = p.withCtx(func() error { f.free(); return nil })
+		_ = p.b.onDevice(func() error { f.free(); return nil })
 		return nil, err
 	}
 	return f, nil
@@ -588,7 +588,7 @@ func (f *Flow) Close() error {
 		return nil
 	}
 	f.closed = true
-	return f.p.withCtx(func() error { f.free(); return nil })
+	return f.p.b.onDevice(func() error { f.free(); return nil })
 }
 
 func (f *Flow) free() {

@@ -111,20 +111,14 @@ func (m *Module) Cached() bool { return m.cached }
 // Log is NVRTC's log (ptxas's resource report included).
 func (m *Module) Log() string { return m.log }
 
-// do runs f with the module's lock held, on a locked OS thread with the
-// context current.
+// do runs f with the module's lock held, on the device (Backend.onDevice).
 func (m *Module) do(f func() error) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return errs.New(errs.Released, "the CUDA module has been closed")
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := m.b.bind(); err != nil {
-		return err
-	}
-	return f()
+	return m.b.onDevice(f)
 }
 
 // Function returns the entry point name (an extern "C" __global__ function).

@@ -11,7 +11,6 @@ import "C"
 import (
 	"math"
 	"reflect"
-	"runtime"
 	"sync"
 	"unsafe"
 
@@ -244,7 +243,7 @@ func (b *buffer) Upload() error {
 		return errs.New(errs.Released, "buffer has been released")
 	}
 	if b.p.prec == Float64 {
-		return b.p.withCtx(func() error {
+		return b.p.b.onDevice(func() error {
 			return check(C.fg_cuMemcpyHtoD(b.d, b.host, C.size_t(8*b.n)), "cuMemcpyHtoD")
 		})
 	}
@@ -261,7 +260,7 @@ func (b *buffer) Download() error {
 		return errs.New(errs.Released, "buffer has been released")
 	}
 	if b.p.prec == Float64 {
-		return b.p.withCtx(func() error {
+		return b.p.b.onDevice(func() error {
 			return check(C.fg_cuMemcpyDtoH(b.host, b.d, C.size_t(8*b.n)), "cuMemcpyDtoH")
 		})
 	}
@@ -278,7 +277,7 @@ func (p *Program) convert(b *buffer, up bool) error {
 	if p.closed {
 		return errs.New(errs.Released, "the program has been closed")
 	}
-	return p.withCtx(func() error {
+	return p.b.onDevice(func() error {
 		if err := p.stage.ensure(8 * b.n); err != nil {
 			return err
 		}
@@ -320,14 +319,14 @@ func (p *Program) DeviceArray(b kernels.Buffer) (DeviceArray, error) {
 // Sync waits for all work queued on the device (before a consumer reads a
 // DeviceArray on another stream).
 func (p *Program) Sync() error {
-	return p.withCtx(func() error { return check(C.fg_cuCtxSynchronize(), "cuCtxSynchronize") })
+	return p.b.onDevice(func() error { return check(C.fg_cuCtxSynchronize(), "cuCtxSynchronize") })
 }
 
 func (b *buffer) Release() {
 	if b.d == 0 {
 		return
 	}
-	_ = b.p.withCtx(func() error {
+	_ = b.p.b.onDevice(func() error {
 		C.fg_cuMemFree(b.d)
 		if b.pinned {
 			C.fg_cuMemHostUnregister(b.host)
@@ -335,16 +334,6 @@ func (b *buffer) Release() {
 		return nil
 	})
 	b.d, b.host = 0, nil
-}
-
-// withCtx runs f on a locked OS thread with the context current.
-func (p *Program) withCtx(f func() error) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := p.b.bind(); err != nil {
-		return err
-	}
-	return f()
 }
 
 func (p *Program) alloc(n int) (*buffer, error) {
@@ -370,7 +359,7 @@ func (p *Program) NewBuffer(n int) (kernels.Buffer, error) {
 		return nil, errs.New(errs.Shape, "negative buffer length %d", n)
 	}
 	var b *buffer
-	err := p.withCtx(func() (err error) { b, err = p.alloc(n); return })
+	err := p.b.onDevice(func() (err error) { b, err = p.alloc(n); return })
 	if err != nil {
 		return nil, err
 	}
@@ -387,7 +376,7 @@ func (p *Program) Bind(host []float64) (kernels.Buffer, error) {
 		return nil, errs.New(errs.Shape, "cannot bind an empty buffer")
 	}
 	var b *buffer
-	err := p.withCtx(func() (err error) {
+	err := p.b.onDevice(func() (err error) {
 		if b, err = p.alloc(len(host)); err != nil {
 			return err
 		}
@@ -553,7 +542,7 @@ func (p *Program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var r kernels.Reduction
-	err := p.withCtx(func() error {
+	err := p.b.onDevice(func() error {
 		grid, err := p.prepare(ga.Grid, ga.Params)
 		if err != nil {
 			return err
@@ -658,7 +647,7 @@ func (p *Program) Combine(out kernels.Buffer, terms ...kernels.Term) error {
 	if err != nil || o == nil {
 		return errs.New(errs.Shape, "Combine needs an output buffer")
 	}
-	return p.withCtx(func() error { return p.combine(o.d, o.n, terms) })
+	return p.b.onDevice(func() error { return p.combine(o.d, o.n, terms) })
 }
 
 // combine sets the n values at out to the sum of the terms with
@@ -708,7 +697,7 @@ func (p *Program) siteKernel(name string, g kernels.Grid, phi, second kernels.Bu
 	args func(grid gridArgs, phi, second uint64) any) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.withCtx(func() error {
+	return p.b.onDevice(func() error {
 		grid, err := p.prepare(g, make([]float64, p.unit.NParams))
 		if err != nil {
 			return err
@@ -736,7 +725,7 @@ func (p *Program) Density(g kernels.Grid, params []float64, phi kernels.Buffer, 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var sum float64
-	err := p.withCtx(func() error {
+	err := p.b.onDevice(func() error {
 		grid, err := p.prepare(g, params)
 		if err != nil {
 			return err
@@ -781,7 +770,7 @@ func (p *Program) FirstNonFinite(b kernels.Buffer) (int, error) {
 		return -1, errs.New(errs.Shape, "FirstNonFinite needs a buffer")
 	}
 	idx := -1
-	err = p.withCtx(func() error {
+	err = p.b.onDevice(func() error {
 		slot := p.res + 24
 		if err := check(C.fg_cuMemsetD8(slot, 0xff, 8), "cuMemsetD8"); err != nil {
 			return err
@@ -834,7 +823,7 @@ func (p *Program) fold(op, kernel string, a, b kernels.Buffer) (float64, error) 
 		return 0, errs.New(errs.Shape, "%s of buffers of %d and %d values", op, x.n, y.n)
 	}
 	var res float64
-	err = p.withCtx(func() error {
+	err = p.b.onDevice(func() error {
 		nchunk := (x.n + C.FG_DOT_CHUNK - 1) / C.FG_DOT_CHUNK
 		if nchunk == 0 {
 			return nil
@@ -873,7 +862,7 @@ func (p *Program) FillRandom(b kernels.Buffer, seed uint64) error {
 	if x.n == 0 {
 		return nil
 	}
-	return p.withCtx(func() error {
+	return p.b.onDevice(func() error {
 		a := &randomArgs{Len: int64(x.n), Out: uint64(x.d), Seed: seed}
 		bs := p.k["fg_k_random"].info.BlockSize
 		return p.launch("fg_k_random", min((x.n+bs-1)/bs, 1<<20), a)
@@ -889,7 +878,7 @@ func (p *Program) Close() error {
 		return nil
 	}
 	p.closed = true
-	return p.withCtx(func() error {
+	return p.b.onDevice(func() error {
 		p.params.free()
 		p.part.free()
 		p.dotPart.free()
