@@ -137,6 +137,8 @@ int fg_cuda_load(const char* path, char* err, int n) {
     return 0;
 }
 
+int fg_preload(const char* path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL) ? 0 : 1; }
+
 int fg_nvrtc_load(const char* path, char* err, int n) {
     void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {

@@ -39,6 +39,9 @@ typedef struct _nvrtcProgram* nvrtcProgram;
  * err (size n). */
 int fg_cuda_load(const char* path, char* err, int n);
 int fg_nvrtc_load(const char* path, char* err, int n);
+/* fg_preload dlopens a library (by path) so that a later lookup of its soname
+ * finds it loaded: NVRTC opens libnvrtc-builtins by soname alone. 0 on success. */
+int fg_preload(const char* path);
 
 /* Driver calls (through the loaded pointers). */
 CUresult fg_cuInit(unsigned flags);

@@ -153,6 +153,7 @@ func loadNVRTC() error {
 	nvrtc.once.Do(func() {
 		var tried []string
 		for _, p := range nvrtcCandidates() {
+			preloadBuiltins(p)
 			cp := C.CString(p)
 			var buf [512]C.char
 			rc := C.fg_nvrtc_load(cp, &buf[0], C.int(len(buf)))
@@ -169,6 +170,26 @@ func loadNVRTC() error {
 			strings.Join(tried, "\n  "))
 	})
 	return nvrtc.err
+}
+
+// preloadBuiltins loads the libnvrtc-builtins beside an NVRTC given by path:
+// NVRTC opens it by soname, which a library folder off the loader's path
+// (FIELDGO_NVRTC, a pip wheel's nvidia/cu13/lib without an $ORIGIN runpath,
+// as nvidia-cuda-nvrtc 13.0.88 ships) does not provide ("failed to open
+// libnvrtc-builtins.so.13.0" at the first compile).
+func preloadBuiltins(nvrtcPath string) {
+	if !strings.Contains(nvrtcPath, "/") {
+		return
+	}
+	m, _ := filepath.Glob(filepath.Join(filepath.Dir(nvrtcPath), "libnvrtc-builtins.so.*"))
+	for _, b := range m {
+		if strings.Contains(filepath.Base(b), ".alt.") {
+			continue
+		}
+		cb := C.CString(b)
+		C.fg_preload(cb)
+		C.free(unsafe.Pointer(cb))
+	}
 }
 
 // NVRTCVersion returns the loaded NVRTC's path and version, loading it if
