@@ -198,6 +198,7 @@ type resourceRow struct {
 	SpillStores int    `json:"spill_stores"`
 	SpillLoads  int    `json:"spill_loads"`
 	Budget      int    `json:"budget"`
+	SpillBudget int    `json:"spill_budget"` // bytes of stores and of loads each (cuda.SpillAllowance)
 }
 
 // resourceRows are the theory's kernels of a ptxas report with their
@@ -209,7 +210,8 @@ func resourceRows(report map[string]cuda.Resources, prec cuda.Precision, theory 
 		if strings.HasPrefix(name, cuda.UncachedEntry) {
 			continue
 		}
-		rows = append(rows, resourceRow{name, r.Registers, r.SpillStores, r.SpillLoads, cuda.BudgetAs(name, prec, theory)})
+		rows = append(rows, resourceRow{name, r.Registers, r.SpillStores, r.SpillLoads, cuda.BudgetAs(name, prec, theory),
+			cuda.SpillAllowance(name, prec, theory)})
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Kernel < rows[j].Kernel })
 	return rows

@@ -172,33 +172,57 @@ var TheoryBudgets = map[string]map[string]BudgetOverride{
 	},
 }
 
-// NVRTC12Budgets are the exceptions of CUDA 12's NVRTC (fieldgo[cuda], the
-// nvidia-cuda-nvrtc-cu12 wheel, for drivers older than CUDA 13's), checked
-// before every table above when the loaded NVRTC is 12.x: the tables are
-// measured with NVRTC 13, whose ptxas allocates fewer registers for these.
-// Measured with NVRTC 12.9.86 (sm_80 and sm_90, float64 and float32, every
-// built-in theory, no spill, 2026-12-03); every other kernel stays within
-// the NVRTC 13 budget. Each budget is the count rounded up to 8 plus 8.
-var NVRTC12Budgets = []CompilerBudget{
-	{"chern_simons_higgs", "fg_k_tile_up", Float64, BudgetOverride{128, "5 components: stage 4 fused with the RK4 update; NVRTC 12.9 allocates 119 for sm_90 (94 with NVRTC 13.5), no spill; 128 registers still keep 512 threads per SM resident"}},
-	{"ferromagnetic_superconductor", "fg_k_tile_up", Float64, BudgetOverride{168, "8 components: stage 4 fused with the RK4 update; NVRTC 12.9 allocates 153 for sm_90 (128 with NVRTC 13.5), no spill; 384 threads per SM resident instead of 448"}},
-	{"anisotropic_gl", "fg_k_continuum", Float32, BudgetOverride{168, "6 components, float32 storage: NVRTC 12.9 allocates 154 for sm_90 (144 with NVRTC 13.5), no spill; fg_k_continuum is the untiled gradient the flows do not launch"}},
+// OlderNVRTCBudgets are the exceptions of NVRTC releases older than the
+// 13.5 the tables above are measured with, checked before every table when
+// such an NVRTC is loaded: CUDA 12's (fieldgo[cuda], the
+// nvidia-cuda-nvrtc-cu12 wheel, for drivers older than CUDA 13's) and 13.0
+// (the H200 machine's toolkit, nvidia-cuda-nvrtc 13.0.88). Measured with
+// NVRTC 12.9.86 and 13.0.88, which allocate alike here (sm_80 and sm_90,
+// float64 and float32, every built-in theory, 2026-12-03); every other kernel
+// stays within the NVRTC 13.5 budget without spill. A budget is the count
+// rounded up to 8 plus 8 (255 at the hardware limit).
+var OlderNVRTCBudgets = []CompilerBudget{
+	{"chern_simons_higgs", "fg_k_tile_up", Float64, BudgetOverride{128, "5 components: stage 4 fused with the RK4 update; 119 registers for sm_90 (94 with NVRTC 13.5), no spill; 128 still keep 512 threads per SM resident"}, 0},
+	{"ferromagnetic_superconductor", "fg_k_tile_up", Float64, BudgetOverride{168, "8 components: stage 4 fused with the RK4 update; 153 registers for sm_90 (128 with NVRTC 13.5), no spill; 384 threads per SM resident instead of 448"}, 0},
+	{"anisotropic_gl", "fg_k_continuum", Float32, BudgetOverride{168, "6 components, float32 storage: 154 registers for sm_90 (144 with NVRTC 13.5), no spill; the untiled gradient, which the flows do not launch"}, 0},
+	{"baby_skyrme", "fg_k_consistent", Float64, BudgetOverride{152, "3 components: 145 registers for sm_80 (128 with NVRTC 13.5), no spill; the consistent form is not the default"}, 0},
+	{"ferromagnetic_superconductor", "fg_k_consistent", Float64, BudgetOverride{255, "8 components at the hardware limit: 254 registers and 8 bytes of spill for sm_90 (no spill with NVRTC 13.5); the consistent form is not the default"}, 8},
+	{"ferromagnetic_superconductor", "fg_k_consistent", Float32, BudgetOverride{255, "8 components at the hardware limit, float32 storage: 255 registers and 8 (sm_80) / 24 (sm_90) bytes of spill (no spill with NVRTC 13.5); the consistent form is not the default"}, 24},
 }
 
 // CompilerBudget is a measured budget of one theory's kernel in one storage
-// precision for an NVRTC other than the one the tables are measured with.
+// precision for an NVRTC older than the tables', with the spill it is
+// allowed (bytes of stores and of loads each; 0 everywhere else).
 type CompilerBudget struct {
 	Theory, Kernel string
 	Prec           Precision
 	BudgetOverride
+	Spill int
 }
 
-// nvrtcMajor is the loaded NVRTC's major version, 0 when none loads.
-func nvrtcMajor() int {
-	if _, major, _, err := NVRTCVersion(); err == nil {
-		return major
+// olderNVRTC reports whether the loaded NVRTC is older than 13.5.
+func olderNVRTC() bool {
+	_, major, minor, err := NVRTCVersion()
+	return err == nil && (major < 13 || major == 13 && minor < 5)
+}
+
+func compilerBudget(kernel string, prec Precision, theory []string) (CompilerBudget, bool) {
+	if len(theory) > 0 && olderNVRTC() {
+		for _, b := range OlderNVRTCBudgets {
+			if b.Theory == theory[0] && b.Kernel == kernel && b.Prec == prec {
+				return b, true
+			}
+		}
 	}
-	return 0
+	return CompilerBudget{}, false
+}
+
+// SpillAllowance is the spill (bytes of stores and of loads each) kernel may
+// have for theory with buffers stored in prec: 0 but for a measured
+// exception of an older NVRTC.
+func SpillAllowance(kernel string, prec Precision, theory ...string) int {
+	b, _ := compilerBudget(kernel, prec, theory)
+	return b.Spill
 }
 
 // Budget returns the register budget of kernel for theory ("" for the
@@ -208,14 +232,10 @@ func Budget(kernel string, theory ...string) int { return BudgetAs(kernel, Float
 // BudgetAs returns the register budget of kernel for theory with buffers
 // stored in prec: with float32 storage the theory's float32 entry; then the
 // theory's own entry; then (float32) the float32 table's; else the default.
-// With CUDA 12's NVRTC loaded, its measured exceptions come first.
+// With an NVRTC older than 13.5 loaded, its measured exceptions come first.
 func BudgetAs(kernel string, prec Precision, theory ...string) int {
-	if len(theory) > 0 && nvrtcMajor() == 12 {
-		for _, b := range NVRTC12Budgets {
-			if b.Theory == theory[0] && b.Kernel == kernel && b.Prec == prec {
-				return b.Registers
-			}
-		}
+	if b, ok := compilerBudget(kernel, prec, theory); ok {
+		return b.Registers
 	}
 	if len(theory) > 0 && prec == Float32 {
 		if o, ok := TheoryFloat32Budgets[theory[0]][kernel]; ok {

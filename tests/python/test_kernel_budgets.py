@@ -4,7 +4,9 @@ sm_90 — no GPU needed, only NVRTC (the nvidia-cuda-nvrtc wheel of the test
 dependencies) — and held to the budget table of kernels/cuda/budgets.go, in both storage
 precisions (float64, and float32 for precision="float32": the same kernels with float
 buffers, kernels/cuda Float32Budgets). A kernel that must exceed the default gets its own
-measured entry there, with the reason."""
+measured entry there, with the reason; an NVRTC older than the 13.5 the tables are measured
+with (CUDA 12's, or 13.0) has its own measured exceptions (OlderNVRTCBudgets), the only
+place a spill is allowed."""
 
 import json
 
@@ -50,7 +52,8 @@ def test_kernels_keep_their_register_budgets_without_spill(name, arch, precision
     }
     where = f"{name} {arch} {precision}"
     for r in rows:
-        assert r["spill_stores"] == 0 and r["spill_loads"] == 0, f"{where}: {r['kernel']} spills: {r}"
+        spill = r["spill_budget"]  # 0 but for a measured exception of an NVRTC older than the tables'
+        assert r["spill_stores"] <= spill and r["spill_loads"] <= spill, f"{where}: {r['kernel']} spills: {r}"
         assert r["budget"] > 0, f"{where}: {r['kernel']} has no register budget"
         assert r["registers"] <= r["budget"], f"{where}: {r['kernel']} uses {r['registers']} > {r['budget']}"
 
