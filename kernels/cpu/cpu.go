@@ -17,6 +17,7 @@ import "C"
 
 import (
 	"math"
+	"regexp"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -51,8 +52,22 @@ func (b *Backend) threads() int {
 	return runtime.GOMAXPROCS(0)
 }
 
-var kernelNames = []string{"fg_k_continuum", "fg_k_partials", "fg_k_consistent", "fg_k_combine", "fg_k_constrain", "fg_k_project", "fg_k_density",
-	"fg_k_partials_free", "fg_k_consistent_free", "fg_k_density_free"}
+// kernelNames are the exported kernels of the C template
+// (kernels/src/cpu_kernels.c.tmpl), in source order: what load looks up.
+var kernelNames = entryPoints(src.CPUKernels)
+
+// kernelSignature is an exported kernel of the C template: its argument
+// block and a range of rows or values.
+var kernelSignature = regexp.MustCompile(`(?m)^FG_EXPORT void (fg_k_\w+)\(const fg_args\* a, long \w+, long \w+\)`)
+
+// entryPoints lists the kernels of source in order.
+func entryPoints(source string) []string {
+	var out []string
+	for _, m := range kernelSignature.FindAllStringSubmatch(source, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
 
 // TranslationUnit is the C source Compile builds for u: size checks, the point
 // source, then the templates.
