@@ -9,7 +9,10 @@
 package pybind
 
 import (
+	"encoding/json"
+	"github.com/fieldgo/fieldgo/errs"
 	"runtime"
+	"strings"
 
 	"github.com/fieldgo/fieldgo/core"
 )
@@ -24,3 +27,19 @@ func AllocatedBytes() int64 { return core.AllocatedBytes() }
 // Goroutines is the number of goroutines alive in the Go runtime (leak tests
 // check it returns to its starting value).
 func Goroutines() int { return runtime.NumGoroutine() }
+
+// decodeOptions reads an options object sent by the Python package into v,
+// refusing a field v does not have: the Python dataclasses mirror the Go
+// structs (tests/python/test_bridge_options.py), and a name that reaches Go
+// unknown would otherwise be dropped without a word.
+func decodeOptions(s string, v any) error {
+	d := json.NewDecoder(strings.NewReader(s))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if d.More() {
+		return errs.New(errs.Parameter, "options: more than one JSON value")
+	}
+	return nil
+}

@@ -146,3 +146,22 @@ func TestResourceRowsLeaveOutTheUncachedEntry(t *testing.T) {
 		t.Fatalf("rows %+v: budgets or spills not carried", rows)
 	}
 }
+
+// An options field Go does not know is refused, naming it, instead of
+// being dropped.
+func TestUnknownOptionsAreRefused(t *testing.T) {
+	var o simOptions
+	if err := decodeOptions(`{"backend": "cpu", "precison": "float32"}`, &o); err == nil || !strings.Contains(err.Error(), "precison") {
+		t.Fatalf("a misspelt field: %v", err)
+	}
+	if err := decodeOptions(`{"backend": "cpu"} {}`, &o); err == nil {
+		t.Fatal("two JSON values accepted")
+	}
+	if err := decodeOptions(`{"backend": "cpu", "precision": "float32"}`, &o); err != nil || o.Precision != "float32" {
+		t.Fatalf("known fields: %v, %+v", err, o)
+	}
+	_, err := RadiationFields(0, 0, 0, 0, 1, `{"methd": "newton"}`)
+	if err == nil || !strings.HasPrefix(err.Error(), "fieldgo[ParameterError]") || !strings.Contains(err.Error(), "methd") {
+		t.Fatalf("radiation options with a misspelt field: %v", err)
+	}
+}

@@ -194,7 +194,7 @@ func ReleaseRadiationCube(h int64) (err error) {
 func radiationCube(job int64, traj, obs, times uintptr, nsamples int, options string, onDevice bool) (*radiation.Cube, error) {
 	var ro radiationOptions
 	if options != "" {
-		if e := json.Unmarshal([]byte(options), &ro); e != nil {
+		if e := decodeOptions(options, &ro); e != nil {
 			return nil, errs.New(errs.Parameter, "radiation options are not a JSON object: %v", e)
 		}
 	}

@@ -47,7 +47,7 @@ const freeOnCPU = "the free boundary runs on the CPU backend only"
 func NewSimulation(spec, source string, nx, ny int, hx, hy, ox, oy float64, boundary, options string) (h int64, err error) {
 	defer recoverInto(&err)
 	var o simOptions
-	if e := json.Unmarshal([]byte(options), &o); e != nil {
+	if e := decodeOptions(options, &o); e != nil {
 		return 0, bridge(errs.New(errs.Parameter, "bad simulation options: %v", e))
 	}
 	if o.Precision != "" && o.Precision != core.Float64 && o.Precision != core.Float32 {
@@ -192,7 +192,7 @@ func SimStartMinimize(h int64, options string) (err error) {
 		return bridge(err)
 	}
 	var o minimizeOptions
-	if e := json.Unmarshal([]byte(options), &o); e != nil {
+	if e := decodeOptions(options, &o); e != nil {
 		return bridge(errs.New(errs.Parameter, "bad minimize options: %v", e))
 	}
 	return bridge(s.Start(core.FlowConfig{Method: o.Method, Arrest: o.Arrest, Dt: o.Dt, Tol: o.Tol,
@@ -403,7 +403,7 @@ func SimSave(h int64, path string) (err error) {
 func LoadSimulation(path, options string) (h int64, err error) {
 	defer recoverInto(&err)
 	var o simOptions
-	if e := json.Unmarshal([]byte(options), &o); e != nil {
+	if e := decodeOptions(options, &o); e != nil {
 		return 0, bridge(errs.New(errs.Parameter, "bad load options: %v", e))
 	}
 	saved, boundary, err := core.SavedSettings(path)
