@@ -182,12 +182,6 @@ CUresult fg_cuMemHostUnregister(void* p) { return cu.cuMemHostUnregister(p); }
 CUresult fg_cuMemcpyHtoD(CUdeviceptr d, const void* s, size_t n) { return cu.cuMemcpyHtoD_v2(d, s, n); }
 CUresult fg_cuMemcpyDtoH(void* d, CUdeviceptr s, size_t n) { return cu.cuMemcpyDtoH_v2(d, s, n); }
 CUresult fg_cuMemsetD8(CUdeviceptr p, unsigned char v, size_t n) { return cu.cuMemsetD8_v2(p, v, n); }
-/* One-dimensional launch on the default stream of a kernel taking one
- * by-value argument block. */
-CUresult fg_cuLaunchKernel(CUfunction f, unsigned gx, unsigned bx, unsigned smem, void* args) {
-    void* params[1] = {args};
-    return cu.cuLaunchKernel(f, gx, 1, 1, bx, 1, 1, smem, (CUstream)0, params, NULL);
-}
 CUresult fg_cuOccupancyMaxPotentialBlockSize(int* g, int* b, CUfunction f, size_t smem, int limit) {
     return cu.cuOccupancyMaxPotentialBlockSize(g, b, f, NULL, smem, limit);
 }

@@ -69,7 +69,6 @@ CUresult fg_cuMemHostUnregister(void* p);
 CUresult fg_cuMemcpyHtoD(CUdeviceptr dst, const void* src, size_t n);
 CUresult fg_cuMemcpyDtoH(void* dst, CUdeviceptr src, size_t n);
 CUresult fg_cuMemsetD8(CUdeviceptr p, unsigned char v, size_t n);
-CUresult fg_cuLaunchKernel(CUfunction f, unsigned gx, unsigned bx, unsigned smem, void* args);
 CUresult fg_cuOccupancyMaxPotentialBlockSize(int* minGrid, int* block, CUfunction f, size_t smem, int limit);
 CUresult fg_cuOccupancyMaxActiveBlocksPerMultiprocessor(int* nb, CUfunction f, int block, size_t smem);
 const char* fg_cuErrorString(CUresult r);
