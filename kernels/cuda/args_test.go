@@ -1,43 +1,12 @@
 package cuda
 
 import (
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/fieldgo/fieldgo/kernels/src"
 )
-
-// cLayout lists static_asserts that C type ctype has Go type t's layout:
-// its size and, field by field (nested structs by their path), each named
-// field's offset and size. Blank fields are padding and are not named.
-func cLayout(ctype string, t reflect.Type) []string {
-	out := []string{fmt.Sprintf("static_assert(sizeof(%s) == %d, \"sizeof(%s)\");", ctype, t.Size(), ctype)}
-	var walk func(t reflect.Type, path string, off uintptr)
-	walk = func(t reflect.Type, path string, off uintptr) {
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if f.Name == "_" {
-				continue
-			}
-			name := f.Tag.Get("c")
-			if name == "" {
-				out = append(out, fmt.Sprintf("#error %s.%s has no c tag", t.Name(), f.Name))
-				continue
-			}
-			p := path + name
-			out = append(out,
-				fmt.Sprintf("static_assert(__builtin_offsetof(%s, %s) == %d, \"%s.%s offset\");", ctype, p, off+f.Offset, ctype, p),
-				fmt.Sprintf("static_assert(sizeof(((%s*)0)->%s) == %d, \"%s.%s size\");", ctype, p, f.Type.Size(), ctype, p))
-			if f.Type.Kind() == reflect.Struct {
-				walk(f.Type, p+".", off+f.Offset)
-			}
-		}
-	}
-	walk(t, "", 0)
-	return out
-}
 
 // TestArgumentLayouts: every kernel of the templates has a Go argument block
 // registered (registerArgs) whose layout the CUDA compiler agrees with: the
@@ -60,7 +29,7 @@ func TestArgumentLayouts(t *testing.T) {
 		}
 		if !seen[ctypes[k]] {
 			seen[ctypes[k]] = true
-			asserts = append(asserts, cLayout(ctypes[k], gt)...)
+			asserts = append(asserts, LayoutAsserts(ctypes[k], gt)...)
 		}
 	}
 	for k := range argTypes {
@@ -95,24 +64,17 @@ func TestArgumentLayoutsCatchADifference(t *testing.T) {
 		Rows uint64 `c:"rows"`
 	}
 	th := builtins(t)[0]
-	source := TranslationUnitAs(th.unit, Float64) + "\n" + strings.Join(cLayout("fg_final_args", reflect.TypeFor[wrong]()), "\n") + "\n"
+	source := TranslationUnitAs(th.unit, Float64) + "\n" + strings.Join(LayoutAsserts("fg_final_args", reflect.TypeFor[wrong]()), "\n") + "\n"
 	_, log, err := CompileCUBIN(source, "sm_90")
 	if err == nil || !strings.Contains(log+err.Error(), "fg_final_args.out offset") {
 		t.Fatalf("a swapped pair of fields: want the out offset refused, got %v\n%s", err, log)
 	}
 }
 
-// skipWithoutOffsetof skips where NVRTC cannot evaluate __builtin_offsetof in
-// a constant expression (NVRTC 13.0, the H200's: "type name is not allowed";
-// 13.5, the test dependency CI uses, can). A layout does not depend on the
-// compiler that checks it, so one that can suffices.
+// skipWithoutOffsetof skips where NVRTC cannot check layouts (OffsetofSupported).
 func skipWithoutOffsetof(t *testing.T) {
 	t.Helper()
-	probe := "struct fg_probe { int a; double b; };\n" +
-		"static_assert(__builtin_offsetof(fg_probe, b) == 8, \"offsetof\");\n" +
-		"extern \"C\" __global__ void fg_probe_kernel() {}\n"
-	if _, log, err := CompileCUBIN(probe, "sm_90"); err != nil {
-		_, ma, mi, _ := NVRTCVersion()
-		t.Skipf("NVRTC %d.%d cannot evaluate __builtin_offsetof in a static_assert (layouts are checked with NVRTC 13.5): %v\n%s", ma, mi, err, log)
+	if err := OffsetofSupported(); err != nil {
+		t.Skip(err)
 	}
 }

@@ -201,22 +201,50 @@ func (d *Device) Close() error {
 	return d.m.Close()
 }
 
-// args mirrors fg_rad_args<F> (x86-64 and CUDA lay a struct out alike:
-// natural alignment, in order; Go pads before C exactly when F is float64).
+// args mirrors fg_rad_args<F> field for field, the C name in the c tag
+// (natural alignment, in order; Go pads before C exactly when F is float64:
+// the blank field). TestArgumentLayout holds it to the CUDA compiler's
+// layout in both precisions (cuda.LayoutAsserts, NVRTC, no GPU).
 type args[F float32 | float64] struct {
-	T, Y0, Y1, A1, A0, AY0, AY1, AA1, AA0, Off uint64
-	P, N                                       int32
-	Charge, OX, OY, OZ, R0                     uint64
-	O, _                                       int32
-	TP                                         uint64
-	S                                          int32
-	C, IC                                      F
-	NIters, NSubsteps                          int32
-	Out, Tret, Rec, Perm                       uint64
-	WTau, WIdx, WWalk, Part                    uint64
-	Tile, Seg                                  int32
-	O0, OC                                     int32
-	Queue, TPSlot                              uint64
+	T      uint64 `c:"t"`
+	Y0     uint64 `c:"y0"`
+	Y1     uint64 `c:"y1"`
+	A1     uint64 `c:"a1"`
+	A0     uint64 `c:"a0"`
+	AY0    uint64 `c:"ay0"`
+	AY1    uint64 `c:"ay1"`
+	AA1    uint64 `c:"aa1"`
+	AA0    uint64 `c:"aa0"`
+	Off    uint64 `c:"off"`
+	P      int32  `c:"P"`
+	N      int32  `c:"n"`
+	Charge uint64 `c:"charge"`
+	OX     uint64 `c:"ox"`
+	OY     uint64 `c:"oy"`
+	OZ     uint64 `c:"oz"`
+	R0     uint64 `c:"r0"`
+	O      int32  `c:"O"`
+	_      int32
+	TP     uint64 `c:"tp"`
+	S      int32  `c:"S"`
+	C      F      `c:"c"`
+	IC     F      `c:"ic"`
+	NIters int32  `c:"n_iters"`
+	NSubst int32  `c:"n_substeps"`
+	Out    uint64 `c:"out"`
+	Tret   uint64 `c:"tret"`
+	Rec    uint64 `c:"rec"`
+	Perm   uint64 `c:"perm"`
+	WTau   uint64 `c:"w_tau"`
+	WIdx   uint64 `c:"w_idx"`
+	WWalk  uint64 `c:"w_walk"`
+	Part   uint64 `c:"part"`
+	Tile   int32  `c:"tile"`
+	Seg    int32  `c:"seg"`
+	O0     int32  `c:"o0"`
+	OC     int32  `c:"oc"`
+	Queue  uint64 `c:"queue"`
+	TPSlot uint64 `c:"tp_slot"`
 }
 
 // launchBuffers are the device addresses and tile a launch's args take
@@ -232,7 +260,7 @@ func argsBytes[F float32 | float64](ar arrays, job *kernels.RadiationJob, lb lau
 	opt := job.Kernel
 	return bytesOf(&args[F]{T: ar.T, Y0: ar.Y0, Y1: ar.Y1, A1: ar.A1, A0: ar.A0, AY0: ar.AY0, AY1: ar.AY1, AA1: ar.AA1, AA0: ar.AA0, Off: lb.off,
 		P: int32(job.P), N: int32(job.N), Charge: ar.Charge, OX: ar.OX, OY: ar.OY, OZ: ar.OZ, R0: ar.R0, O: int32(job.O),
-		TP: ar.TP, S: int32(job.S), C: F(job.C), IC: 1 / F(job.C), NIters: int32(opt.NIters), NSubsteps: int32(opt.NSubsteps),
+		TP: ar.TP, S: int32(job.S), C: F(job.C), IC: 1 / F(job.C), NIters: int32(opt.NIters), NSubst: int32(opt.NSubsteps),
 		Out: lb.out, Tret: lb.tret, Rec: ar.Rec, Perm: lb.perm, WTau: lb.wTau, WIdx: lb.wIdx, WWalk: lb.wWalk, Part: lb.part,
 		Tile: int32(lb.tile), Seg: int32(lb.seg), O0: int32(o0), OC: int32(oc), Queue: lb.queue, TPSlot: lb.tpSlot})
 }

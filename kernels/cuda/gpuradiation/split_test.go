@@ -2,7 +2,6 @@ package gpuradiation
 
 import (
 	"testing"
-	"unsafe"
 )
 
 // TestSplitChunk: the Split variant's observer chunks fit the scratch limit,
@@ -25,19 +24,5 @@ func TestSplitChunk(t *testing.T) {
 		if got > 1 && got*c.per > c.limit {
 			t.Errorf("SplitChunk(%d, %d, %d) = %d: %d bytes over the limit", c.o, c.per, c.limit, got, got*c.per)
 		}
-	}
-}
-
-// TestArgsLayout: args[F] keeps fg_rad_args<F>'s layout (the offsets the
-// hand-written float64 and float32 mirrors had: C after 4 bytes of padding
-// in float64, right after S in float32; the queue's pointer after o0, oc,
-// then tp_slot's).
-func TestArgsLayout(t *testing.T) {
-	var d args[float64]
-	var f args[float32]
-	got := [12]uintptr{unsafe.Sizeof(d), unsafe.Offsetof(d.C), unsafe.Offsetof(d.NIters), unsafe.Offsetof(d.O0), unsafe.Offsetof(d.Queue), unsafe.Offsetof(d.TPSlot),
-		unsafe.Sizeof(f), unsafe.Offsetof(f.C), unsafe.Offsetof(f.NIters), unsafe.Offsetof(f.O0), unsafe.Offsetof(f.Queue), unsafe.Offsetof(f.TPSlot)}
-	if want := [12]uintptr{272, 152, 168, 248, 256, 264, 264, 148, 156, 240, 248, 256}; got != want {
-		t.Errorf("args layout %v, want %v", got, want)
 	}
 }
