@@ -131,7 +131,14 @@ func NewSimulation(backend kernels.Backend, theory *Theory, lat Lattice, params 
 		return nil, err
 	}
 	if lat.Nx < 5 || (lat.Dim() >= 2 && lat.Ny < 5) || (lat.Dim() == 3 && lat.Nz < 5) {
-		return nil, errs.New(errs.Lattice, "the fourth-order stencils need at least 5 sites along every axis, got %s", lat.Shape())
+		need := "5 x 5"
+		switch lat.Dim() {
+		case 1:
+			need = "5"
+		case 3:
+			need = "5 x 5 x 5"
+		}
+		return nil, errs.New(errs.Lattice, "the fourth-order stencils need at least %s sites, got %s", need, lat.Shape())
 	}
 	if err := refuseBeyondPlanar(theory, lat, opt); err != nil {
 		return nil, err
