@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -23,14 +24,32 @@ const (
 	MetaBoundary   = "boundary"   // "fixed" | "periodic" | "free"
 	MetaComponents = "components" // JSON list of component names
 	MetaTheory     = "theory"     // optional theory name
+	// A lattice other than the planar one of one boundary adds its number of
+	// axes, z's size and spacing; its origin has one coordinate per axis and
+	// its boundary is one name per axis, comma-separated.
+	MetaDims = "dims"
+	MetaNz   = "nz"
+	MetaHz   = "hz"
 )
 
 func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // LatticeMetadata returns the schema metadata that describes lat and names.
 func LatticeMetadata(lat Lattice, names []string) arrow.Metadata {
-	origin, _ := json.Marshal([]float64{lat.Ox, lat.Oy})
 	comps, _ := json.Marshal(names)
+	if !lat.Planar() {
+		d := lat.Dim()
+		origin, _ := json.Marshal([]float64{lat.Ox, lat.Oy, lat.Oz}[:d])
+		bounds := make([]string, d)
+		for a := range bounds {
+			bounds[a] = lat.AxisBoundary(a).String()
+		}
+		return arrow.NewMetadata(
+			[]string{MetaDims, MetaNx, MetaNy, MetaNz, MetaHx, MetaHy, MetaHz, MetaOrigin, MetaBoundary, MetaComponents},
+			[]string{strconv.Itoa(d), strconv.Itoa(lat.Nx), strconv.Itoa(lat.Ny), strconv.Itoa(lat.Planes()),
+				fmtFloat(lat.Hx), fmtFloat(lat.Hy), fmtFloat(lat.Hz), string(origin), strings.Join(bounds, ","), string(comps)})
+	}
+	origin, _ := json.Marshal([]float64{lat.Ox, lat.Oy})
 	return arrow.NewMetadata(
 		[]string{MetaNx, MetaNy, MetaHx, MetaHy, MetaOrigin, MetaBoundary, MetaComponents},
 		[]string{strconv.Itoa(lat.Nx), strconv.Itoa(lat.Ny), fmtFloat(lat.Hx), fmtFloat(lat.Hy),
@@ -80,6 +99,9 @@ func LatticeFromMetadata(md arrow.Metadata) (lat Lattice, ok bool, err error) {
 	if err != nil {
 		return lat, true, err
 	}
+	if md.FindKey(MetaDims) >= 0 {
+		return latticeNDFromMetadata(md, get, num, int(nx), int(ny), hx, hy)
+	}
 	var origin []float64
 	if s, err = get(MetaOrigin); err != nil {
 		return lat, true, err
@@ -95,6 +117,52 @@ func LatticeFromMetadata(md arrow.Metadata) (lat Lattice, ok bool, err error) {
 		return lat, true, err
 	}
 	lat, err = NewLattice(int(nx), int(ny), hx, hy, origin[0], origin[1], b)
+	return lat, true, err
+}
+
+// latticeNDFromMetadata reads the rest of a lattice LatticeMetadata wrote
+// with MetaDims.
+func latticeNDFromMetadata(md arrow.Metadata, get func(string) (string, error), num func(string, int) (float64, error),
+	nx, ny int, hx, hy float64) (Lattice, bool, error) {
+	var lat Lattice
+	dims, err := num(MetaDims, 0)
+	if err != nil {
+		return lat, true, err
+	}
+	nz, err := num(MetaNz, 0)
+	if err != nil {
+		return lat, true, err
+	}
+	hz, err := num(MetaHz, 0)
+	if err != nil {
+		return lat, true, err
+	}
+	d := int(dims)
+	if float64(d) != dims || d < 1 || d > 3 || nz != float64(int(nz)) {
+		return lat, true, errs.New(errs.Format, "field metadata dims=%v, nz=%v are not 1, 2 or 3 and an integer", dims, nz)
+	}
+	s, err := get(MetaOrigin)
+	if err != nil {
+		return lat, true, err
+	}
+	var origin []float64
+	if json.Unmarshal([]byte(s), &origin) != nil || len(origin) != d {
+		return lat, true, errs.New(errs.Format, "field metadata origin=%q does not have %d coordinates", s, d)
+	}
+	if s, err = get(MetaBoundary); err != nil {
+		return lat, true, err
+	}
+	var bounds []Boundary
+	for _, name := range strings.Split(s, ",") {
+		b, err := ParseBoundary(name)
+		if err != nil {
+			return lat, true, err
+		}
+		bounds = append(bounds, b)
+	}
+	n := []int{nx, ny, int(nz)}[:d]
+	h := []float64{hx, hy, hz}[:d]
+	lat, err = NewLatticeND(n, h, origin, bounds)
 	return lat, true, err
 }
 
@@ -170,7 +238,7 @@ func FieldFromRecord(rec arrow.RecordBatch, lat *Lattice) (*Field, error) {
 	}
 	n := lat.Sites()
 	if int(rec.NumRows()) != n {
-		return nil, errs.New(errs.Shape, "%d rows do not fit a %d x %d lattice (%d sites)", rec.NumRows(), lat.Nx, lat.Ny, n)
+		return nil, errs.New(errs.Shape, "%d rows do not fit a %s lattice (%d sites)", rec.NumRows(), lat.Shape(), n)
 	}
 	names := make([]string, rec.NumCols())
 	cols := make([][]float64, rec.NumCols())

@@ -33,7 +33,13 @@ type FlowConfig struct {
 // arrested Newton flow (RK4 is stable for omega*dt < 2.8 and the stiffest
 // lattice mode has omega ~ 3.3/h), a tenth of its square for gradient flow.
 func DefaultDt(method string, lat Lattice) float64 {
-	h := math.Min(lat.Hx, lat.Hy)
+	h := lat.Hx
+	if lat.Dim() >= 2 {
+		h = math.Min(h, lat.Hy)
+	}
+	if lat.Dim() == 3 {
+		h = math.Min(h, lat.Hz)
+	}
 	if method == GradientFlow {
 		return 0.1 * h * h
 	}
@@ -373,8 +379,8 @@ func (s *Simulation) diverged(fl *flowState, stage int, g kernels.Buffer) error 
 	}
 	what := "the field is not finite at an unknown site"
 	if idx >= 0 {
-		c, i, j := s.siteOf(idx)
-		what = where + " is not finite at site (" + itoa(i) + ", " + itoa(j) + "), component \"" + s.theory.Spec.Fields[c] + "\""
+		c, site := s.siteOf(idx)
+		what = where + " is not finite at site " + site + ", component \"" + s.theory.Spec.Fields[c] + "\""
 	} else if stage == 1 {
 		// Stage 1 also sums the energy: with the field and its gradient
 		// finite, the sum is what overflowed.

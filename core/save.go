@@ -59,6 +59,10 @@ func (s *Simulation) Save(path string) error {
 		return err
 	}
 	defer s.mu.Unlock()
+	if !s.lat.Planar() {
+		return errs.New(errs.Lattice, "save and load run on 2D lattices with one boundary for now: "+
+			"they are not available for a %dD lattice (%s); copy sim.field.numpy() instead", s.lat.Dim(), s.lat.Shape())
+	}
 	if err := s.syncHost(); err != nil {
 		return err
 	}

@@ -130,12 +130,21 @@ func NewSimulation(backend kernels.Backend, theory *Theory, lat Lattice, params 
 	if err := lat.Validate(); err != nil {
 		return nil, err
 	}
-	if lat.Nx < 5 || lat.Ny < 5 {
-		return nil, errs.New(errs.Lattice, "the fourth-order stencils need at least 5 x 5 sites, got %d x %d", lat.Nx, lat.Ny)
+	if lat.Nx < 5 || (lat.Dim() >= 2 && lat.Ny < 5) || (lat.Dim() == 3 && lat.Nz < 5) {
+		need := "5 x 5"
+		switch lat.Dim() {
+		case 1:
+			need = "5"
+		case 3:
+			need = "5 x 5 x 5"
+		}
+		return nil, errs.New(errs.Lattice, "the fourth-order stencils need at least %s sites, got %s", need, lat.Shape())
+	}
+	if err := refuseBeyondPlanar(theory, lat, opt); err != nil {
+		return nil, err
 	}
 	s := &Simulation{backend: backend, theory: theory, lat: lat}
-	s.grid = kernels.Grid{Nx: lat.Nx, Ny: lat.Ny, Hx: lat.Hx, Hy: lat.Hy, Ox: lat.Ox, Oy: lat.Oy,
-		Periodic: lat.Boundary == Periodic, Free: lat.Boundary == Free}
+	s.grid = lat.Grid()
 	if err := s.setParams(params); err != nil {
 		return nil, err
 	}
@@ -184,6 +193,30 @@ func NewSimulation(backend kernels.Backend, theory *Theory, lat Lattice, params 
 		return nil, err
 	}
 	return s, nil
+}
+
+// refuseBeyondPlanar names what a simulation on a line, in three dimensions
+// or with boundaries per axis does not offer yet, before anything is
+// compiled: the continuum form on the CPU backend in float64 is what those
+// lattices run (the CUDA backend refuses them through kernels.GridChecker).
+func refuseBeyondPlanar(theory *Theory, lat Lattice, opt Options) error {
+	if lat.Planar() {
+		return nil
+	}
+	what := itoa(lat.Dim()) + "D lattices"
+	if lat.Dim() == 2 {
+		what = "boundaries set per axis"
+	}
+	switch {
+	case opt.Form == "consistent":
+		return errs.New(errs.Parameter, "%s run the continuum gradient form for now: the consistent form is not available for a %s lattice; "+
+			"leave the form to its default", what, lat.Shape())
+	case opt.Precision == Float32:
+		return errs.New(errs.Parameter, "%s run in float64 for now: precision \"float32\" is not available for a %s lattice", what, lat.Shape())
+	case theory.HasAuxiliary():
+		return errs.New(errs.Spec, "%s do not solve auxiliary fields yet: theory %q declares %v, which needs a 2D lattice with one boundary", what, theory.Spec.Name, theory.Spec.Auxiliary)
+	}
+	return nil
 }
 
 func (s *Simulation) allocate() error {
@@ -327,7 +360,14 @@ func (s *Simulation) gradientFloor() (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return 64.0 / 12 * (1/(s.lat.Hx*s.lat.Hx) + 1/(s.lat.Hy*s.lat.Hy)) * s.Epsilon() * math.Max(m, 1), nil
+	inv := 1 / (s.lat.Hx * s.lat.Hx)
+	if s.lat.Dim() >= 2 {
+		inv += 1 / (s.lat.Hy * s.lat.Hy)
+	}
+	if s.lat.Dim() == 3 {
+		inv += 1 / (s.lat.Hz * s.lat.Hz)
+	}
+	return 64.0 / 12 * inv * s.Epsilon() * math.Max(m, 1), nil
 }
 
 // FieldBuffer is the backend buffer holding the simulation's current field
@@ -403,6 +443,9 @@ func (s *Simulation) Fill(fn func(x, y float64, out []float64)) error {
 		return err
 	}
 	defer s.mu.Unlock()
+	if !s.lat.Planar() {
+		return errs.New(errs.Lattice, "Fill takes f(x, y) on a planar lattice; set the field of a %dD lattice with SetField", s.lat.Dim())
+	}
 	out := make([]float64, s.phi.NComp())
 	for j := 0; j < s.lat.Ny; j++ {
 		for i := 0; i < s.lat.Nx; i++ {
@@ -447,18 +490,27 @@ func (s *Simulation) refuseNonFinite() error {
 	if err != nil || idx < 0 {
 		return err
 	}
-	c, i, j := s.siteOf(idx)
+	c, site := s.siteOf(idx)
 	if err := s.phiB.Download(); err != nil {
 		return err
 	}
-	return errs.New(errs.Parameter, "the field is %v at site (%d, %d), component %q: a flow needs finite values",
-		s.phi.cols[c][j*s.lat.Nx+i], i, j, s.theory.Spec.Fields[c])
+	return errs.New(errs.Parameter, "the field is %v at site %s, component %q: a flow needs finite values",
+		s.phi.cols[c][idx%s.lat.Sites()], site, s.theory.Spec.Fields[c])
 }
 
-func (s *Simulation) siteOf(idx int) (c, i, j int) {
+// siteOf is the component of buffer index idx and its site as "(i, j)" (or
+// "(i)", "(i, j, k)" as the lattice has axes).
+func (s *Simulation) siteOf(idx int) (c int, site string) {
 	n := s.lat.Sites()
-	c, site := idx/n, idx%n
-	return c, site % s.lat.Nx, site / s.lat.Nx
+	c, at := idx/n, idx%n
+	i, j, k := at%s.lat.Nx, (at/s.lat.Nx)%s.lat.Ny, at/(s.lat.Nx*s.lat.Ny)
+	switch s.lat.Dim() {
+	case 1:
+		return c, "(" + itoa(i) + ")"
+	case 3:
+		return c, "(" + itoa(i) + ", " + itoa(j) + ", " + itoa(k) + ")"
+	}
+	return c, "(" + itoa(i) + ", " + itoa(j) + ")"
 }
 
 func (s *Simulation) gradArgs(phi, vel, out kernels.Buffer, energy, project bool) kernels.GradientArgs {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 
 	"github.com/fieldgo/fieldgo/errs"
@@ -104,8 +105,16 @@ func contains(list []string, s string) bool {
 func (t *Theory) Unit() kernels.Unit { return t.unit() }
 
 func (t *Theory) unit() kernels.Unit {
-	return kernels.Unit{Point: t.Source, NComp: len(t.Spec.Fields), NParams: len(t.Spec.Params), NDens: len(t.Spec.Densities)}
+	return kernels.Unit{Point: t.Source, NComp: len(t.Spec.Fields), NParams: len(t.Spec.Params), NDens: len(t.Spec.Densities),
+		ThreeD: t.ThreeD()}
 }
+
+// ThreeD reports whether the point source's site has z derivatives (it
+// defines FG_DIM 3, docs/abi.md): its theory uses z. Such a theory runs on
+// the CPU backend, on a 3D lattice or as a field constant along z.
+func (t *Theory) ThreeD() bool { return fgDim3.MatchString(t.Source) }
+
+var fgDim3 = regexp.MustCompile(`(?m)^#define FG_DIM +3\b`)
 
 // DensityIndex maps a density name to its fg_density index; "energy" is -1.
 func (t *Theory) DensityIndex(name string) (int, error) {

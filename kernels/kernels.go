@@ -26,6 +26,9 @@ type Unit struct {
 	NComp   int    // FG_NCOMP
 	NParams int    // FG_NPARAMS
 	NDens   int    // FG_NDENS
+	// ThreeD: the source's site has z derivatives (FG_DIM 3, docs/abi.md).
+	// Only the CPU templates compile such a source so far.
+	ThreeD bool
 }
 
 // Backend compiles Units into Programs.
@@ -37,32 +40,82 @@ type Backend interface {
 	Compile(u Unit) (Program, error)
 }
 
-// Grid is the lattice a kernel runs over (see core.Lattice). Site (i, j) is at
-// (Ox + i*Hx, Oy + j*Hy); i is fastest in memory.
+// Grid is the lattice a kernel runs over (see core.Lattice). Site (i, j, k) is
+// at (Ox + i*Hx, Oy + j*Hy, Oz + k*Hz) and at index (k*Ny + j)*Nx + i: i is
+// fastest in memory, then j, then k. A planar grid (Dims 0 or 2) has one plane
+// (Nz 0 or 1); a line (Dims 1) has Ny = 1 as well. The kernels take no
+// derivative along an axis the grid does not have: the field is constant
+// along it (a point source's dy on a line, dz on a plane, is zero).
 type Grid struct {
 	Nx, Ny   int
 	Hx, Hy   float64
 	Ox, Oy   float64
-	Periodic bool // wrap both directions
+	Periodic bool // wrap every axis
 	// Free is the natural (Neumann) boundary of the discrete energy: no site
 	// is held, the energy sums over every site, and the stencils near the
 	// edges use only in-box sites (kernels/src/cpu_kernels.c.tmpl). Only the
 	// Consistent form is its gradient. Neither Periodic nor Free: "fixed",
 	// the outer two layers are held and carry no energy.
 	Free bool
+
+	// Dims is the number of axes, 1, 2 or 3; 0 is 2 (a planar grid).
+	Dims   int
+	Nz     int // sites along z; 0 or 1 unless Dims is 3
+	Hz, Oz float64
+	// Wrap makes single axes (x, y, z) periodic, the others fixed; Periodic
+	// wraps them all. Only the CPU backend runs a grid with Wrap set
+	// (GridChecker).
+	Wrap [3]bool
 }
 
-// Sites is Nx*Ny.
-func (g Grid) Sites() int { return g.Nx * g.Ny }
+// Dim is the number of axes of g: 1, 2 or 3.
+func (g Grid) Dim() int {
+	if g.Dims == 0 {
+		return 2
+	}
+	return g.Dims
+}
+
+// Planes is the number of planes along z (1 unless g is three-dimensional).
+func (g Grid) Planes() int {
+	if g.Nz < 1 {
+		return 1
+	}
+	return g.Nz
+}
+
+// Lines is the number of lines along x, Ny*Planes(): the row index of the
+// per-row reductions runs over them, j fastest.
+func (g Grid) Lines() int { return g.Ny * g.Planes() }
+
+// Sites is Nx*Ny*Planes().
+func (g Grid) Sites() int { return g.Nx * g.Ny * g.Planes() }
+
+// Wraps reports whether axis a (0: x, 1: y, 2: z) is periodic.
+func (g Grid) Wraps(a int) bool { return g.Periodic || g.Wrap[a] }
+
+// Planar reports whether g is the planar grid every backend runs: two axes,
+// one boundary for both.
+func (g Grid) Planar() bool { return g.Dim() == 2 && g.Planes() == 1 && g.Wrap == [3]bool{} }
 
 // CheckLaunch is what every backend checks before a launch on grid g with
 // params for unit u: the stencils' smallest grid and the parameter count.
 func (u Unit) CheckLaunch(g Grid, params []float64) error {
-	if g.Nx < 5 || g.Ny < 5 {
+	switch d := g.Dim(); {
+	case d == 1 && (g.Nx < 5 || g.Ny != 1 || g.Planes() != 1):
+		return errs.New(errs.Lattice, "a line needs at least 5 sites and ny = nz = 1, got %d x %d x %d", g.Nx, g.Ny, g.Planes())
+	case d == 2 && (g.Nx < 5 || g.Ny < 5 || g.Planes() != 1):
 		return errs.New(errs.Lattice, "the stencils need at least 5 x 5 sites, got %d x %d", g.Nx, g.Ny)
+	case d == 3 && (g.Nx < 5 || g.Ny < 5 || g.Nz < 5):
+		return errs.New(errs.Lattice, "the stencils need at least 5 x 5 x 5 sites, got %d x %d x %d", g.Nx, g.Ny, g.Nz)
+	case d < 1 || d > 3:
+		return errs.New(errs.Lattice, "a grid has 1, 2 or 3 axes, not %d", d)
 	}
 	if g.Periodic && g.Free {
 		return errs.New(errs.Lattice, "a grid is periodic or free, not both")
+	}
+	if g.Free && !g.Planar() {
+		return errs.New(errs.Lattice, "the free boundary runs on planar grids only, not on a %d-dimensional one", g.Dim())
 	}
 	if len(params) != u.NParams {
 		return errs.New(errs.Parameter, "%d parameters given, the theory has %d", len(params), u.NParams)

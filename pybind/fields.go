@@ -123,10 +123,9 @@ func FieldInfo(h int64) (info string, err error) {
 	if !ok {
 		stride = 0
 	}
-	b, _ := json.Marshal(map[string]any{
-		"nx": lat.Nx, "ny": lat.Ny, "hx": lat.Hx, "hy": lat.Hy, "origin": []float64{lat.Ox, lat.Oy},
-		"boundary": lat.Boundary.String(), "components": f.Names(), "stride": stride,
-	})
+	d := latticeInfo(lat)
+	d["components"], d["stride"] = f.Names(), stride
+	b, _ := json.Marshal(d)
 	return string(b), nil
 }
 
@@ -191,16 +190,7 @@ func ImportField(p uintptr, latticeJSON string) (h int64, err error) {
 	}
 	var lat *core.Lattice
 	if latticeJSON != "" {
-		var l struct {
-			Nx, Ny   int
-			Hx, Hy   float64
-			Origin   [2]float64
-			Boundary string
-		}
-		if e := json.Unmarshal([]byte(latticeJSON), &l); e != nil {
-			return 0, bridge(errs.New(errs.Lattice, "bad lattice description: %v", e))
-		}
-		lt, err := lattice(l.Nx, l.Ny, l.Hx, l.Hy, l.Origin[0], l.Origin[1], l.Boundary)
+		lt, err := latticeFromJSON(latticeJSON)
 		if err != nil {
 			return 0, bridge(err)
 		}

@@ -3,6 +3,7 @@ package pybind
 import (
 	"encoding/json"
 	"math"
+	"strconv"
 	"time"
 	"unsafe"
 
@@ -46,6 +47,15 @@ const freeOnCPU = "the free boundary runs on the CPU backend only"
 // Parameters start at zero: set them with SimSetParams.
 func NewSimulation(spec, source string, nx, ny int, hx, hy, ox, oy float64, boundary, options string) (h int64, err error) {
 	defer recoverInto(&err)
+	lat, err := lattice(nx, ny, hx, hy, ox, oy, boundary)
+	if err != nil {
+		return 0, bridge(err)
+	}
+	return newSimulation(spec, source, lat, options)
+}
+
+// newSimulation is NewSimulation and NewSimulationOn on a validated lattice.
+func newSimulation(spec, source string, lat core.Lattice, options string) (h int64, err error) {
 	var o simOptions
 	if e := decodeOptions(options, &o); e != nil {
 		return 0, bridge(errs.New(errs.Parameter, "bad simulation options: %v", e))
@@ -57,12 +67,22 @@ func NewSimulation(spec, source string, nx, ny int, hx, hy, ox, oy float64, boun
 	if err != nil {
 		return 0, bridge(err)
 	}
-	lat, err := lattice(nx, ny, hx, hy, ox, oy, boundary)
-	if err != nil {
-		return 0, bridge(err)
-	}
 	if lat.Boundary == core.Free {
 		o.cpuOnly = freeOnCPU
+	}
+	if theory.ThreeD() {
+		o.cpuOnly = "theories with z derivatives run on the CPU backend only"
+	}
+	if !lat.Planar() {
+		if o.Backend == "cuda" {
+			what := strconv.Itoa(lat.Dim()) + "D lattices"
+			if lat.Dim() == 2 {
+				what = "boundaries set per axis"
+			}
+			return 0, bridge(errs.New(errs.Backend, "%s run on the CPU backend for now: backend \"cuda\" is not available for a %s lattice; "+
+				"use backend \"cpu\" or \"auto\"", what, lat.Shape()))
+		}
+		o.cpuOnly = cpuOnlyLattice
 	}
 	backend, note, err := selectBackend(o.backendOptions)
 	if err != nil {
@@ -327,12 +347,12 @@ func SimDescribe(h int64) (info string, err error) {
 	if err != nil {
 		return "", bridge(err)
 	}
-	lat := s.Lattice()
-	d := map[string]any{
+	d := latticeInfo(s.Lattice())
+	for k, v := range map[string]any{
 		"backend": s.Backend().Name(), "backend_note": s.backendNote, "precision": s.Precision(),
-		"nx": lat.Nx, "ny": lat.Ny, "hx": lat.Hx, "hy": lat.Hy, "origin": []float64{lat.Ox, lat.Oy},
-		"boundary": lat.Boundary.String(), "spec": s.Theory().Spec, "params": s.Params(),
-		"gradient": s.Form().String(), "penalty": s.Penalty(),
+		"spec": s.Theory().Spec, "params": s.Params(), "gradient": s.Form().String(), "penalty": s.Penalty(),
+	} {
+		d[k] = v
 	}
 	d["compile_seconds"], d["compile_cached"] = s.CompileTime().Seconds(), nil
 	if c, ok := s.Program().(interface{ Cached() bool }); ok {

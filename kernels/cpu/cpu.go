@@ -278,28 +278,43 @@ func (p *program) args(g kernels.Grid, params []float64) (*C.fg_args, error) {
 		return nil, err
 	}
 	a := &C.fg_args{}
-	a.nx, a.ny = C.long(g.Nx), C.long(g.Ny)
-	if g.Periodic {
-		a.periodic = 1
+	a.nx, a.ny, a.nz = C.long(g.Nx), C.long(g.Ny), C.long(g.Planes())
+	a.dims = C.int(g.Dim())
+	for ax := range 3 {
+		if g.Wraps(ax) {
+			a.wrap[ax] = 1
+		}
 	}
 	if g.Free {
 		a.free_edges = 1
 	}
-	a.hx, a.hy, a.ox, a.oy = C.double(g.Hx), C.double(g.Hy), C.double(g.Ox), C.double(g.Oy)
+	// The spacing of an axis the grid lacks is never divided by in a
+	// derivative it takes, but its reciprocal is formed: keep it finite.
+	hy, hz := g.Hy, g.Hz
+	if g.Dim() < 2 && !(hy > 0) {
+		hy = 1
+	}
+	if g.Dim() < 3 && !(hz > 0) {
+		hz = 1
+	}
+	a.hx, a.hy, a.hz = C.double(g.Hx), C.double(hy), C.double(hz)
+	a.ox, a.oy, a.oz = C.double(g.Ox), C.double(g.Oy), C.double(g.Oz)
 	pb := scratch(&p.params, len(params)+1)
 	copy(pb.slice(), params)
 	a.params = pb.ptr
-	rows := scratch(&p.rows, 3*g.Ny)
+	lines := g.Lines()
+	rows := scratch(&p.rows, 3*lines)
 	rs := unsafe.Pointer(rows.ptr)
 	a.row_energy = rows.ptr
-	a.row_max = (*C.double)(unsafe.Add(rs, 8*g.Ny))
-	a.row_power = (*C.double)(unsafe.Add(rs, 16*g.Ny))
+	a.row_max = (*C.double)(unsafe.Add(rs, 8*lines))
+	a.row_power = (*C.double)(unsafe.Add(rs, 16*lines))
 	return a, nil
 }
 
-func (p *program) rowSlices(ny int) (energy, max, power []float64) {
+// rowSlices are the per-line partials of the last kernel over lines lines.
+func (p *program) rowSlices(lines int) (energy, max, power []float64) {
 	s := p.rows.slice()
-	return s[:ny], s[ny : 2*ny], s[2*ny : 3*ny]
+	return s[:lines], s[lines : 2*lines], s[2*lines : 3*lines]
 }
 
 func (p *program) checkField(name string, b *buffer, g kernels.Grid) error {
@@ -307,7 +322,7 @@ func (p *program) checkField(name string, b *buffer, g kernels.Grid) error {
 		return errs.New(errs.Shape, "%s buffer missing", name)
 	}
 	if want := p.unit.NComp * g.Sites(); b.n != want {
-		return errs.New(errs.Shape, "%s buffer has %d values, want %d (%d components of %d x %d)", name, b.n, want, p.unit.NComp, g.Nx, g.Ny)
+		return errs.New(errs.Shape, "%s buffer has %d values, want %d (%d components of %d sites)", name, b.n, want, p.unit.NComp, g.Sites())
 	}
 	return nil
 }
@@ -364,8 +379,11 @@ func (p *program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 	if ga.Energy {
 		a.want_energy = 1
 	}
-	ny := ga.Grid.Ny
+	ny := ga.Grid.Lines()
 	switch {
+	case ga.Form == kernels.Consistent && !ga.Grid.Planar():
+		return r, errs.New(errs.Parameter, "the consistent gradient form runs on planar grids with one boundary for now, "+
+			"not on a %dD grid or one with boundaries per axis: use the continuum form", ga.Grid.Dim())
 	case ga.Grid.Free && ga.Form == kernels.Continuum:
 		return r, errs.New(errs.Parameter, "the continuum gradient form has no free boundary: "+
 			"its expression at an edge site is the derivative of no energy; use the consistent form")
@@ -481,7 +499,7 @@ func (p *program) sitePass(kernel string, g kernels.Grid, phi, second kernels.Bu
 		}
 		a.work = v.ptr
 	}
-	p.run(kernel, a, g.Ny)
+	p.run(kernel, a, g.Lines())
 	return nil
 }
 
@@ -520,9 +538,9 @@ func (p *program) Density(g kernels.Grid, params []float64, phi kernels.Buffer, 
 	if g.Free {
 		p.run("fg_k_density_free", a, g.Ny)
 	} else {
-		p.run("fg_k_density", a, g.Ny)
+		p.run("fg_k_density", a, g.Lines())
 	}
-	e, _, _ := p.rowSlices(g.Ny)
+	e, _, _ := p.rowSlices(g.Lines())
 	return kernels.SumCompensated(e), nil
 }
 

@@ -265,6 +265,10 @@ func (b *Backend) CompileProgram(u kernels.Unit) (*Program, error) {
 
 // CompileProgramAs is CompileProgram with the buffers stored in prec.
 func (b *Backend) CompileProgramAs(u kernels.Unit, prec Precision) (*Program, error) {
+	if u.ThreeD {
+		return nil, errs.New(errs.Backend, "theories with z derivatives (a 3D point source) run on the CPU backend for now: "+
+			"the CUDA backend is not available for them; use backend \"cpu\"")
+	}
 	if u.NComp <= 0 {
 		return nil, errs.New(errs.Spec, "a theory needs at least one field component")
 	}

@@ -425,8 +425,16 @@ func (p *Program) field(name string, b kernels.Buffer, g kernels.Grid, optional 
 }
 
 // CheckGrid refuses the free boundary (kernels.Grid.Free): its in-box edge
-// stencils and transposed gradient exist in the CPU backend's kernels only.
+// stencils and transposed gradient exist in the CPU backend's kernels only;
+// and lines, three-dimensional grids and boundaries set per axis, whose
+// stencils are the CPU backend's only so far.
 func (p *Program) CheckGrid(g kernels.Grid) error {
+	if g.Dim() != 2 {
+		return errs.New(errs.Backend, "%dD lattices run on the CPU backend for now: the CUDA backend is not available for them; use backend \"cpu\"", g.Dim())
+	}
+	if !g.Planar() {
+		return errs.New(errs.Backend, "boundaries set per axis run on the CPU backend for now: the CUDA backend is not available for them; use backend \"cpu\"")
+	}
 	if g.Free {
 		return errs.New(errs.Backend, "the free boundary is implemented on the CPU backend only: "+
 			"use backend \"cpu\" for it, or boundary \"fixed\" or \"periodic\" on the GPU")

@@ -127,7 +127,7 @@ class PointFunctions:
     fields: list
     params: list  # dynamic parameter names, in fg_params order
     energy: object
-    partials: tuple  # (de_dphi, de_ddx, de_ddy), lists of expressions
+    partials: tuple  # (de_dphi, de_ddx, de_ddy[, de_ddz]), lists of expressions; de_ddz: a 3D theory
     gradient: list
     densities: dict  # name -> expression, in declaration order
     names: dict  # SymPy symbol -> C lvalue
@@ -158,9 +158,31 @@ def _aux_lines(pf: PointFunctions) -> list:
     ]
 
 
+_SITE_2D = [
+    "typedef struct {",
+    "    double phi[FG_NCOMP];",
+    "    double dx[FG_NCOMP], dy[FG_NCOMP];",
+    "    double dxx[FG_NCOMP], dyy[FG_NCOMP], dxy[FG_NCOMP];",
+    "    double x, y;",
+    "} fg_site;",
+]
+
+# A theory that uses z: the site of docs/abi.md with the z members added.
+_SITE_3D = [
+    "typedef struct {",
+    "    double phi[FG_NCOMP];",
+    "    double dx[FG_NCOMP], dy[FG_NCOMP], dz[FG_NCOMP];",
+    "    double dxx[FG_NCOMP], dyy[FG_NCOMP], dzz[FG_NCOMP];",
+    "    double dxy[FG_NCOMP], dxz[FG_NCOMP], dyz[FG_NCOMP];",
+    "    double x, y, z;",
+    "} fg_site;",
+]
+
+
 def emit(pf: PointFunctions) -> str:
     pr = CPrinter(pf.names)
     n = len(pf.fields)
+    three_d = len(pf.partials) == 4
     L = []
     if pf.header:
         L += ["/* " + h + " */" for h in pf.header.splitlines()]
@@ -176,13 +198,9 @@ def emit(pf: PointFunctions) -> str:
         f"#define FG_NPARAMS {len(pf.params)}",
         f"#define FG_NDENS   {len(pf.densities)}",
         *_aux_lines(pf),
+        *(["#define FG_DIM     3                  /* the site has z derivatives */"] if three_d else []),
         "",
-        "typedef struct {",
-        "    double phi[FG_NCOMP];",
-        "    double dx[FG_NCOMP], dy[FG_NCOMP];",
-        "    double dxx[FG_NCOMP], dyy[FG_NCOMP], dxy[FG_NCOMP];",
-        "    double x, y;",
-        "} fg_site;",
+        *(_SITE_3D if three_d else _SITE_2D),
         "",
     ]
     if pf.params:
@@ -198,15 +216,16 @@ def emit(pf: PointFunctions) -> str:
     L += _function(f"FG_FUNC double fg_energy{sig_args})", stmts + _with_line(o, f"    return {res};"), o.directive())
     L.append("")
 
-    dphi, ddx, ddy = pf.partials
-    stmts, outs = cse_block(list(dphi) + list(ddx) + list(ddy), pr, o)
+    arrays = ("de_dphi", "de_ddx", "de_ddy", "de_ddz")[: len(pf.partials)]
+    stmts, outs = cse_block([e for part in pf.partials for e in part], pr, o)
     body = list(stmts)
-    for k, arr in enumerate(("de_dphi", "de_ddx", "de_ddy")):
+    for k, arr in enumerate(arrays):
         for a in range(n):
             body += _with_line(o, f"    {arr}[{a}] = {outs[k * n + a]};")
     L += _function(
         f"FG_FUNC void fg_partials{sig_args},\n"
-        "                         double* de_dphi, double* de_ddx, double* de_ddy)",
+        "                         double* de_dphi, double* de_ddx, double* de_ddy"
+        + (", double* de_ddz)" if three_d else ")"),
         body,
         o.directive(),
     )

@@ -291,18 +291,28 @@ class Theory:
 
         site = tracer.symbolic_site(sym, False, "energy density")
         energy = to_sympy(tracer.scalar_result(self._energy_fn, (site, params), "energy_density"))
-        parts = derive.partials(energy, sym)
+        hand = None
         if self._gradient_fn is not None:
             site2 = tracer.symbolic_site(sym, True, "gradient")
-            gradient = [to_sympy(v) for v in tracer.gradient_result(self._gradient_fn, site2, params, self.fields, 0)]
-            kind = "hand"
-        else:
-            gradient = derive.euler_lagrange(parts, sym)
-            kind = "derived"
+            hand = [to_sympy(v) for v in tracer.gradient_result(self._gradient_fn, site2, params, self.fields, 0)]
         densities = {}
         for name, fn in self._density_fns.items():
             site3 = tracer.symbolic_site(sym, True, f"density {name!r}")
             densities[name] = to_sympy(tracer.scalar_result(fn, (site3, params), f"density {name!r}"))
+        # A theory that reads any z value is three-dimensional (FG_DIM 3 in its point
+        # source); one that never does keeps the planar source of docs/abi.md, byte for byte.
+        three_d = sym.uses_z(energy, *(hand or []), *densities.values())
+        if three_d and hand is not None:
+            raise SpecError(
+                f"theory {self.name!r} uses z and has a hand-written @theory.gradient: hand-written gradients "
+                f"are checked and compiled for planar theories only for now; drop @theory.gradient to use the "
+                f"derived one"
+            )
+        parts = derive.partials(energy, sym, three_d)
+        if hand is not None:
+            gradient, kind = hand, "hand"
+        else:
+            gradient, kind = derive.euler_lagrange(parts, sym), "derived"
         st = SymbolicTheory(sym, energy, parts, gradient, kind, densities, dict(static))
         if kind == "hand":
             self._refuse_gradient_mismatch(st)
@@ -320,7 +330,8 @@ class Theory:
             fields=self.fields,
             params=list(self._dynamic),
             energy=energy,
-            partials=(parts.de_dphi, parts.de_ddx, parts.de_ddy),
+            partials=(parts.de_dphi, parts.de_ddx, parts.de_ddy)
+            + ((parts.de_ddz,) if parts.de_ddz is not None else ()),
             gradient=gradient,
             densities=densities,
             names=sym.c_names(),
@@ -454,6 +465,11 @@ class Theory:
         dynamic, static = self._split_params(params)
         x, y = _finite("x", x), _finite("y", y)
         source = self._source(static)
+        if "\n#define FG_DIM     3" in source:
+            raise SpecError(
+                f"theory {self.name!r} uses z: Theory.at evaluates planar theories only for now; "
+                f"use theory.evaluate(...) (its z derivatives are zero there) or a Simulation"
+            )
         lib = native.load(source)
         site = np.concatenate([arrays[k] for k in tracer.SLOTS] + [np.array([x, y])])
         pvec = np.array([dynamic[k] for k in self._dynamic] or [0.0])

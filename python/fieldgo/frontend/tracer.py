@@ -21,6 +21,12 @@ from .symbolic import Cond, Expr
 FIRST = ("phi", "dx", "dy")
 SECOND = ("dxx", "dyy", "dxy")
 SLOTS = FIRST + SECOND
+# The z slots of a three-dimensional site. A theory whose functions never read them
+# (nor s.z) is planar: its point source is the two-axis one of docs/abi.md, the same
+# bytes as before z existed.
+Z_FIRST = ("dz",)
+Z_SECOND = ("dzz", "dxz", "dyz")
+Z_SLOTS = Z_FIRST + Z_SECOND
 
 
 class Symbols:
@@ -30,8 +36,10 @@ class Symbols:
         n = len(fields)
         self.fields = tuple(fields)
         self.slot = {k: tuple(sympy.Symbol(f"{k}_{a}", real=True) for a in range(n)) for k in SLOTS}
+        self.zslot = {k: tuple(sympy.Symbol(f"{k}_{a}", real=True) for a in range(n)) for k in Z_SLOTS}
         self.x = sympy.Symbol("x", real=True)
         self.y = sympy.Symbol("y", real=True)
+        self.z = sympy.Symbol("z", real=True)
         self.params = {name: sympy.Symbol(f"p_{name}", real=True) for name in dynamic_params}
 
     @property
@@ -46,25 +54,46 @@ class Symbols:
     def dy(self):
         return self.slot["dy"]
 
+    @property
+    def dz(self):
+        return self.zslot["dz"]
+
+    def z_symbols(self) -> set:
+        """Every symbol of the z axis: the z slots and the coordinate z."""
+        return {v for syms in self.zslot.values() for v in syms} | {self.z}
+
+    def uses_z(self, *exprs) -> bool:
+        """Whether any of exprs reads a z symbol: the theory is three-dimensional."""
+        zs = self.z_symbols()
+        return any(bool(getattr(e, "free_symbols", set()) & zs) for e in exprs)
+
     def c_names(self):
         """SymPy symbol -> the C lvalue it reads, per docs/abi.md."""
         out = {}
         for k, syms in self.slot.items():
             for a, sym in enumerate(syms):
                 out[sym] = f"s->{k}[{a}]"
+        for k, syms in self.zslot.items():
+            for a, sym in enumerate(syms):
+                out[sym] = f"s->{k}[{a}]"
         out[self.x] = "s->x"
         out[self.y] = "s->y"
+        out[self.z] = "s->z"
         for name, sym in self.params.items():
             out[sym] = f"p->{name}"
         return out
 
 
 class Site:
-    """One lattice site: ``s.phi``, ``s.dx``, ``s.dy``, ``s.dxx``, ``s.dyy``, ``s.dxy``, ``s.x``, ``s.y``.
+    """One lattice site: ``s.phi``, ``s.dx``, ``s.dy``, ``s.dz``, the second derivatives
+    ``s.dxx``, ``s.dyy``, ``s.dzz``, ``s.dxy``, ``s.dxz``, ``s.dyz``, and the coordinates
+    ``s.x``, ``s.y``, ``s.z``.
 
     The vectors are addressed by index or component name: ``s.phi[0]``, ``s.phi["n1"]``,
     ``s.phi.n1``. In an energy density only the first derivatives exist (the
-    Euler–Lagrange form is derived for e(phi, d phi, x, y)).
+    Euler–Lagrange form is derived for e(phi, d phi, x, y, z)). A theory that reads
+    any z value is three-dimensional; on a 1D or 2D lattice its field is constant
+    along z (``s.dz`` is zero there).
     """
 
     __slots__ = ("_values", "_second", "_role")
@@ -75,10 +104,10 @@ class Site:
         object.__setattr__(self, "_role", role)
 
     def _get(self, name):
-        if name in SECOND and not self._second:
+        if (name in SECOND or name in Z_SECOND) and not self._second:
             diagnostics.raise_trace_error(
                 f"second derivative s.{name} used in an {self._role} (an energy density may "
-                "depend on s.phi, s.dx, s.dy, s.x, s.y only)"
+                "depend on s.phi, s.dx, s.dy, s.dz, s.x, s.y, s.z only)"
             )
         return self._values[name]
 
@@ -88,13 +117,20 @@ class Site:
     dxx = property(lambda self: self._get("dxx"))
     dyy = property(lambda self: self._get("dyy"))
     dxy = property(lambda self: self._get("dxy"))
+    dz = property(lambda self: self._get("dz"))
+    dzz = property(lambda self: self._get("dzz"))
+    dxz = property(lambda self: self._get("dxz"))
+    dyz = property(lambda self: self._get("dyz"))
     x = property(lambda self: self._values["x"])
     y = property(lambda self: self._values["y"])
+    z = property(lambda self: self._values["z"])
 
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        diagnostics.raise_trace_error(f"unknown site attribute s.{name} (a site has phi, dx, dy, dxx, dyy, dxy, x, y)")
+        diagnostics.raise_trace_error(
+            f"unknown site attribute s.{name} (a site has phi, dx, dy, dz, dxx, dyy, dzz, dxy, dxz, dyz, x, y, z)"
+        )
 
     def __setattr__(self, name, value):
         diagnostics.raise_trace_error(f"assigning attribute s.{name} on the site (sites are read-only)")
@@ -186,15 +222,22 @@ def symbolic_site(symbols: Symbols, second_derivatives: bool, role: str) -> Site
     values: dict[str, Vector | Expr] = {
         k: Vector([Expr(v) for v in symbols.slot[k]], symbols.fields, f"s.{k}") for k in SLOTS
     }
+    for k in Z_SLOTS:
+        values[k] = Vector([Expr(v) for v in symbols.zslot[k]], symbols.fields, f"s.{k}")
     values["x"] = Expr(symbols.x)
     values["y"] = Expr(symbols.y)
+    values["z"] = Expr(symbols.z)
     return Site(values, second_derivatives, role)
 
 
-def numeric_site(fields, arrays: dict, x: float, y: float, second_derivatives: bool, role: str) -> Site:
+def numeric_site(fields, arrays: dict, x: float, y: float, second_derivatives: bool, role: str, z: float = 0.0) -> Site:
+    """A site of numbers; the z slots not in arrays are zero (a field constant along z)."""
     values: dict[str, Vector | float] = {k: Vector([float(v) for v in arrays[k]], fields, f"s.{k}") for k in SLOTS}
+    for k in Z_SLOTS:
+        values[k] = Vector([float(v) for v in arrays.get(k, [0.0] * len(fields))], fields, f"s.{k}")
     values["x"] = float(x)
     values["y"] = float(y)
+    values["z"] = float(z)
     return Site(values, second_derivatives, role)
 
 

@@ -56,9 +56,12 @@ class Field:
         names = [components] if isinstance(components, str) else list(components)
         if not all(isinstance(n, str) for n in names):
             raise ShapeError(f"component names must be strings, got {names!r}")
-        h = go.NewField(
-            lattice.nx, lattice.ny, lattice.hx, lattice.hy, *lattice.origin, lattice.boundary, json.dumps(names)
-        )
+        if lattice.planar:
+            h = go.NewField(
+                lattice.nx, lattice.ny, lattice.hx, lattice.hy, *lattice.origin, lattice.boundary, json.dumps(names)
+            )
+        else:
+            h = go.NewFieldOn(lattice._json(), json.dumps(names))
         self._init(h)
 
     def _init(self, handle: int):
@@ -91,7 +94,8 @@ class Field:
 
     @property
     def shape(self) -> tuple:
-        return (self.ncomp, self._lattice.ny, self._lattice.nx)
+        """(ncomp,) + the lattice's shape: (ncomp, ny, nx), (ncomp, nz, ny, nx) or (ncomp, nx)."""
+        return (self.ncomp, *self._lattice.shape)
 
     def _h(self) -> int:
         if self._handle is None:
@@ -117,7 +121,8 @@ class Field:
             return self._batch
 
     def numpy(self) -> np.ndarray:
-        """A writable numpy view shaped (ncomp, ny, nx); no copy."""
+        """A writable numpy view shaped (ncomp, ny, nx) ((ncomp, nz, ny, nx) in 3D,
+        (ncomp, nx) on a line); no copy."""
         batch = self.to_arrow()
         if self._stride == 0:
             raise LayoutError(
@@ -125,8 +130,8 @@ class Field:
                 "cannot form one numpy array: use field.copy() or field[name]"
             )
         addr = batch.column(0).buffers()[1].address
-        ny, nx = self._lattice.shape
-        view = _View(batch, addr, (self.ncomp, ny, nx), (self._stride * 8, nx * 8, 8))
+        shape = self._lattice.shape
+        view = _View(batch, addr, (self.ncomp, *shape), (self._stride * 8, *_strides(shape)))
         return np.asarray(view)
 
     def __getitem__(self, component) -> np.ndarray:
@@ -135,9 +140,9 @@ class Field:
         batch = self.to_arrow()
         if not 0 <= c < self.ncomp:
             raise ShapeError(f"component {c} out of range: the field has {self.ncomp}")
-        ny, nx = self._lattice.shape
+        shape = self._lattice.shape
         addr = batch.column(c).buffers()[1].address + 8 * batch.column(c).offset
-        return np.asarray(_View(batch, addr, (ny, nx), (nx * 8, 8)))
+        return np.asarray(_View(batch, addr, shape, _strides(shape)))
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
@@ -223,11 +228,12 @@ class Field:
             raise ShapeError(f"from_numpy needs an fg.Lattice, got {type(lattice).__name__}")
         if not isinstance(array, np.ndarray):
             raise LayoutError(f"from_numpy needs a numpy array, got {type(array).__name__} (use np.asarray)")
-        a = array[None] if array.ndim == 2 else array
-        if a.ndim != 3 or a.shape[1:] != lattice.shape:
+        a = array[None] if array.ndim == lattice.dims else array
+        if a.ndim != lattice.dims + 1 or a.shape[1:] != lattice.shape:
+            axes = ", ".join("n" + "xyz"[k] for k in reversed(range(lattice.dims)))
             raise ShapeError(
                 f"array of shape {array.shape} does not fit the lattice: want (ncomp, "
-                f"{lattice.ny}, {lattice.nx}) = (ncomp, ny, nx)"
+                f"{', '.join(map(str, lattice.shape))}) = (ncomp, {axes})"
             )
         if copy:
             a = np.array(a, dtype=np.float64, order="C", copy=True)
@@ -304,6 +310,15 @@ class Field:
                 ),
             )
         return cls._from_handle(_import_batch(batch, lattice))
+
+
+def _strides(shape) -> tuple:
+    """Byte strides of a C-contiguous float64 array of shape (x fastest)."""
+    out, step = [], 8
+    for n in reversed(shape):
+        out.append(step)
+        step *= n
+    return tuple(reversed(out))
 
 
 def allocated_bytes() -> int:

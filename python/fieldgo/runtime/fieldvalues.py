@@ -57,12 +57,17 @@ def field_values(value, lattice, fields, *, unit_vector=False, auxiliary=(), sta
     if isinstance(value, Field):
         arr = value.numpy()
     elif isinstance(value, _initial._Configuration):
+        if lattice.dims != 2:
+            raise ShapeError(
+                f"fg.initial configurations are planar for now: they are not available for a {lattice.dims}D "
+                f"lattice {lattice.grid}; give an array or a function f({', '.join('xyz'[: lattice.dims])})"
+            )
         X, Y = lattice.meshgrid()
         arr = _stack(value.components(fields, auxiliary, X, Y), ncomp, shape, value)
     elif callable(value):
-        X, Y = lattice.meshgrid()
-        _check_signature(value)
-        comps = value(X, Y)
+        coords = lattice.meshgrid()
+        _check_signature(value, len(coords))
+        comps = value(*coords)
         if ncomp == 1 and not isinstance(comps, (tuple, list)):
             comps = [comps]  # one component: the function may return it bare
         arr = _stack(comps, ncomp, shape, value)
@@ -75,10 +80,9 @@ def field_values(value, lattice, fields, *, unit_vector=False, auxiliary=(), sta
         )
     if ncomp == 1 and arr.shape == shape:
         arr = arr[None]  # one component given as (ny, nx)
-    if arr.shape != (ncomp, lattice.ny, lattice.nx):
-        raise ShapeError(
-            f"field of shape {arr.shape} does not fit: want (ncomp, ny, nx) = ({ncomp}, {lattice.ny}, {lattice.nx})"
-        )
+    if arr.shape != (ncomp, *shape):
+        axes = ", ".join("n" + "xyz"[k] for k in reversed(range(len(shape))))
+        raise ShapeError(f"field of shape {arr.shape} does not fit: want (ncomp, {axes}) = {(ncomp, *shape)}")
     if not np.issubdtype(arr.dtype, np.number):
         raise ShapeError(f"field values must be numbers, got dtype {arr.dtype}")
     arr = np.array(arr, dtype=np.float64, order="C", copy=True)
@@ -93,20 +97,24 @@ def _name(fn) -> str:
     return f"{module}.{name}" if module and module not in ("__main__", "builtins") else name
 
 
-def _check_signature(fn):
-    """Refuse a function that cannot take (x, y) before calling it, so that a
+def _check_signature(fn, dims=2):
+    """Refuse a function that cannot take the lattice's coordinates ((x, y), or
+    (x,) and (x, y, z) on lines and 3D lattices) before calling it, so that a
     TypeError raised inside a correctly shaped function stays the user's own."""
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return  # a builtin or extension callable: calling it is the only check
     try:
-        sig.bind(0.0, 0.0)
+        sig.bind(*([0.0] * dims))
     except TypeError:
+        args = ", ".join("xyz"[:dims])
+        coords = " and ".join("xyz"[:dims]) if dims < 3 else "x, y and z"
+        shape = ", ".join("n" + "xyz"[k] for k in reversed(range(dims)))
         raise ParameterError(
-            f"the initial-field function {_name(fn)}{sig} cannot be called as f(x, y): "
-            f"set_field calls it with the lattice coordinates x and y (arrays "
-            f"shaped (ny, nx)) and wants the components back"
+            f"the initial-field function {_name(fn)}{sig} cannot be called as f({args}): "
+            f"set_field calls it with the lattice coordinates {coords} (arrays "
+            f"shaped ({shape})) and wants the components back"
         ) from None
 
 
@@ -126,6 +134,13 @@ def _stack(comps, ncomp, shape, fn):
     return np.array(parts)
 
 
+def _site(index):
+    """A numpy index (.., j, i) as the site's names and numbers: "(i, j)", "(1, 2)"."""
+    ijk = tuple(int(v) for v in reversed(tuple(index)))
+    names = "(" + ", ".join("ijk"[: len(ijk)]) + ")"
+    return names, "(" + ", ".join(map(str, ijk)) + ")"
+
+
 def _normalise(arr, fields, auxiliary, stacklevel):
     idx = [k for k, f in enumerate(fields) if f not in set(auxiliary)]
     n = arr[idx]
@@ -135,19 +150,19 @@ def _normalise(arr, fields, auxiliary, stacklevel):
         return  # NaN or Inf: the engine refuses it, naming the site
     zero = np.argwhere(norm == 0)
     if zero.size:
-        j, i = (int(v) for v in zero[0])
+        names, site = _site(zero[0])
         raise ParameterError(
-            f"the field is zero at site (i, j) = ({i}, {j}) ({len(zero)} such site(s)), but the theory "
+            f"the field is zero at site {names} = {site} ({len(zero)} such site(s)), but the theory "
             f"constrains ({', '.join(fields[k] for k in idx)}) to unit length: a zero vector has no "
             f"direction to normalise to; give every site a non-zero vector"
         )
     dev = np.abs(norm - 1.0)
     worst = np.unravel_index(int(np.argmax(dev)), dev.shape)
     if dev[worst] > UNIT_TOLERANCE:
-        j, i = (int(v) for v in worst)
+        names, site = _site(worst)
         warnings.warn(
             f"the field is not a unit vector: |({', '.join(fields[k] for k in idx)})| is "
-            f"{norm[worst]:.6g} at site (i, j) = ({i}, {j}) (and off 1 by more than {UNIT_TOLERANCE:g} at "
+            f"{norm[worst]:.6g} at site {names} = {site} (and off 1 by more than {UNIT_TOLERANCE:g} at "
             f"{int(np.count_nonzero(dev > UNIT_TOLERANCE))} site(s)); set_field normalised it",
             ConstraintWarning,
             stacklevel=stacklevel,

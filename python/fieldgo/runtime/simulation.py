@@ -60,12 +60,42 @@ class _SourceTheory:
 
 def _theory_parts(theory):
     try:
-        spec, source = theory.spec, theory.source
+        spec = theory.spec
+        # A theory whose functions use z (s.dz, s.z, ...) has a 3D point source; it
+        # runs on a 3D lattice, and on a line or a plane as a field constant along z.
+        source = theory.source
         names = list(spec["params"])
         values = theory.params
     except AttributeError:
         raise SpecError(f"Simulation needs an fg.Theory, got {type(theory).__name__}") from None
     return spec, source, {k: float(values[k]) for k in names}
+
+
+def _what(lattice) -> str:
+    return f"{lattice.dims}D lattices" if lattice.dims != 2 else "boundaries set per axis"
+
+
+def _refuse_beyond_planar(lattice, spec, backend, precision, gradient):
+    """Name what a line, a 3D lattice or per-axis boundaries do not offer yet, before
+    anything is compiled: they run the continuum gradient on the CPU in float64."""
+    what, grid = _what(lattice), lattice.grid
+    if backend == "cuda":
+        raise BackendError(
+            f"{what} run on the CPU backend for now: backend='cuda' is not available for grid={grid}; "
+            f"use backend='cpu' or 'auto'"
+        )
+    if precision != "float64":
+        raise ParameterError(f"{what} run in float64 for now: precision={precision!r} is not available for grid={grid}")
+    if gradient == "consistent":
+        raise ParameterError(
+            f"{what} run the continuum gradient form for now: gradient='consistent' is not available for "
+            f"grid={grid}; use gradient='auto' or 'continuum'"
+        )
+    if spec.get("auxiliary"):
+        raise SpecError(
+            f"{what} do not solve auxiliary fields yet: theory {spec['name']!r} declares {spec['auxiliary']}, "
+            f"which needs a 2D lattice with one boundary (grid={grid} given)"
+        )
 
 
 def _finite_param(name, v):
@@ -136,23 +166,27 @@ class Simulation:
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise ParameterError(f"threads must be a positive integer, got {threads!r}")
         go.WarmBackend(backend)  # the GPU probe runs in Go while the theory is traced below
-        spec, source, params = _theory_parts(theory)
-        self.theory = theory
         self.lattice = Lattice(grid, spacing, origin=origin, boundary=boundary)
         lat = self.lattice
+        spec, source, params = _theory_parts(theory)
+        self.theory = theory
         opts = SimulationOptions(backend=backend, threads=threads or 0, precision=precision, gradient=gradient)
-        self._handle = go.NewSimulation(
-            json.dumps(spec),
-            source,
-            lat.nx,
-            lat.ny,
-            lat.hx,
-            lat.hy,
-            lat.origin[0],
-            lat.origin[1],
-            lat.boundary,
-            opts.json(),
-        )
+        if lat.planar:
+            self._handle = go.NewSimulation(
+                json.dumps(spec),
+                source,
+                lat.nx,
+                lat.ny,
+                lat.hx,
+                lat.hy,
+                lat.origin[0],
+                lat.origin[1],
+                lat.boundary,
+                opts.json(),
+            )
+        else:
+            _refuse_beyond_planar(lat, spec, backend, precision, gradient)
+            self._handle = go.NewSimulationOn(json.dumps(spec), source, lat._json(), opts.json())
         self._precision = precision
         self._params = {}
         self.set_params(**params)
@@ -250,6 +284,11 @@ class Simulation:
         minimize starts from them and ``sim.field`` shows them."""
         from .devicefield import DeviceField
 
+        if not self.lattice.planar:
+            raise BackendError(
+                f"device_field() runs on 2D lattices with one boundary for now: it is not available for "
+                f"grid={self.lattice.grid}; use sim.field.numpy(), a view of the same memory on the CPU"
+            )
         d = DeviceField(self)
         self._device_views = self._device_views or d.device_type == "cuda"
         self._views_out = True

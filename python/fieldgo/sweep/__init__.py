@@ -30,7 +30,7 @@ import os
 
 import pyarrow as pa
 
-from ..errors import ParameterError, SpecError
+from ..errors import LatticeError, ParameterError, SpecError
 from ..runtime.lattice import Lattice
 from .cluster import client_for, local_cluster, submit_all
 from .ids import json_default, label, nonce, point_id
@@ -132,6 +132,12 @@ def sweep(
         if clash:
             raise SpecError(f"parameter names {clash} clash with sweep settings")
         lat = Lattice(run["grid"], run["spacing"], origin=run["origin"], boundary=run["boundary"])
+        if not lat.planar:
+            raise LatticeError(
+                f"sweeps run on 2D lattices with one boundary for now: they are not available for "
+                f"grid={lat.grid}, boundary={lat.boundary!r}"
+            )
+        one_boundary = str(lat.boundary)  # planar: one name
         payload, initial_label, initial_key = initial_payload(run_initial, lat, spec)
         check_initial(payload, lat, spec, checked, initial_key)
         labels = {k: label(v) for k, v in values.items()}
@@ -158,7 +164,7 @@ def sweep(
                 dynamic=dynamic,
                 grid=(lat.nx, lat.ny),
                 spacing=(lat.hx, lat.hy),
-                boundary=lat.boundary,
+                boundary=one_boundary,
                 origin=lat.origin,
                 backend=backend,
                 precision=precision,
