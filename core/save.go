@@ -59,10 +59,6 @@ func (s *Simulation) Save(path string) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	if !s.lat.Planar() {
-		return errs.New(errs.Lattice, "save and load run on 2D lattices with one boundary for now: "+
-			"they are not available for a %dD lattice (%s); copy sim.field.numpy() instead", s.lat.Dim(), s.lat.Shape())
-	}
 	if err := s.syncHost(); err != nil {
 		return err
 	}
@@ -149,13 +145,15 @@ func SavedPrecision(path string) (string, error) {
 	return v[0], err
 }
 
-// SavedSettings are the storage precision and the boundary ("fixed",
-// "periodic" or "free") a file written by Save was run with, in one read:
-// what a caller choosing the backend needs before Load (the free boundary
-// runs on the CPU backend only).
-func SavedSettings(path string) (precision, boundary string, err error) {
-	v, err := savedMeta(path, [2]string{MetaPrecision, Float64}, [2]string{MetaBoundary, "fixed"})
-	return v[0], v[1], err
+// SavedSettings are the storage precision, the boundary ("fixed",
+// "periodic" or "free"; one name per axis, comma-separated, for a lattice
+// other than the planar one) and whether the lattice is the planar one of one
+// boundary, which a file written by Save was run with, in one read: what a
+// caller choosing the backend needs before Load (the free boundary, lines,
+// 3D lattices and boundaries per axis run on the CPU backend only).
+func SavedSettings(path string) (precision, boundary string, planar bool, err error) {
+	v, err := savedMeta(path, [2]string{MetaPrecision, Float64}, [2]string{MetaBoundary, "fixed"}, [2]string{MetaDims, ""})
+	return v[0], v[1], v[2] == "", err
 }
 
 // savedMeta reads keys of a saved file's schema metadata, each {key,

@@ -140,7 +140,7 @@ func NewSimulation(backend kernels.Backend, theory *Theory, lat Lattice, params 
 		}
 		return nil, errs.New(errs.Lattice, "the fourth-order stencils need at least %s sites, got %s", need, lat.Shape())
 	}
-	if err := refuseBeyondPlanar(theory, lat, opt); err != nil {
+	if err := refuseBeyondPlanar(theory, lat); err != nil {
 		return nil, err
 	}
 	s := &Simulation{backend: backend, theory: theory, lat: lat}
@@ -197,9 +197,10 @@ func NewSimulation(backend kernels.Backend, theory *Theory, lat Lattice, params 
 
 // refuseBeyondPlanar names what a simulation on a line, in three dimensions
 // or with boundaries per axis does not offer yet, before anything is
-// compiled: the continuum form on the CPU backend in float64 is what those
-// lattices run (the CUDA backend refuses them through kernels.GridChecker).
-func refuseBeyondPlanar(theory *Theory, lat Lattice, opt Options) error {
+// compiled: auxiliary fields, whose elliptic solve is planar. Both gradient
+// forms and both storage precisions run on the CPU backend (the CUDA backend
+// refuses such grids through kernels.GridChecker).
+func refuseBeyondPlanar(theory *Theory, lat Lattice) error {
 	if lat.Planar() {
 		return nil
 	}
@@ -207,13 +208,7 @@ func refuseBeyondPlanar(theory *Theory, lat Lattice, opt Options) error {
 	if lat.Dim() == 2 {
 		what = "boundaries set per axis"
 	}
-	switch {
-	case opt.Form == "consistent":
-		return errs.New(errs.Parameter, "%s run the continuum gradient form for now: the consistent form is not available for a %s lattice; "+
-			"leave the form to its default", what, lat.Shape())
-	case opt.Precision == Float32:
-		return errs.New(errs.Parameter, "%s run in float64 for now: precision \"float32\" is not available for a %s lattice", what, lat.Shape())
-	case theory.HasAuxiliary():
+	if theory.HasAuxiliary() {
 		return errs.New(errs.Spec, "%s do not solve auxiliary fields yet: theory %q declares %v, which needs a 2D lattice with one boundary", what, theory.Spec.Name, theory.Spec.Auxiliary)
 	}
 	return nil

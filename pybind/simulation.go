@@ -426,7 +426,7 @@ func LoadSimulation(path, options string) (h int64, err error) {
 	if e := decodeOptions(options, &o); e != nil {
 		return 0, bridge(errs.New(errs.Parameter, "bad load options: %v", e))
 	}
-	saved, boundary, err := core.SavedSettings(path)
+	saved, boundary, planar, err := core.SavedSettings(path)
 	if err != nil {
 		return 0, bridge(err)
 	}
@@ -436,6 +436,9 @@ func LoadSimulation(path, options string) (h int64, err error) {
 	}
 	if boundary == "free" {
 		o.cpuOnly = freeOnCPU
+	}
+	if !planar {
+		o.cpuOnly = cpuOnlyLattice
 	}
 	backend, note, err := selectBackend(o.backendOptions)
 	if err != nil {

@@ -381,9 +381,6 @@ func (p *program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 	}
 	ny := ga.Grid.Lines()
 	switch {
-	case ga.Form == kernels.Consistent && !ga.Grid.Planar():
-		return r, errs.New(errs.Parameter, "the consistent gradient form runs on planar grids with one boundary for now, "+
-			"not on a %dD grid or one with boundaries per axis: use the continuum form", ga.Grid.Dim())
 	case ga.Grid.Free && ga.Form == kernels.Continuum:
 		return r, errs.New(errs.Parameter, "the continuum gradient form has no free boundary: "+
 			"its expression at an edge site is the derivative of no energy; use the consistent form")
@@ -395,8 +392,14 @@ func (p *program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 	case ga.Form == kernels.Continuum:
 		p.run("fg_k_continuum", a, ny)
 	case ga.Form == kernels.Consistent:
+		// The partials and doubler differences of each axis (FG_WBLOCKS):
+		// five blocks on a line or a plane, seven in 3D.
+		blocks := 5
+		if ga.Grid.Dim() == 3 {
+			blocks = 7
+		}
 		a.penalty = C.double(ga.Penalty)
-		a.work = scratch(&p.work, 5*p.unit.NComp*ga.Grid.Sites()).ptr
+		a.work = scratch(&p.work, blocks*p.unit.NComp*ga.Grid.Sites()).ptr
 		p.run("fg_k_partials", a, ny)
 		p.run("fg_k_consistent", a, ny)
 	default:

@@ -75,21 +75,15 @@ def _what(lattice) -> str:
     return f"{lattice.dims}D lattices" if lattice.dims != 2 else "boundaries set per axis"
 
 
-def _refuse_beyond_planar(lattice, spec, backend, precision, gradient):
+def _refuse_beyond_planar(lattice, spec, backend):
     """Name what a line, a 3D lattice or per-axis boundaries do not offer yet, before
-    anything is compiled: they run the continuum gradient on the CPU in float64."""
+    anything is compiled: they run on the CPU (either gradient form, either storage
+    precision) and do not solve auxiliary fields."""
     what, grid = _what(lattice), lattice.grid
     if backend == "cuda":
         raise BackendError(
             f"{what} run on the CPU backend for now: backend='cuda' is not available for grid={grid}; "
             f"use backend='cpu' or 'auto'"
-        )
-    if precision != "float64":
-        raise ParameterError(f"{what} run in float64 for now: precision={precision!r} is not available for grid={grid}")
-    if gradient == "consistent":
-        raise ParameterError(
-            f"{what} run the continuum gradient form for now: gradient='consistent' is not available for "
-            f"grid={grid}; use gradient='auto' or 'continuum'"
         )
     if spec.get("auxiliary"):
         raise SpecError(
@@ -185,7 +179,7 @@ class Simulation:
                 opts.json(),
             )
         else:
-            _refuse_beyond_planar(lat, spec, backend, precision, gradient)
+            _refuse_beyond_planar(lat, spec, backend)
             self._handle = go.NewSimulationOn(json.dumps(spec), source, lat._json(), opts.json())
         self._precision = precision
         self._params = {}
@@ -546,7 +540,5 @@ def load(path, backend="auto", precision=None) -> Simulation:
     h = go.LoadSimulation(os.fspath(path), opts.json())
     info = json.loads(go.SimDescribe(h))
     theory = _SourceTheory(info["spec"], go.SimSource(h), dict(zip(info["spec"]["params"], info["params"])))
-    lat = Lattice(
-        (info["nx"], info["ny"]), (info["hx"], info["hy"]), origin=tuple(info["origin"]), boundary=info["boundary"]
-    )
+    lat = Lattice._from_info(info)
     return Simulation._from_handle(h, theory, lat, info["precision"])
