@@ -11,30 +11,48 @@ import (
 	"github.com/fieldgo/fieldgo/kernels"
 )
 
+// coupled3D is testdata/coupled_3d.c: two components whose energy couples
+// their z derivatives to the others' x and y derivatives and depends on z,
+// e = |grad u|^2/2 + |grad v|^2/2 + k (1 + z/10) dz u dx v + 0.3 u dz v dy u
+// + (1 - u^2 - v^2)^2 / 2.
+func coupled3D(t testing.TB) *core.Theory {
+	return theory(t, `{"name": "coupled_3d", "fields": ["u", "v"], "params": ["k"], "densities": [], "constraint": "", "gradient": "derived"}`,
+		"coupled_3d.c")
+}
+
 // On a line, a 3D box and a plane with boundaries per axis, the consistent
 // gradient is the exact gradient of Energy() (penalty included) divided by
 // the cell: compared with a fourth-order central difference of Energy()
 // under single-site perturbations, next to held layers, across periodic
 // wraps and inside.
 func TestConsistentGradientIsEnergyGradientBeyondPlanar(t *testing.T) {
-	type at struct{ i, j, k int }
+	type at struct{ c, i, j, k int }
 	cases := []struct {
 		name    string
+		th      *core.Theory
 		n       []int
 		h       []float64
 		bounds  []core.Boundary
 		penalty float64
 		sites   []at
 	}{
-		{"3d_fixed_periodic_fixed", []int{11, 9, 10}, []float64{0.3, 0.35, 0.4}, []core.Boundary{core.Fixed, core.Periodic, core.Fixed}, 0,
-			[]at{{5, 4, 5}, {2, 0, 2}, {8, 8, 7}, {3, 1, 3}, {2, 4, 6}, {7, 7, 2}}},
-		{"3d_periodic_penalty_big", []int{9, 10, 11}, []float64{0.4, 0.3, 0.35}, []core.Boundary{core.Periodic}, 0.5,
-			[]at{{0, 0, 0}, {8, 9, 10}, {4, 5, 0}, {1, 2, 9}}},
-		{"3d_default_penalty", []int{10, 9, 9}, []float64{0.3, 0.3, 0.3}, []core.Boundary{core.Fixed}, core.DefaultPenalty,
-			[]at{{2, 2, 2}, {5, 4, 6}, {7, 6, 2}}},
-		{"1d_fixed_penalty", []int{16}, []float64{0.3}, []core.Boundary{core.Fixed}, 0.5, []at{{2, 0, 0}, {7, 0, 0}, {13, 0, 0}}},
-		{"1d_periodic", []int{14}, []float64{0.35}, []core.Boundary{core.Periodic}, 0, []at{{0, 0, 0}, {13, 0, 0}, {6, 0, 0}}},
-		{"2d_per_axis", []int{12, 10}, []float64{0.3, 0.4}, []core.Boundary{core.Periodic, core.Fixed}, 0.5, []at{{0, 2, 0}, {11, 7, 0}, {6, 5, 0}}},
+		{"3d_fixed_periodic_fixed", phi4(t), []int{11, 9, 10}, []float64{0.3, 0.35, 0.4}, []core.Boundary{core.Fixed, core.Periodic, core.Fixed}, 0,
+			[]at{{0, 5, 4, 5}, {0, 2, 0, 2}, {0, 8, 8, 7}, {0, 3, 1, 3}, {0, 2, 4, 6}, {0, 7, 7, 2}}},
+		{"3d_periodic_penalty_big", phi4(t), []int{9, 10, 11}, []float64{0.4, 0.3, 0.35}, []core.Boundary{core.Periodic}, 0.5,
+			[]at{{0, 0, 0, 0}, {0, 8, 9, 10}, {0, 4, 5, 0}, {0, 1, 2, 9}}},
+		{"3d_default_penalty", phi4(t), []int{10, 9, 9}, []float64{0.3, 0.3, 0.3}, []core.Boundary{core.Fixed}, core.DefaultPenalty,
+			[]at{{0, 2, 2, 2}, {0, 5, 4, 6}, {0, 7, 6, 2}}},
+		// Two components coupled through their z derivatives, with an
+		// energy that depends on z: every z partial enters.
+		{"3d_coupled_fixed_periodic", coupled3D(t), []int{10, 9, 11}, []float64{0.35, 0.3, 0.4}, []core.Boundary{core.Periodic, core.Fixed, core.Periodic}, 0.5,
+			[]at{{0, 0, 2, 0}, {1, 9, 6, 10}, {1, 4, 4, 5}, {0, 5, 3, 9}, {1, 2, 2, 1}}},
+		{"3d_coupled_fixed", coupled3D(t), []int{9, 10, 10}, []float64{0.3, 0.3, 0.35}, []core.Boundary{core.Fixed}, 0,
+			[]at{{0, 2, 2, 2}, {1, 6, 7, 7}, {0, 4, 5, 3}, {1, 3, 2, 4}}},
+		{"1d_fixed_penalty", phi4(t), []int{16}, []float64{0.3}, []core.Boundary{core.Fixed}, 0.5, []at{{0, 2, 0, 0}, {0, 7, 0, 0}, {0, 13, 0, 0}}},
+		{"1d_periodic", phi4(t), []int{14}, []float64{0.35}, []core.Boundary{core.Periodic}, 0, []at{{0, 0, 0, 0}, {0, 13, 0, 0}, {0, 6, 0, 0}}},
+		{"1d_coupled", coupled3D(t), []int{15}, []float64{0.3}, []core.Boundary{core.Fixed}, 0.5, []at{{0, 2, 0, 0}, {1, 8, 0, 0}, {1, 12, 0, 0}}},
+		{"2d_per_axis", phi4(t), []int{12, 10}, []float64{0.3, 0.4}, []core.Boundary{core.Periodic, core.Fixed}, 0.5, []at{{0, 0, 2, 0}, {0, 11, 7, 0}, {0, 6, 5, 0}}},
+		{"2d_coupled_per_axis", coupled3D(t), []int{11, 12}, []float64{0.35, 0.3}, []core.Boundary{core.Fixed, core.Periodic}, 0, []at{{1, 2, 0, 0}, {0, 8, 11, 0}, {1, 5, 6, 0}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -44,18 +62,21 @@ func TestConsistentGradientIsEnergyGradientBeyondPlanar(t *testing.T) {
 			}
 			lat, err := core.NewLatticeND(c.n, c.h, o, c.bounds)
 			require.NoError(t, err)
-			s, err := core.NewSimulation(backend(0), phi4(t), lat, []float64{1.3},
+			s, err := core.NewSimulation(backend(0), c.th, lat, []float64{1.3},
 				core.Options{Form: "consistent", Penalty: c.penalty, NoPenalty: c.penalty == 0})
 			require.NoError(t, err)
 			defer s.Close()
 			require.Equal(t, kernels.Consistent, s.Form())
-			f, err := core.NewField(lat, []string{"u"})
+			f, err := core.NewField(lat, c.th.Spec.Fields)
 			require.NoError(t, err)
-			u := f.Comp(0)
-			for idx := range u {
-				i, j, k := idx%lat.Nx, (idx/lat.Nx)%lat.Ny, idx/(lat.Nx*lat.Ny)
-				x, y, z := lat.X(i), lat.Y(j), lat.Z(k)
-				u[idx] = math.Tanh(0.9*x) + 0.3*math.Sin(1.1*y-0.4*x) + 0.25*math.Cos(1.3*z+0.5*y)
+			for comp := range c.th.Spec.Fields {
+				u := f.Comp(comp)
+				for idx := range u {
+					i, j, k := idx%lat.Nx, (idx/lat.Nx)%lat.Ny, idx/(lat.Nx*lat.Ny)
+					x, y, z := lat.X(i), lat.Y(j), lat.Z(k)
+					a := float64(comp)
+					u[idx] = math.Tanh(0.9*x-a) + 0.3*math.Sin(1.1*y-0.4*x+a) + 0.25*math.Cos(1.3*z+0.5*y-a)
+				}
 			}
 			require.NoError(t, s.SetField(f))
 			f.Release()
@@ -64,8 +85,8 @@ func TestConsistentGradientIsEnergyGradientBeyondPlanar(t *testing.T) {
 			defer g.Release()
 			field, err := s.Field()
 			require.NoError(t, err)
-			col := field.Comp(0)
 			for _, st := range c.sites {
+				col := field.Comp(st.c)
 				idx := (st.k*lat.Ny+st.j)*lat.Nx + st.i
 				orig := col[idx]
 				energyAt := func(d float64) float64 {
@@ -77,7 +98,7 @@ func TestConsistentGradientIsEnergyGradientBeyondPlanar(t *testing.T) {
 				eps := 1e-3
 				fd := (8*(energyAt(eps)-energyAt(-eps)) - (energyAt(2*eps) - energyAt(-2*eps))) / (12 * eps)
 				col[idx] = orig
-				got := g.Comp(0)[idx] * lat.Cell()
+				got := g.Comp(st.c)[idx] * lat.Cell()
 				t.Logf("site %+v: gradient %.12e, finite difference %.12e", st, got, fd)
 				assert.InDelta(t, 0, (got-fd)/math.Max(math.Abs(fd), 1e-3), 1e-7, "site %+v", st)
 				assert.Greater(t, math.Abs(fd), 1e-4, "site %+v: the check needs a nonzero gradient", st)

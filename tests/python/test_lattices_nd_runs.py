@@ -100,3 +100,104 @@ def test_save_load_resume_bit_identical(tmp_path, monkeypatch, grid, spacing, or
         assert sim.energy() == whole.energy()
         assert sim.last_status == whole.last_status
     assert loaded.history.to_pydict() == whole.history.to_pydict()
+
+
+def _wall(h, **kw):
+    n = int(round(12 / h)) + 1
+    sim = fg.Simulation(_phi4_3d(), grid=(n, 6, 6), spacing=h, boundary=("fixed", "periodic", "periodic"), **kw)
+    sim.set_field(lambda x, y, z: np.tanh(1.3 * x) + 0 * y + 0 * z)
+    return sim, 6 * h * 6 * h
+
+
+def _float32_values(a):
+    return np.array_equal(a, a.astype(np.float32).astype(np.float64))
+
+
+def test_float32_wall_in_3d_has_the_float64_energy_four_thirds_per_area():
+    """float32 storage relaxes the 3D wall to the float64 energy within float32's
+    bound (1e-6 relative, as for the planar skyrmion), 4/3 per area to the stencils'
+    accuracy at h = 0.1; the stored values are float32 and the same on 1 and 2 threads."""
+    res = {}
+    for prec, threads in (("float64", None), ("float32", 1), ("float32", 2)):
+        sim, area = _wall(0.1, precision=prec, threads=threads)
+        tol = 1e-9 if prec == "float64" else 2 * sim.describe()["gradient_floor"]
+        hist = sim.minimize(tol=tol, max_steps=20_000, progress=False)
+        assert hist["max_grad"][-1].as_py() < tol
+        res[(prec, threads)] = (sim.energy() / area, sim.field.numpy().copy())
+    e64, _ = res[("float64", None)]
+    e32, f32 = res[("float32", 1)]
+    assert abs(e64 - 4 / 3) < 2e-5
+    assert 0 < abs(e32 - e64) <= 1e-6 * e64
+    assert _float32_values(f32) and f32.shape == (1, 6, 6, 121)
+    assert np.array_equal(f32, res[("float32", 2)][1])
+
+
+def test_consistent_form_relaxes_the_3d_wall_and_the_1d_kink():
+    """The consistent form (the exact gradient of the lattice energy, with the doubler
+    penalty) relaxes the 3D wall and the 1D kink to 4/3 per area; its energy converges
+    with the spacing at fourth order, as the continuum form's does."""
+    errors = []
+    for h in (0.2, 0.1):
+        sim, area = _wall(h, gradient="consistent")
+        assert sim.describe()["gradient"] == "consistent" and sim.describe()["penalty"] > 0
+        sim.minimize(tol=1e-8, max_steps=40_000, progress=False)
+        assert sim.last_status["converged"]
+        errors.append(sim.energy() / area - 4 / 3)
+    assert abs(errors[1]) < 2e-5
+    assert abs(errors[0] / errors[1]) > 12
+    kink = fg.Simulation(_phi4_3d(), grid=(121,), spacing=0.1, gradient="consistent")
+    kink.set_field(lambda x: np.tanh(1.3 * x))
+    kink.minimize(tol=1e-8, max_steps=40_000, progress=False)
+    assert kink.energy() == pytest.approx(4 / 3, abs=2e-5)
+
+
+def test_divergence_in_3d_names_the_site_i_j_k():
+    """One site far off (v = 1e50 at (i, j, k) = (7, 4, 3)) overflows there first: the
+    DivergenceError names that site as (i, j, k), and the last good field is kept."""
+    sim = fg.Simulation(_coupled_3d(), grid=(12, 10, 9), spacing=0.3, boundary="periodic")
+    a = np.empty((2, 9, 10, 12))
+    a[0], a[1] = 0.5, 0.2
+    a[1, 3, 4, 7] = 1e50
+    sim.set_field(a)
+    with pytest.raises(fg.DivergenceError, match=r"not finite at site \(7, 4, 3\)"):
+        sim.minimize(dt=0.1, max_steps=1000, check_every=5, progress=False)
+    np.testing.assert_array_equal(sim.field.numpy(), a)  # diverged in step 0: the start is kept
+
+
+def test_ctrl_c_stops_a_3d_flow_at_a_step_it_reports():
+    """Ctrl-C (KeyboardInterrupt from a timer thread) stops a 3D flow within 100 ms;
+    the field is bit for bit that of an uninterrupted run to the step reported."""
+    import _thread
+    import threading
+    import time
+
+    def make():
+        sim = fg.Simulation(_phi4_3d(), grid=(40, 32, 32), spacing=0.2, boundary=("fixed", "periodic", "periodic"))
+        sim.set_field(_bumpy)
+        return sim
+
+    sim = make()
+    sim.minimize(tol=1e-14, max_steps=1, progress=False)  # compiled and estimated before the clock starts
+    sent = {}
+
+    def fire():
+        sent["t"] = time.perf_counter()
+        _thread.interrupt_main()
+
+    timer = threading.Timer(0.3, fire)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            try:
+                sim.minimize(tol=1e-14, max_steps=10**8, check_every=20, progress=False)
+            finally:
+                caught = time.perf_counter()
+    finally:
+        timer.cancel()
+    assert caught - sent["t"] < 0.100
+    steps = sim.last_status["step"]
+    assert 0 < steps < 10**8
+    ref = make()
+    ref.minimize(tol=1e-14, max_steps=1, progress=False)
+    ref.minimize(tol=1e-14, max_steps=steps, check_every=20, progress=False)
+    np.testing.assert_array_equal(sim.field.numpy(), ref.field.numpy())
