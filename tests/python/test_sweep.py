@@ -186,6 +186,57 @@ def test_one_component_function_returning_a_bare_array(cluster, tmp_path):
         sim.close()
 
 
+def test_sweep_over_3d_and_1d_lattices(cluster, tmp_path):
+    """Points on a 3D box with a boundary per axis and on a line: the rows are bit for
+    bit the runs made here, the saved files load with their lattices, and the wall's
+    energy per area is 4/3 sqrt(lam)."""
+    client, _ = cluster
+    theory = fg.Theory("wall3d", fields=["u"], params={"lam": 1.0})
+
+    @theory.energy_density
+    def energy(s, p):
+        return 0.5 * (s.dx.u**2 + s.dy.u**2 + s.dz.u**2) + 0.5 * p.lam * (1 - s.phi.u**2) ** 2
+
+    def wall(x, y, z):
+        return np.tanh(1.2 * x) + 0.05 * np.cos(y) * np.sin(z)
+
+    def kink(x):
+        return np.tanh(1.2 * x)
+
+    box = dict(grid=(49, 6, 5), spacing=(0.25, 0.3, 0.35), boundary=("fixed", "periodic", "periodic"))
+    line = dict(grid=(49,), spacing=0.25, boundary="fixed", initial=kink)
+    points = [dict(lam=1.0), dict(lam=0.5), dict(lam=0.5, **line)]
+    table = fg.sweep(
+        theory,
+        points,
+        **box,
+        initial=wall,
+        minimize={"tol": 1e-8},
+        client=client,
+        out=tmp_path,
+        progress=False,
+    )
+    assert table["error"].to_pylist() == [None] * 3
+    assert table["initial"][0].as_py().startswith("test_sweep_over_3d_and_1d_lattices.<locals>.wall(x, y, z)")
+    for row, point in zip(table.to_pylist(), points):
+        settings = {**box, **point}
+        lam, init = settings.pop("lam"), settings.pop("initial", wall)
+        sim = fg.Simulation(theory, **settings)
+        sim.set_params(lam=lam)
+        sim.set_field(init)
+        sim.minimize(tol=1e-8, progress=False)
+        assert row["energy"] == sim.energy() and row["steps"] == sim.last_status["step"] and row["converged"]
+        back = fg.load(row["file"])
+        try:
+            assert back.lattice == sim.lattice
+            assert np.array_equal(back.field.numpy(), sim.field.numpy())
+        finally:
+            back.close()
+        area = 6 * 0.3 * 5 * 0.35 if len(settings["grid"]) == 3 else 1.0
+        assert row["energy"] / area == pytest.approx(4 / 3 * np.sqrt(lam), rel=1e-3)  # h = 0.25
+        sim.close()
+
+
 def test_failing_point_is_an_error_row(cluster, tmp_path):
     client, _ = cluster
     points = [{"kappa": k} for k in KAPPAS]

@@ -30,7 +30,7 @@ import os
 
 import pyarrow as pa
 
-from ..errors import LatticeError, ParameterError, SpecError
+from ..errors import ParameterError, SpecError
 from ..runtime.lattice import Lattice
 from .cluster import client_for, local_cluster, submit_all
 from .ids import json_default, label, nonce, point_id
@@ -76,8 +76,10 @@ def sweep(
     ``origin``, ``initial`` and ``minimize`` (a dict merged over the sweep's).
 
     ``initial``: an ``fg.initial`` configuration (``fg.initial.skyrmion(charge=2)``),
-    the name of one (``"skyrmion"``), an array (ncomp, ny, nx), or a function
-    f(x, y), evaluated here and sent as its values. ``minimize``: keyword arguments
+    the name of one (``"skyrmion"``), an array (ncomp, ny, nx) (``(ncomp, nz, ny, nx)``
+    on a 3D grid), or a function f(x, y) (f(x, y, z) in 3D, f(x) on a line),
+    evaluated here and sent as its values. ``grid`` may have one, two or three axes
+    and ``boundary`` be one name per axis, as for ``fg.Simulation``. ``minimize``: keyword arguments
     of ``Simulation.minimize`` (tol, max_steps, method, arrest, dt, check_every).
 
     ``out``: a directory (or an fsspec URL, e.g. ``s3://bucket/scan``) every worker
@@ -132,12 +134,6 @@ def sweep(
         if clash:
             raise SpecError(f"parameter names {clash} clash with sweep settings")
         lat = Lattice(run["grid"], run["spacing"], origin=run["origin"], boundary=run["boundary"])
-        if not lat.planar:
-            raise LatticeError(
-                f"sweeps run on 2D lattices with one boundary for now: they are not available for "
-                f"grid={lat.grid}, boundary={lat.boundary!r}"
-            )
-        one_boundary = str(lat.boundary)  # planar: one name
         payload, initial_label, initial_key = initial_payload(run_initial, lat, spec)
         check_initial(payload, lat, spec, checked, initial_key)
         labels = {k: label(v) for k, v in values.items()}
@@ -162,9 +158,9 @@ def sweep(
                 spec=spec,
                 source=source,
                 dynamic=dynamic,
-                grid=(lat.nx, lat.ny),
-                spacing=(lat.hx, lat.hy),
-                boundary=one_boundary,
+                grid=lat.grid,
+                spacing=lat.spacing,
+                boundary=lat.boundary,
                 origin=lat.origin,
                 backend=backend,
                 precision=precision,

@@ -167,7 +167,7 @@ def initial_payload(initial, lattice: Lattice, spec: dict):
     field_values(arr, lattice, spec["fields"], **constraint_of(spec), stacklevel=4)
     if callable(initial) and not hasattr(initial, "numpy"):
         name = getattr(initial, "__qualname__", type(initial).__name__)
-        return _array_payload(arr, f"{name}(x, y)")
+        return _array_payload(arr, f"{name}({', '.join('xyz'[: lattice.dims])})")
     return _array_payload(arr, "array")
 
 

@@ -23,7 +23,7 @@ class Point:
     dynamic: dict  # dynamic parameter values (floats)
     grid: tuple
     spacing: object
-    boundary: str
+    boundary: str | tuple  # one name, or one per axis
     origin: object
     backend: str
     precision: str
