@@ -93,6 +93,11 @@ def figure_png(fig, dpi: int = 100) -> bytes:
 
 
 def _draw(ax, values, lattice, title, name=None, colorbar=True):
+    if values.ndim == 1:  # a line: the values against x
+        (line,) = ax.plot(lattice.x, values, color="C0")
+        ax.set_title(title)
+        ax.set_xlabel("x")
+        return line
     cmap, vmin, vmax = colormap_for(values, name)
     im = ax.imshow(
         values,
@@ -112,8 +117,23 @@ def _draw(ax, values, lattice, title, name=None, colorbar=True):
     return im
 
 
+def _section(panels, lattice):
+    """A 3D lattice is drawn by its middle plane along z (k = nz // 2), named in each
+    panel's title; a line's and a plane's panels are drawn as they are."""
+    if lattice.dims != 3:
+        return panels
+    k = lattice.nz // 2
+    return [(f"{title} (z = {lattice.z[k]:.3g})", name, values[k]) for title, name, values in panels]
+
+
 def _panels(obj, density, component):
-    """[(title, name, 2-D array)] and the lattice for what ``plot`` was given."""
+    """[(title, name, 2-D array; 1-D on a line)] and the lattice for what ``plot`` was
+    given (a 3D lattice's middle plane: :func:`_section`)."""
+    panels, lattice = _whole_panels(obj, density, component)
+    return _section(panels, lattice), lattice
+
+
+def _whole_panels(obj, density, component):
     from .runtime.field import Field
     from .runtime.simulation import Simulation
 
@@ -152,8 +172,12 @@ def plot(obj, density: str | None = None, component=None, ax=None, *, colorbar: 
     ``fg.Field`` (every component side by side, or ``component=``). Signed quantities
     get a diverging colour map symmetric about zero, the energy a sequential one.
 
+    A 3D lattice is drawn by its middle plane along z (the title says which z); a
+    line as a curve against x.
+
     Returns the new ``matplotlib.figure.Figure``; with ``ax=`` it draws one panel
-    into that Axes and returns the image (an ``AxesImage``, e.g. for a colorbar).
+    into that Axes and returns the image (an ``AxesImage``, e.g. for a colorbar; a
+    ``Line2D`` on a line).
     """
     panels, lattice = _panels(obj, density, component)
     if ax is not None:

@@ -201,3 +201,45 @@ def test_ctrl_c_stops_a_3d_flow_at_a_step_it_reports():
     ref.minimize(tol=1e-14, max_steps=1, progress=False)
     ref.minimize(tol=1e-14, max_steps=steps, check_every=20, progress=False)
     np.testing.assert_array_equal(sim.field.numpy(), ref.field.numpy())
+
+
+def test_live_view_and_plot_of_a_3d_run_draw_its_middle_plane(monkeypatch):
+    """live=True draws the field in a notebook on 3D lattices and lines too: a 3D
+    lattice by its middle plane along z (named in the title), a line as a curve."""
+    import IPython.display
+
+    from fieldgo.jupyter import progress
+
+    sim = fg.Simulation(_phi4_3d(), grid=(15, 8, 7), spacing=0.4, boundary=("fixed", "periodic", "periodic"))
+    sim.set_field(_bumpy)
+    fig = fg.plot(sim.field)
+    image = fig.axes[0].images[0]
+    np.testing.assert_array_equal(image.get_array(), sim.field.numpy()[0, 3])
+    assert f"z = {sim.lattice.z[3]:.3g}" in fig.axes[0].get_title()
+    energy = fg.plot(sim).axes[0].images[0].get_array()
+    assert energy.shape == (8, 15) and np.asarray(energy).max() > 0
+
+    shown = []
+
+    class Handle:
+        def update(self, obj):
+            shown.append(obj)
+
+    def display(obj, display_id=False):
+        shown.append(obj)
+        return Handle()
+
+    monkeypatch.setattr(progress, "in_notebook", lambda: True)
+    monkeypatch.setattr(IPython.display, "display", display)
+    sim.minimize(tol=1e-12, max_steps=30, check_every=10, live=10, progress=False)
+    pngs = [obj for obj in shown if isinstance(obj, IPython.display.Image)]
+    assert pngs and all(p.data[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
+
+    line = fg.Simulation(_phi4_3d(), grid=(41,), spacing=0.25)
+    line.set_field(lambda x: np.tanh(x))
+    curve = fg.plot(line.field).axes[0].lines[0]
+    np.testing.assert_array_equal(curve.get_xdata(), line.lattice.x)
+    np.testing.assert_array_equal(curve.get_ydata(), line.field.numpy()[0])
+    drawn = len(shown)
+    line.minimize(tol=1e-12, max_steps=20, live=5, progress=False)
+    assert len(shown) > drawn

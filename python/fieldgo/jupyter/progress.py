@@ -76,12 +76,6 @@ class Monitor:
             from ..errors import ParameterError
 
             raise ParameterError(f"live must be True, False or a positive number of steps, got {live!r}")
-        if every and sim.lattice.dims != 2:
-            from ..errors import ParameterError
-
-            raise ParameterError(
-                f"live views draw 2D lattices for now: live={live!r} is not available for grid={sim.lattice.grid}"
-            )
         if every and not in_notebook():
             warnings.warn("live=True needs a Jupyter kernel to draw in; ignored", stacklevel=3)
             every = 0

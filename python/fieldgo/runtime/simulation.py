@@ -365,7 +365,8 @@ class Simulation:
         ``progress``: a tqdm bar (step, energy, max_grad, rate); default on inside a
         Jupyter kernel, off in scripts. ``live``: in Jupyter, redraw the field in place
         every 100 steps (``live=True``) or every ``live`` steps (an int), at most four
-        times a second. ``callback(sim, status)`` runs after each chunk (~50 ms).
+        times a second (``fg.plot`` of the field: a 3D lattice's middle plane along z, a
+        line's curve). ``callback(sim, status)`` runs after each chunk (~50 ms).
         """
         if method not in _METHODS:
             raise ParameterError(f"method must be one of {_METHODS}, got {method!r}")
