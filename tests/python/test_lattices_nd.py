@@ -106,11 +106,15 @@ def test_lattice_checks_the_axes():
 def test_refusals_name_what_is_missing():
     th = _phi4()
     grid = (8, 8, 8)
-    cuda = r"3D lattices run on the CPU backend for now: backend='cuda'.*grid=\(8, 8, 8\)"
+    # CUDA runs them in the continuum form: the consistent one is refused by name there
+    # (with or without a GPU), and "auto" takes the CPU for it.
+    cuda = r"consistent gradient form of 3D lattices runs on the CPU backend.*8 x 8 x 8"
     with pytest.raises(fg.BackendError, match=cuda):
-        fg.Simulation(th, grid=grid, backend="cuda")
-    with pytest.raises(fg.BackendError, match="1D lattices run on the CPU backend"):
-        fg.Simulation(th, grid=(16,), backend="cuda")
+        fg.Simulation(th, grid=grid, backend="cuda", gradient="consistent")
+    with pytest.raises(fg.BackendError, match="consistent gradient form of 1D lattices"):
+        fg.Simulation(th, grid=(16,), backend="cuda", gradient="consistent")
+    auto = fg.Simulation(th, grid=grid, gradient="consistent")
+    assert "consistent gradient form of 3D lattices runs on the CPU backend only" in auto.describe()["backend_note"]
     with pytest.raises(fg.LatticeError, match="free"):
         fg.Simulation(th, grid=grid, boundary="free")
     aux = fg.theories.chiral_magnet(demag=True)
@@ -126,20 +130,3 @@ def test_refusals_name_what_is_missing():
         sim.set_field(fg.initial.skyrmion(charge=1))
     with pytest.raises(fg.ShapeError, match="does not fit"):
         sim.set_field(np.zeros((1, 8, 8)))
-    with pytest.raises(fg.SpecError, match="uses z"):
-        th.at(phi=[0.5], dx=[0.1], dy=[0.0])
-
-
-def test_hand_written_gradient_with_z_is_refused():
-    th = fg.Theory("hand_z", fields=["u"])
-
-    @th.energy_density
-    def e(s, p):
-        return 0.5 * s.dz.u**2
-
-    @th.gradient
-    def g(s, p, out):
-        out[0] = -s.dzz.u
-
-    with pytest.raises(fg.SpecError, match="hand-written"):
-        th.source  # noqa: B018

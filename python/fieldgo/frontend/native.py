@@ -57,6 +57,38 @@ void fg_harness_eval(const double* site, const double* params, double* out) {
 """
 
 
+# A three-dimensional point source (FG_DIM 3) has the z members in its site and a
+# fourth partial, de/d(dz); its harness takes the site in struct order (phi, dx, dy,
+# dz, dxx, dyy, dzz, dxy, dxz, dyz, x, y, z) and appends de/d(dz) after the densities.
+# A planar source keeps the harness above, byte for byte (and so its cache entries).
+_HARNESS_3D = r"""
+/* ---- fieldgo point harness: one site in, every point function out ---- */
+#include <string.h>
+typedef char fg_site_is_packed_[(sizeof(fg_site) == (10 * FG_NCOMP + 3) * sizeof(double)) ? 1 : -1];
+
+int fg_harness_ncomp(void) { return FG_NCOMP; }
+int fg_harness_nparams(void) { return FG_NPARAMS; }
+int fg_harness_ndens(void) { return FG_NDENS; }
+
+void fg_harness_eval(const double* site, const double* params, double* out) {
+    fg_site s;
+    fg_params p;
+    memcpy(&s, site, sizeof s);
+    memcpy(&p, params, sizeof p);
+    out[0] = fg_energy(&s, &p);
+    fg_partials(&s, &p, out + 1, out + 1 + FG_NCOMP, out + 1 + 2 * FG_NCOMP, out + 1 + 4 * FG_NCOMP + FG_NDENS);
+    fg_gradient(&s, &p, out + 1 + 3 * FG_NCOMP);
+    for (int k = 0; k < FG_NDENS; ++k)
+        out[1 + 4 * FG_NCOMP + k] = fg_density(k, &s, &p);
+}
+"""
+
+
+def three_dimensional(point_source: str) -> bool:
+    """Whether a point source has the z members (FG_DIM 3, docs/abi.md)."""
+    return "\n#define FG_DIM     3" in point_source
+
+
 def cache_dir() -> str:
     """The point kind's folder of the cache root."""
     return cache.directory("point")
@@ -81,8 +113,9 @@ def _compiler_version(cc: tuple) -> str:
 class PointLibrary:
     """A compiled point source plus harness, callable on one site."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, three_d: bool = False):
         self.path = path
+        self.three_d = three_d
         lib = ctypes.CDLL(path)
         self.ncomp = lib.fg_harness_ncomp()
         self.nparams = lib.fg_harness_nparams()
@@ -95,12 +128,16 @@ class PointLibrary:
         self._lib = lib
 
     def evaluate(self, site: np.ndarray, params: np.ndarray) -> np.ndarray:
-        """site: 6*ncomp+2 doubles (phi, dx, dy, dxx, dyy, dxy, x, y); params: >= 1 double."""
+        """site: 6*ncomp+2 doubles (phi, dx, dy, dxx, dyy, dxy, x, y), or for a 3D source
+        10*ncomp+3 (phi, dx, dy, dz, dxx, dyy, dzz, dxy, dxz, dyz, x, y, z); params: >= 1
+        double. Returns energy, de/dphi, de/ddx, de/ddy, gradient, densities and, for a
+        3D source, de/ddz."""
         site = np.ascontiguousarray(site, dtype=np.float64)
         params = np.ascontiguousarray(params, dtype=np.float64)
-        if site.size != 6 * self.ncomp + 2 or params.size < max(1, self.nparams):
+        width = 10 * self.ncomp + 3 if self.three_d else 6 * self.ncomp + 2
+        if site.size != width or params.size < max(1, self.nparams):
             raise ValueError("site or params of the wrong size for this point library")
-        out = np.empty(1 + 4 * self.ncomp + self.ndens)
+        out = np.empty(1 + (5 if self.three_d else 4) * self.ncomp + self.ndens)
         dp = ctypes.POINTER(ctypes.c_double)
         self._eval(site.ctypes.data_as(dp), params.ctypes.data_as(dp), out.ctypes.data_as(dp))
         return out
@@ -109,7 +146,8 @@ class PointLibrary:
 def load(point_source: str) -> PointLibrary:
     """Compile (or find in the cache) the point source with the harness and load it."""
     cc = _compiler()
-    source = point_source + _HARNESS
+    three_d = three_dimensional(point_source)
+    source = point_source + (_HARNESS_3D if three_d else _HARNESS)
     version = _compiler_version(tuple(cc))
     key = cache.key("point", source, " ".join(cc), " ".join(CFLAGS), version)
     with _lock:
@@ -123,7 +161,7 @@ def load(point_source: str) -> PointLibrary:
             c_path = os.path.join(d, f"{key}.c")
             cache.write_atomic(c_path, source)
             cache.write_atomic(so_path, lambda tmp_so: _compile(cc, c_path, tmp_so))
-        lib = PointLibrary(so_path)
+        lib = PointLibrary(so_path, three_d)
         _loaded[key] = lib
         return lib
 

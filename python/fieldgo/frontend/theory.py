@@ -111,6 +111,7 @@ class PointResult:
     de_ddy: np.ndarray
     gradient: np.ndarray
     densities: dict = field(default_factory=dict)
+    de_ddz: np.ndarray | None = None  # a theory that uses z; None for a planar one
 
 
 @dataclass
@@ -302,12 +303,6 @@ class Theory:
         # A theory that reads any z value is three-dimensional (FG_DIM 3 in its point
         # source); one that never does keeps the planar source of docs/abi.md, byte for byte.
         three_d = sym.uses_z(energy, *(hand or []), *densities.values())
-        if three_d and hand is not None:
-            raise SpecError(
-                f"theory {self.name!r} uses z and has a hand-written @theory.gradient: hand-written gradients "
-                f"are checked and compiled for planar theories only for now; drop @theory.gradient to use the "
-                f"derived one"
-            )
         parts = derive.partials(energy, sym, three_d)
         if hand is not None:
             gradient, kind = hand, "hand"
@@ -362,14 +357,15 @@ class Theory:
         bad = gradcheck.mismatches(st, unit, list(self.auxiliary))
         if not bad:
             return
-        a, diff, scale, (x0, y0) = max(bad, key=lambda m: m[1] / m[2])
+        a, diff, scale, point = max(bad, key=lambda m: m[1] / m[2])
+        at = ", ".join(f"{axis}={v}" for axis, v in zip("xyz", point))
         comps = sorted({self.fields[m[0]] for m in bad})
         file, line = diagnostics.def_line(self._gradient_fn)
         where = f" ({file}:{line})" if file else ""
         raise SpecError(
             f"the hand-written gradient of theory {self.name!r}{where} is not the derivative of its energy "
             f"density: component {self.fields[a]!r} differs from the derived one by {diff:.3g} where the "
-            f"gradient is {scale:.3g} in size (relative {diff / scale:.2g}, at a test point x={x0}, y={y0}); "
+            f"gradient is {scale:.3g} in size (relative {diff / scale:.2g}, at a test point {at}); "
             f"components that differ: {', '.join(comps)}. Fix the gradient, or drop @theory.gradient to use "
             f"the derived one"
         )
@@ -422,10 +418,12 @@ class Theory:
         return theory_latex(self)
 
     # --- evaluating --------------------------------------------------------------------
-    def _site_arrays(self, phi, dx, dy, dxx, dyy, dxy):
+    def _site_arrays(self, phi, dx, dy, dxx, dyy, dxy, dz=None, dzz=None, dxz=None, dyz=None):
         n = len(self.fields)
         arrays = {}
-        for name, v in (("phi", phi), ("dx", dx), ("dy", dy), ("dxx", dxx), ("dyy", dyy), ("dxy", dxy)):
+        given = (("phi", phi), ("dx", dx), ("dy", dy), ("dxx", dxx), ("dyy", dyy), ("dxy", dxy))
+        given += (("dz", dz), ("dzz", dzz), ("dxz", dxz), ("dyz", dyz))
+        for name, v in given:
             if v is None:
                 arr = np.zeros(n)
             else:
@@ -454,27 +452,46 @@ class Theory:
                 )
         return dynamic, static
 
-    def at(self, phi=None, dx=None, dy=None, dxx=None, dyy=None, dxy=None, x=0.0, y=0.0, **params) -> PointResult:
+    def at(
+        self,
+        phi=None,
+        dx=None,
+        dy=None,
+        dxx=None,
+        dyy=None,
+        dxy=None,
+        x=0.0,
+        y=0.0,
+        *,
+        dz=None,
+        dzz=None,
+        dxz=None,
+        dyz=None,
+        z=0.0,
+        **params,
+    ) -> PointResult:
         """Evaluate the generated C at one site (compiled with the system C compiler).
 
         Unlisted parameters take the theory's values. Dynamic parameters go into the
         ``fg_params`` struct; a static one different from the theory's value selects
-        (and compiles once) the code generated for it.
+        (and compiles once) the code generated for it. A theory that uses z also takes
+        ``dz``, ``dzz``, ``dxz``, ``dyz`` (zero when not given) and ``z``, and its result
+        has ``de_ddz``; a planar theory reads none of them.
         """
-        arrays = self._site_arrays(phi, dx, dy, dxx, dyy, dxy)
+        arrays = self._site_arrays(phi, dx, dy, dxx, dyy, dxy, dz, dzz, dxz, dyz)
         dynamic, static = self._split_params(params)
-        x, y = _finite("x", x), _finite("y", y)
+        x, y, z = _finite("x", x), _finite("y", y), _finite("z", z)
         source = self._source(static)
-        if "\n#define FG_DIM     3" in source:
-            raise SpecError(
-                f"theory {self.name!r} uses z: Theory.at evaluates planar theories only for now; "
-                f"use theory.evaluate(...) (its z derivatives are zero there) or a Simulation"
-            )
         lib = native.load(source)
-        site = np.concatenate([arrays[k] for k in tracer.SLOTS] + [np.array([x, y])])
+        if lib.three_d:
+            slots = tracer.FIRST + tracer.Z_FIRST + ("dxx", "dyy", "dzz", "dxy", "dxz", "dyz")
+            site = np.concatenate([arrays[k] for k in slots] + [np.array([x, y, z])])
+        else:
+            site = np.concatenate([arrays[k] for k in tracer.SLOTS] + [np.array([x, y])])
         pvec = np.array([dynamic[k] for k in self._dynamic] or [0.0])
         out = lib.evaluate(site, pvec)
         n = len(self.fields)
+        nd = len(self._density_fns)
         return PointResult(
             energy=float(out[0]),
             de_dphi=out[1 : 1 + n].copy(),
@@ -482,25 +499,44 @@ class Theory:
             de_ddy=out[1 + 2 * n : 1 + 3 * n].copy(),
             gradient=out[1 + 3 * n : 1 + 4 * n].copy(),
             densities={name: float(out[1 + 4 * n + k]) for k, name in enumerate(self._density_fns)},
+            de_ddz=out[1 + 4 * n + nd : 1 + 5 * n + nd].copy() if lib.three_d else None,
         )
 
-    def evaluate(self, phi=None, dx=None, dy=None, dxx=None, dyy=None, dxy=None, x=0.0, y=0.0, **params) -> PointResult:
+    def evaluate(
+        self,
+        phi=None,
+        dx=None,
+        dy=None,
+        dxx=None,
+        dyy=None,
+        dxy=None,
+        x=0.0,
+        y=0.0,
+        *,
+        dz=None,
+        dzz=None,
+        dxz=None,
+        dyz=None,
+        z=0.0,
+        **params,
+    ) -> PointResult:
         """Run the Python functions themselves on plain floats (no tracing, no C).
 
         Gives the energy, the densities and, if one was written, the hand gradient
         (partials and the derived gradient need the symbolic form: they are NaN here).
+        The z values (``dz``, ``dzz``, ``dxz``, ``dyz``, ``z``) are zero unless given.
         """
         if self._energy_fn is None:
             raise SpecError(f"theory {self.name!r} has no @theory.energy_density")
-        arrays = self._site_arrays(phi, dx, dy, dxx, dyy, dxy)
+        arrays = self._site_arrays(phi, dx, dy, dxx, dyy, dxy, dz, dzz, dxz, dyz)
         dynamic, static = self._split_params(params)
-        x, y = _finite("x", x), _finite("y", y)
+        x, y, z = _finite("x", x), _finite("y", y), _finite("z", z)
         p = tracer.Params({**dynamic, **static})
         n = len(self.fields)
         nan = np.full(n, np.nan)
 
         def site(second, role):
-            return tracer.numeric_site(self.fields, arrays, x, y, second, role)
+            return tracer.numeric_site(self.fields, arrays, x, y, second, role, z)
 
         energy = float(tracer.scalar_result(self._energy_fn, (site(False, "energy density"), p), "energy_density"))
         grad = nan.copy()
