@@ -70,19 +70,22 @@ func newSimulation(spec, source string, lat core.Lattice, options string) (h int
 	if lat.Boundary == core.Free {
 		o.cpuOnly = freeOnCPU
 	}
-	if theory.ThreeD() {
-		o.cpuOnly = "theories with z derivatives run on the CPU backend only"
-	}
-	if !lat.Planar() {
-		if o.Backend == "cuda" {
-			what := strconv.Itoa(lat.Dim()) + "D lattices"
-			if lat.Dim() == 2 {
-				what = "boundaries set per axis"
-			}
-			return 0, bridge(errs.New(errs.Backend, "%s run on the CPU backend for now: backend \"cuda\" is not available for a %s lattice; "+
-				"use backend \"cpu\" or \"auto\"", what, lat.Shape()))
+	if (theory.ThreeD() || !lat.Planar()) && o.Gradient == "consistent" {
+		// The CUDA backend runs lines, 3D lattices, boundaries per axis and
+		// theories with z derivatives in the continuum form only
+		// (kernels/cuda grid.go).
+		what := strconv.Itoa(lat.Dim()) + "D lattices"
+		switch {
+		case lat.Planar():
+			what = "theories with z derivatives"
+		case lat.Dim() == 2:
+			what = "boundaries set per axis"
 		}
-		o.cpuOnly = cpuOnlyLattice
+		if o.Backend == "cuda" {
+			return 0, bridge(errs.New(errs.Backend, "the consistent gradient form of %s runs on the CPU backend for now: backend \"cuda\" "+
+				"runs them in the continuum form (a %s lattice given); use gradient \"auto\" or \"continuum\", or backend \"cpu\"", what, lat.Shape()))
+		}
+		o.cpuOnly = "the consistent gradient form of " + what + " runs on the CPU backend only"
 	}
 	backend, note, err := selectBackend(o.backendOptions)
 	if err != nil {

@@ -258,3 +258,58 @@ func flag(b bool) int32 {
 	}
 	return 0
 }
+
+// grid3Args is fg_grid3 (cuda_site3d.cu): the lattice as the kernels of lines,
+// 3D lattices and boundaries set per axis read it.
+type grid3Args struct {
+	Nx     int64    `c:"nx"`
+	Ny     int64    `c:"ny"`
+	Nz     int64    `c:"nz"`
+	N      int64    `c:"n"`      // Nx*Ny*Nz
+	Lines  int64    `c:"lines"`  // Ny*Nz
+	Nchunk int64    `c:"nchunk"` // chunks per line: ceil(Nx/FG_CHUNK)
+	Dims   int32    `c:"dims"`
+	Wrap   [3]int32 `c:"wrap"`
+	Hx     float64  `c:"hx"`
+	Hy     float64  `c:"hy"`
+	Hz     float64  `c:"hz"`
+	Ox     float64  `c:"ox"`
+	Oy     float64  `c:"oy"`
+	Oz     float64  `c:"oz"`
+}
+
+// ndGradientArgs is fg_nd_gradient_args (fg_k_nd_continuum).
+type ndGradientArgs struct {
+	Grid       grid3Args `c:"grid"`
+	Params     uint64    `c:"params"`
+	Phi        uint64    `c:"phi"`
+	Vel        uint64    `c:"vel"`
+	Out        uint64    `c:"out"`
+	Part       uint64    `c:"part"`
+	Project    int32     `c:"project"`
+	WantEnergy int32     `c:"want_energy"`
+}
+
+var _ = registerArgs[ndGradientArgs]("fg_k_nd_continuum")
+
+// ndDensityArgs is fg_nd_density_args (fg_k_nd_density).
+type ndDensityArgs struct {
+	Grid    grid3Args `c:"grid"`
+	Params  uint64    `c:"params"`
+	Phi     uint64    `c:"phi"`
+	Out     uint64    `c:"out"`
+	Part    uint64    `c:"part"`
+	Density int32     `c:"density"`
+	_       int32
+}
+
+var _ = registerArgs[ndDensityArgs]("fg_k_nd_density")
+
+// ndSiteArgs is fg_nd_site_args (fg_k_nd_constrain, fg_k_nd_project).
+type ndSiteArgs struct {
+	Grid grid3Args `c:"grid"`
+	Phi  uint64    `c:"phi"`
+	X    uint64    `c:"x"`
+}
+
+var _ = registerArgs[ndSiteArgs]("fg_k_nd_constrain", "fg_k_nd_project")

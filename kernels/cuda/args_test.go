@@ -13,14 +13,31 @@ import (
 // templates and a static_assert per field compile with NVRTC (no GPU needed).
 func TestArgumentLayouts(t *testing.T) {
 	ctypes := map[string]string{}
-	for _, m := range kernelSignature.FindAllStringSubmatch(src.CUDAKernels, -1) {
+	for _, m := range kernelSignature.FindAllStringSubmatch(src.CUDAKernels+src.CUDAGridKernels, -1) {
 		ctypes[m[1]] = m[2]
 	}
-	if len(ctypes) != len(KernelNames) || len(KernelNames) == 0 {
+	all := map[string]bool{}
+	for _, k := range append(append([]string(nil), KernelNames...), GridKernelNames...) {
+		all[k] = true
+	}
+	if len(ctypes) != len(all) || len(KernelNames) == 0 {
 		t.Fatalf("kernels %v, signatures %v", KernelNames, ctypes)
 	}
-	var asserts []string
+	var asserts, gridAsserts []string
 	seen := map[string]bool{}
+	for _, k := range GridKernelNames {
+		if strings.HasPrefix(k, "fg_k_nd_") {
+			gt, ok := argTypes[k]
+			if !ok {
+				t.Errorf("%s (takes %s) has no Go argument block: registerArgs it", k, ctypes[k])
+				continue
+			}
+			if !seen[ctypes[k]] {
+				seen[ctypes[k]] = true
+				gridAsserts = append(gridAsserts, LayoutAsserts(ctypes[k], gt)...)
+			}
+		}
+	}
 	for _, k := range KernelNames {
 		gt, ok := argTypes[k]
 		if !ok {
@@ -47,8 +64,12 @@ func TestArgumentLayouts(t *testing.T) {
 		if _, log, err := CompileCUBIN(source, "sm_90"); err != nil {
 			t.Fatalf("%v: the argument blocks' layouts differ from Go's: %v\n%s", prec, err, log)
 		}
+		source = TranslationUnitGridAs(th.unit, prec) + "\n" + strings.Join(gridAsserts, "\n") + "\n"
+		if _, log, err := CompileCUBIN(source, "sm_90"); err != nil {
+			t.Fatalf("%v: the grid unit's argument blocks' layouts differ from Go's: %v\n%s", prec, err, log)
+		}
 	}
-	t.Logf("%d kernels, %d argument blocks, %d checks", len(KernelNames), len(seen), len(asserts))
+	t.Logf("%d kernels, %d argument blocks, %d checks", len(all), len(seen), len(asserts)+len(gridAsserts))
 }
 
 // TestArgumentLayoutsCatchADifference: a Go block that differs from its C

@@ -59,6 +59,21 @@ var Budgets = map[string]int{
 	"fg_k_random":       40,
 	// Program.Project: fg_k_constrain without the normalised field's store.
 	"fg_k_project": 40,
+
+	// The grid unit (cuda_site3d.cu: lines, 3D lattices, boundaries per
+	// axis, theories with z derivatives), checked by TestGridUnitCompiles
+	// with phi4_3d, sigma4_3d and the planar built-ins. The site struct of
+	// a 3D source holds 10 values per component plus x, y, z; the stencil
+	// is read from global memory. NVRTC 13.5 (2026-12-04): 52 (phi4_3d),
+	// 96 (baby_skyrme, abelian_higgs), 102-108 (sigma4_3d, 4 components),
+	// no spill; 128 keeps 512 threads per SM resident.
+	"fg_k_nd_continuum": 128,
+	// The site struct and fg_energy or fg_density: 40-64 measured.
+	"fg_k_nd_density": 80,
+	// fg_k_constrain and fg_k_project with the held test of three axes:
+	// 26-40 measured.
+	"fg_k_nd_constrain": 48,
+	"fg_k_nd_project":   48,
 }
 
 // Float32Budgets are the float32-storage variants' exceptions to Budgets

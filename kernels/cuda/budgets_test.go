@@ -165,7 +165,7 @@ func TestUncachedRecompile(t *testing.T) {
 // budget, and every entry of every table names a kernel that exists.
 func TestBudgetsNameTheKernels(t *testing.T) {
 	kernels := map[string]bool{}
-	for _, k := range KernelNames {
+	for _, k := range append(append([]string(nil), KernelNames...), GridKernelNames...) {
 		kernels[k] = true
 		if Budgets[k] == 0 {
 			t.Errorf("%s has no register budget in Budgets", k)

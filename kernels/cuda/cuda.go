@@ -265,14 +265,16 @@ func (b *Backend) CompileProgram(u kernels.Unit) (*Program, error) {
 
 // CompileProgramAs is CompileProgram with the buffers stored in prec.
 func (b *Backend) CompileProgramAs(u kernels.Unit, prec Precision) (*Program, error) {
-	if u.ThreeD {
-		return nil, errs.New(errs.Backend, "theories with z derivatives (a 3D point source) run on the CPU backend for now: "+
-			"the CUDA backend is not available for them; use backend \"cpu\"")
-	}
 	if u.NComp <= 0 {
 		return nil, errs.New(errs.Spec, "a theory needs at least one field component")
 	}
-	source := TranslationUnitAs(u, prec)
+	// A point source with z derivatives compiles the second translation
+	// unit only (cuda_site3d.cu fills its z members on every grid); a planar
+	// one the planar unit, and the second when a grid needs it (gridKernels).
+	source, names := TranslationUnitAs(u, prec), KernelNames
+	if u.ThreeD {
+		source, names = TranslationUnitGridAs(u, prec), GridKernelNames
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := b.bind(); err != nil {
@@ -282,13 +284,13 @@ func (b *Backend) CompileProgramAs(u kernels.Unit, prec Precision) (*Program, er
 	if err != nil {
 		return nil, err
 	}
-	p, err := b.load(image, log)
+	p, err := b.load(image, log, names)
 	if err != nil && cached {
 		// A cached image that will not load: compile afresh once.
 		if image, log, _, err = b.cubin(source, true); err != nil {
 			return nil, err
 		}
-		p, err = b.load(image, log)
+		p, err = b.load(image, log, names)
 	}
 	if err != nil {
 		return nil, err
@@ -298,6 +300,9 @@ func (b *Backend) CompileProgramAs(u kernels.Unit, prec Precision) (*Program, er
 	p.cached = cached
 	p.key = b.cacheKey(source)
 	p.dir, _ = b.cacheDir()
+	if u.ThreeD {
+		p.grid = &gridModule{mod: p.mod, k: p.k, log: p.log, cached: cached, shared: true}
+	}
 	return p, nil
 }
 

@@ -83,6 +83,12 @@ func (p *Program) NewFlow(spec kernels.FlowSpec) (kernels.Flow, error) {
 	if spec.Form != kernels.Continuum {
 		return nil, errs.New(errs.Backend, "the device flow fuses the continuum gradient only; the %v form steps on the host", spec.Form)
 	}
+	if p.onGrid(spec.Grid) {
+		// cuda_site3d.cu has no fused step kernels yet: core's own step
+		// loop runs Gradient, Combine and Constrain on the device instead.
+		return nil, errs.New(errs.Backend, "the device flow runs planar grids of planar theories; "+
+			"lines, 3D lattices, boundaries set per axis and theories with z derivatives step on the host")
+	}
 	if !(spec.Dt > 0) || math.IsInf(spec.Dt, 0) || math.IsNaN(spec.Tol) {
 		return nil, errs.New(errs.Parameter, "bad flow settings dt=%v tol=%v", spec.Dt, spec.Tol)
 	}

@@ -11,6 +11,7 @@ import "C"
 import (
 	"math"
 	"reflect"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -56,12 +57,18 @@ type Program struct {
 	b      *Backend
 	mod    C.CUmodule
 	k      map[string]*kernel
+	names  []string // the kernels of mod, in source order (KernelNames or GridKernelNames)
 	unit   kernels.Unit
 	prec   Precision // storage precision of every buffer (fg_store)
 	cached bool      // the CUBIN came from the disk cache
 	log    string
 	key    string // the CUBIN's cache key
 	dir    string // the cache directory ("" if none)
+
+	// The kernels of lines, 3D lattices and boundaries set per axis
+	// (TranslationUnitGridAs): loaded the first time such a grid runs, or
+	// at Compile for a unit with z derivatives (then they are mod and k).
+	grid *gridModule
 
 	tiles      map[string]tileShape // tuned tile shape per size class
 	tilesRead  bool
@@ -107,20 +114,50 @@ func (s *devScratch) free() {
 	s.d, s.n = 0, 0
 }
 
-func (b *Backend) load(image []byte, log string) (*Program, error) {
-	p := &Program{b: b, k: map[string]*kernel{}, log: log}
-	if err := check(C.fg_cuModuleLoadData(&p.mod, unsafe.Pointer(&image[0])), "cuModuleLoadData"); err != nil {
+// gridModule is the second translation unit's module (TranslationUnitGridAs).
+type gridModule struct {
+	mod    C.CUmodule
+	k      map[string]*kernel
+	log    string
+	cached bool
+	shared bool // it is the Program's own module (a unit with z derivatives)
+}
+
+func (b *Backend) load(image []byte, log string, names []string) (*Program, error) {
+	p := &Program{b: b, log: log, names: names}
+	var err error
+	if p.mod, p.k, err = b.loadModule(image, log, names); err != nil {
 		return nil, err
 	}
+	if err := check(C.fg_cuMemAlloc(&p.res, 32), "cuMemAlloc"); err != nil {
+		C.fg_cuModuleUnload(p.mod)
+		return nil, err
+	}
+	if err := check(C.fg_cuMemAllocHost(&p.hostRes, 32), "cuMemAllocHost"); err != nil {
+		C.fg_cuMemFree(p.res)
+		C.fg_cuModuleUnload(p.mod)
+		return nil, err
+	}
+	return p, nil
+}
+
+// loadModule loads image and looks up the kernels names with their
+// resources and launch shapes.
+func (b *Backend) loadModule(image []byte, log string, names []string) (C.CUmodule, map[string]*kernel, error) {
+	var mod C.CUmodule
+	ks := map[string]*kernel{}
+	if err := check(C.fg_cuModuleLoadData(&mod, unsafe.Pointer(&image[0])), "cuModuleLoadData"); err != nil {
+		return mod, nil, err
+	}
 	ptx := ParsePtxasLog(log)
-	for _, name := range KernelNames {
+	for _, name := range names {
 		cn := C.CString(name)
 		var fn C.CUfunction
-		rc := C.fg_cuModuleGetFunction(&fn, p.mod, cn)
+		rc := C.fg_cuModuleGetFunction(&fn, mod, cn)
 		C.free(unsafe.Pointer(cn))
 		if err := check(rc, "cuModuleGetFunction "+name); err != nil {
-			C.fg_cuModuleUnload(p.mod)
-			return nil, err
+			C.fg_cuModuleUnload(mod)
+			return mod, nil, err
 		}
 		attr := func(a C.int) int {
 			var v C.int
@@ -135,8 +172,8 @@ func (b *Backend) load(image []byte, log string) (*Program, error) {
 		} else {
 			var minGrid, block C.int
 			if err := check(C.fg_cuOccupancyMaxPotentialBlockSize(&minGrid, &block, fn, 0, 0), "cuOccupancyMaxPotentialBlockSize "+name); err != nil {
-				C.fg_cuModuleUnload(p.mod)
-				return nil, err
+				C.fg_cuModuleUnload(mod)
+				return mod, nil, err
 			}
 			// Whole warps: a warp must be one reduction chunk.
 			in.BlockSize = int(block) / 32 * 32
@@ -164,28 +201,32 @@ func (b *Backend) load(image []byte, log string) (*Program, error) {
 		if b.maxTPM > 0 {
 			in.Occupancy = float64(int(nb)*in.BlockSize) / float64(b.maxTPM)
 		}
-		p.k[name] = &kernel{fn: fn, info: in, maxDyn: maxDyn}
+		ks[name] = &kernel{fn: fn, info: in, maxDyn: maxDyn}
 	}
-	if err := check(C.fg_cuMemAlloc(&p.res, 32), "cuMemAlloc"); err != nil {
-		C.fg_cuModuleUnload(p.mod)
-		return nil, err
-	}
-	if err := check(C.fg_cuMemAllocHost(&p.hostRes, 32), "cuMemAllocHost"); err != nil {
-		C.fg_cuMemFree(p.res)
-		C.fg_cuModuleUnload(p.mod)
-		return nil, err
-	}
-	return p, nil
+	return mod, ks, nil
 }
 
 // Describe lists every kernel's registers, spills, shared memory, block size
-// and occupancy, in KernelNames order.
+// and occupancy, in KernelNames order (GridKernelNames for a unit with z
+// derivatives); once a planar unit has run a line, a 3D lattice or
+// boundaries per axis, the site kernels of those grids (fg_k_nd_*) follow.
 func (p *Program) Describe() []KernelInfo {
-	out := make([]KernelInfo, 0, len(KernelNames))
-	for _, name := range KernelNames {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]KernelInfo, 0, len(p.names))
+	for _, name := range p.names {
 		in := p.k[name].info
 		in.Budget = BudgetAs(name, p.prec)
 		out = append(out, in)
+	}
+	if gm := p.grid; gm != nil && !gm.shared {
+		for _, name := range GridKernelNames {
+			if strings.HasPrefix(name, "fg_k_nd_") {
+				in := gm.k[name].info
+				in.Budget = BudgetAs(name, p.prec)
+				out = append(out, in)
+			}
+		}
 	}
 	return out
 }
@@ -425,16 +466,10 @@ func (p *Program) field(name string, b kernels.Buffer, g kernels.Grid, optional 
 }
 
 // CheckGrid refuses the free boundary (kernels.Grid.Free): its in-box edge
-// stencils and transposed gradient exist in the CPU backend's kernels only;
-// and lines, three-dimensional grids and boundaries set per axis, whose
-// stencils are the CPU backend's only so far.
+// stencils and transposed gradient exist in the CPU backend's kernels only.
+// Lines, 3D lattices and boundaries set per axis run (the second translation
+// unit, cuda_site3d.cu), in the continuum form.
 func (p *Program) CheckGrid(g kernels.Grid) error {
-	if g.Dim() != 2 {
-		return errs.New(errs.Backend, "%dD lattices run on the CPU backend for now: the CUDA backend is not available for them; use backend \"cpu\"", g.Dim())
-	}
-	if !g.Planar() {
-		return errs.New(errs.Backend, "boundaries set per axis run on the CPU backend for now: the CUDA backend is not available for them; use backend \"cpu\"")
-	}
 	if g.Free {
 		return errs.New(errs.Backend, "the free boundary is implemented on the CPU backend only: "+
 			"use backend \"cpu\" for it, or boundary \"fixed\" or \"periodic\" on the GPU")
@@ -462,7 +497,10 @@ func (p *Program) prepare(g kernels.Grid, params []float64) (gridArgs, error) {
 		return gridArgs{}, err
 	}
 	// The site kernels index with 32-bit integers.
-	if int64(p.unit.NComp)*int64(g.Nx)*int64(g.Ny) >= 1<<31 {
+	if int64(p.unit.NComp)*int64(g.Sites()) >= 1<<31 {
+		if !g.Planar() {
+			return gridArgs{}, errs.New(errs.Lattice, "%d sites of %d components is 2^31 values or more, beyond the CUDA kernels' 32-bit indexing", g.Sites(), p.unit.NComp)
+		}
 		return gridArgs{}, errs.New(errs.Lattice, "%d x %d sites of %d components is 2^31 values or more, beyond the CUDA kernels' 32-bit indexing", g.Nx, g.Ny, p.unit.NComp)
 	}
 	a := gridOf(g)
@@ -475,10 +513,11 @@ func (p *Program) prepare(g kernels.Grid, params []float64) (gridArgs, error) {
 		}
 		p.lastParams = append(p.lastParams[:0], params...)
 	}
-	if err := p.part.ensure(8 * 3 * g.Ny * int(a.Nchunk)); err != nil {
+	// Lines() is Ny on a planar grid: one row partial per line along x.
+	if err := p.part.ensure(8 * 3 * g.Lines() * int(a.Nchunk)); err != nil {
 		return a, err
 	}
-	return a, p.rows.ensure(8 * 3 * g.Ny)
+	return a, p.rows.ensure(8 * 3 * g.Lines())
 }
 
 func equal(a, b []float64) bool {
@@ -584,6 +623,10 @@ func (p *Program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 				return errs.New(errs.Shape, "Gradient shift term %d does not match the field's length %d", t, phi.n)
 			}
 			shift[t] = x
+		}
+		if p.onGrid(ga.Grid) {
+			r, err = p.gridGradient(ga, phi, out, vel)
+			return err
 		}
 		switch ga.Form {
 		case kernels.Continuum:
@@ -722,6 +765,9 @@ func (p *Program) siteKernel(name string, g kernels.Grid, phi, second kernels.Bu
 		if v != nil {
 			vd = uint64(v.d)
 		}
+		if p.onGrid(g) {
+			return p.gridSite("fg_k_nd_"+strings.TrimPrefix(name, "fg_k_"), g, uint64(f.d), vd)
+		}
 		bs := p.k[name].info.BlockSize
 		return p.launch(name, (g.Sites()+bs-1)/bs, args(grid, uint64(f.d), vd))
 	})
@@ -758,6 +804,10 @@ func (p *Program) Density(g kernels.Grid, params []float64, phi kernels.Buffer, 
 		}
 		if k < 0 {
 			k = -1
+		}
+		if p.onGrid(g) {
+			sum, err = p.gridDensity(g, f, a.Out, k)
+			return err
 		}
 		a.Density = int32(k)
 		if err := p.launch("fg_k_density", p.siteGrid("fg_k_density", grid), a); err != nil {
@@ -893,6 +943,9 @@ func (p *Program) Close() error {
 		p.shifted.free()
 		p.rows.free()
 		p.stage.free()
+		if p.grid != nil && !p.grid.shared {
+			C.fg_cuModuleUnload(p.grid.mod)
+		}
 		C.fg_cuMemFree(p.res)
 		C.fg_cuMemFreeHost(p.hostRes)
 		return check(C.fg_cuModuleUnload(p.mod), "cuModuleUnload")

@@ -75,16 +75,12 @@ def _what(lattice) -> str:
     return f"{lattice.dims}D lattices" if lattice.dims != 2 else "boundaries set per axis"
 
 
-def _refuse_beyond_planar(lattice, spec, backend):
+def _refuse_beyond_planar(lattice, spec):
     """Name what a line, a 3D lattice or per-axis boundaries do not offer yet, before
     anything is compiled: they run on the CPU (either gradient form, either storage
-    precision) and do not solve auxiliary fields."""
+    precision) and on CUDA (the continuum form; Go refuses the consistent one there by
+    name), and do not solve auxiliary fields."""
     what, grid = _what(lattice), lattice.grid
-    if backend == "cuda":
-        raise BackendError(
-            f"{what} run on the CPU backend for now: backend='cuda' is not available for grid={grid}; "
-            f"use backend='cpu' or 'auto'"
-        )
     if spec.get("auxiliary"):
         raise SpecError(
             f"{what} do not solve auxiliary fields yet: theory {spec['name']!r} declares {spec['auxiliary']}, "
@@ -179,7 +175,7 @@ class Simulation:
                 opts.json(),
             )
         else:
-            _refuse_beyond_planar(lat, spec, backend)
+            _refuse_beyond_planar(lat, spec)
             self._handle = go.NewSimulationOn(json.dumps(spec), source, lat._json(), opts.json())
         self._precision = precision
         self._params = {}

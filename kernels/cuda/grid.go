@@ -1,0 +1,170 @@
+package cuda
+
+/*
+#include "api.h"
+#include "cuda_args.h"
+*/
+import "C"
+
+import (
+	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/kernels"
+)
+
+// The field engine on lines, 3D lattices and boundaries set per axis: the
+// site kernels of the second translation unit (kernels/src cuda_site3d.cu,
+// TranslationUnitGridAs). Program's operations route here for every grid
+// that is not planar and, for a point source with z derivatives, for every
+// grid (onGrid). Combine, Dot, MaxAbs, FillRandom and FirstNonFinite need no
+// grid and run the kernels of the Program's own module, which both units
+// have; so do the reductions' last two levels (fg_k_rows over the lines,
+// fg_k_final).
+
+// onGrid reports whether g runs on the second unit's kernels.
+func (p *Program) onGrid(g kernels.Grid) bool { return p.unit.ThreeD || !g.Planar() }
+
+// grid3Of is g as cuda_site3d.cu reads it (fg_grid3).
+func grid3Of(g kernels.Grid) grid3Args {
+	a := grid3Args{Nx: int64(g.Nx), Ny: int64(g.Ny), Nz: int64(g.Planes()), N: int64(g.Sites()), Lines: int64(g.Lines()),
+		Nchunk: int64((g.Nx + C.FG_CHUNK - 1) / C.FG_CHUNK), Dims: int32(g.Dim()),
+		Hx: g.Hx, Hy: g.Hy, Hz: g.Hz, Ox: g.Ox, Oy: g.Oy, Oz: g.Oz}
+	for ax := range a.Wrap {
+		a.Wrap[ax] = flag(g.Wraps(ax))
+	}
+	// An axis the grid lacks has no stencil; its spacing only enters the
+	// kernels' reciprocals, which must stay finite.
+	if a.Hy == 0 {
+		a.Hy = 1
+	}
+	if a.Hz == 0 {
+		a.Hz = 1
+	}
+	return a
+}
+
+// gridKernels returns the second unit's kernels, compiling (or reading from
+// the disk cache) and loading them the first time. Called with p.mu held and
+// the context current.
+func (p *Program) gridKernels() (map[string]*kernel, error) {
+	if p.grid != nil {
+		return p.grid.k, nil
+	}
+	source := TranslationUnitGridAs(p.unit, p.prec)
+	image, log, cached, err := p.b.cubin(source, false)
+	if err != nil {
+		return nil, err
+	}
+	mod, ks, err := p.b.loadModule(image, log, GridKernelNames)
+	if err != nil && cached {
+		if image, log, _, err = p.b.cubin(source, true); err != nil {
+			return nil, err
+		}
+		cached = false
+		mod, ks, err = p.b.loadModule(image, log, GridKernelNames)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.grid = &gridModule{mod: mod, k: ks, log: log, cached: cached}
+	return ks, nil
+}
+
+// launchGrid launches kernel name of the second unit over blocks blocks.
+func (p *Program) launchGrid(name string, blocks int, a any) error {
+	ks, err := p.gridKernels()
+	if err != nil {
+		return err
+	}
+	k := ks[name]
+	if k == nil {
+		return errs.New(errs.Internal, "no kernel %s in the grid unit", name)
+	}
+	return launchArgs(k, name, max(blocks, 1), k.info.BlockSize, 1, 0, nil, a)
+}
+
+// lineBlocks is the number of blocks of kernel name covering the chunk-padded
+// lines of g.
+func (p *Program) lineBlocks(name string, g grid3Args) (int, error) {
+	ks, err := p.gridKernels()
+	if err != nil {
+		return 0, err
+	}
+	threads := int(g.Lines) * int(g.Nchunk) * C.FG_CHUNK
+	bs := ks[name].info.BlockSize
+	return (threads + bs - 1) / bs, nil
+}
+
+// gridGradient is Gradient on the second unit (p.mu held, context current,
+// prepare done, buffers checked): the continuum form only.
+func (p *Program) gridGradient(ga kernels.GradientArgs, phi, out, vel *buffer) (kernels.Reduction, error) {
+	var r kernels.Reduction
+	if ga.Form != kernels.Continuum {
+		what := "lines, 3D lattices and boundaries set per axis"
+		if p.unit.ThreeD && ga.Grid.Planar() {
+			what = "theories with z derivatives"
+		}
+		return r, errs.New(errs.Backend, "the consistent gradient form is not available on the CUDA backend for %s: "+
+			"use the continuum form (the default) or the CPU backend", what)
+	}
+	g := grid3Of(ga.Grid)
+	a := &ndGradientArgs{Grid: g, Params: uint64(p.params.d), Phi: uint64(phi.d), Out: uint64(out.d),
+		Part: uint64(p.part.d), Project: flag(ga.Project), WantEnergy: flag(ga.Energy)}
+	if vel != nil {
+		a.Vel = uint64(vel.d)
+	}
+	if len(ga.Shift) > 0 {
+		// The kernel reads one field: form Phi + Shift first, as Combine would.
+		if err := p.shifted.ensure(p.prec.Bytes() * phi.n); err != nil {
+			return r, err
+		}
+		if err := p.combine(p.shifted.d, phi.n, append([]kernels.Term{{Coef: 1, X: ga.Phi}}, ga.Shift...)); err != nil {
+			return r, err
+		}
+		a.Phi = uint64(p.shifted.d)
+	}
+	blocks, err := p.lineBlocks("fg_k_nd_continuum", g)
+	if err != nil {
+		return r, err
+	}
+	if err := p.launchGrid("fg_k_nd_continuum", blocks, a); err != nil {
+		return r, err
+	}
+	e, m, pw, err := p.reduce(gridArgs{Ny: g.Lines, Nchunk: g.Nchunk})
+	if err != nil {
+		return r, err
+	}
+	if ga.Energy {
+		r.Energy = e
+	}
+	r.MaxGrad = m
+	if vel != nil {
+		r.Power = pw
+	}
+	return r, nil
+}
+
+// gridDensity is Density on the second unit (p.mu held, context current,
+// prepare done): density k (-1: the energy density) of f into out (0: none).
+func (p *Program) gridDensity(gr kernels.Grid, f *buffer, out uint64, k int) (float64, error) {
+	g := grid3Of(gr)
+	a := &ndDensityArgs{Grid: g, Params: uint64(p.params.d), Phi: uint64(f.d), Out: out, Part: uint64(p.part.d), Density: int32(k)}
+	blocks, err := p.lineBlocks("fg_k_nd_density", g)
+	if err != nil {
+		return 0, err
+	}
+	if err := p.launchGrid("fg_k_nd_density", blocks, a); err != nil {
+		return 0, err
+	}
+	sum, _, _, err := p.reduce(gridArgs{Ny: g.Lines, Nchunk: g.Nchunk})
+	return sum, err
+}
+
+// gridSite launches fg_k_nd_constrain or fg_k_nd_project, one thread per site.
+func (p *Program) gridSite(name string, gr kernels.Grid, phi, x uint64) error {
+	ks, err := p.gridKernels()
+	if err != nil {
+		return err
+	}
+	bs := ks[name].info.BlockSize
+	return p.launchGrid(name, (gr.Sites()+bs-1)/bs, &ndSiteArgs{Grid: grid3Of(gr), Phi: phi, X: x})
+}

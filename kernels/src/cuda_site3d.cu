@@ -1,0 +1,329 @@
+/* The CUDA field engine on lines, 3D lattices and boundaries set per axis
+ * (kernels.Grid that is not Planar, and every grid of a point source with
+ * FG_DIM 3): the site kernels of the second translation unit, which kernels/cuda
+ * compiles after the point source, cuda_args.h, stencil.h, cuda_site.cu,
+ * cuda_reduce.cu and cuda_elem.cu (the elementwise kernels and the reductions
+ * are shared with the planar unit, whose source does not change).
+ *
+ * The math is cpu_kernels.c.tmpl's site for site: the same fourth-order
+ * stencils along every axis the grid has (d_xz = d_z of the d_x stencil, d_yz
+ * = d_z of the d_y stencil), none along an axis it lacks; a fixed axis holds
+ * its two outer layers, which carry no energy and get a zero gradient; a
+ * periodic axis wraps. Site (i, j, k) is at (k*ny + j)*nx + i, line r = k*ny + j.
+ *
+ * Layout and reductions: one thread per site of a line along x padded to whole
+ * chunks of FG_CHUNK sites (one warp), as in the planar fg_k_continuum; the
+ * chunk partials are the planar ones with the lines as rows, combined by
+ * fg_k_rows and fg_k_final over ny*nz rows, so the order depends on the grid
+ * alone. The stencil reads global memory through the read-only cache (L1/L2);
+ * consecutive blocks take consecutive lines, so the y and z neighbours of a
+ * block's sites are mostly in L2 from the blocks around it. */
+
+#ifndef FG_DIM
+#define FG_DIM 2
+#endif
+
+/* The lattice as the kernels of this file read it (kernels.Grid). */
+typedef struct {
+    long long nx, ny, nz;
+    long long n;        /* nx*ny*nz */
+    long long lines;    /* ny*nz */
+    long long nchunk;   /* chunks per line: ceil(nx/FG_CHUNK) */
+    int dims;           /* axes: 1, 2 or 3 */
+    int wrap[3];        /* axis x, y, z is periodic, else fixed */
+    double hx, hy, hz, ox, oy, oz;
+} fg_grid3;
+
+typedef struct {
+    int nx, ny, nz, n, dims;
+    int wx, wy, wz;
+    double hx, hy, hz, ox, oy, oz;
+    double cell;                    /* hx, hx*hy or hx*hy*hz */
+    double ix, iy, iz;              /* 1/(12h) */
+    double ixx, iyy, izz;           /* 1/(12h^2) */
+    double ixy, ixz, iyz;           /* 1/(144 h h') */
+} fg_geo3;
+
+static __device__ __forceinline__ fg_geo3 fg_geo3_of(const fg_grid3& a) {
+    fg_geo3 g;
+    g.nx = (int)a.nx;
+    g.ny = (int)a.ny;
+    g.nz = (int)a.nz;
+    g.n = (int)a.n;
+    g.dims = a.dims;
+    g.wx = a.wrap[0];
+    g.wy = a.wrap[1];
+    g.wz = a.wrap[2];
+    g.hx = a.hx;
+    g.hy = a.hy;
+    g.hz = a.hz;
+    g.ox = a.ox;
+    g.oy = a.oy;
+    g.oz = a.oz;
+    g.cell = a.dims == 1 ? a.hx : (a.dims == 2 ? a.hx * a.hy : a.hx * a.hy * a.hz);
+    g.ix = 1.0 / (12.0 * a.hx);
+    g.iy = 1.0 / (12.0 * a.hy);
+    g.iz = 1.0 / (12.0 * a.hz);
+    g.ixx = 1.0 / (12.0 * a.hx * a.hx);
+    g.iyy = 1.0 / (12.0 * a.hy * a.hy);
+    g.izz = 1.0 / (12.0 * a.hz * a.hz);
+    g.ixy = 1.0 / (144.0 * a.hx * a.hy);
+    g.ixz = 1.0 / (144.0 * a.hx * a.hz);
+    g.iyz = 1.0 / (144.0 * a.hy * a.hz);
+    return g;
+}
+
+/* Whether site (i, j, k) is held: in the two outer layers of a fixed axis. */
+static __device__ __forceinline__ bool fg_held3(const fg_geo3& g, int i, int j, int k) {
+    if (!g.wx && (i < 2 || i >= g.nx - 2)) return true;
+    if (g.dims >= 2 && !g.wy && (j < 2 || j >= g.ny - 2)) return true;
+    if (g.dims == 3 && !g.wz && (k < 2 || k >= g.nz - 2)) return true;
+    return false;
+}
+
+/* The x derivative (times 12 hx) along the line at offset o. */
+#define FG_D1X3(f, o) FG_D1(fg_ld((f) + (o) + m2), fg_ld((f) + (o) + m1), fg_ld((f) + (o) + p1), fg_ld((f) + (o) + p2))
+
+/* fg_fill3 evaluates the site struct at (i, j, k), a site that is not held;
+ * second derivatives only when asked. cpu_kernels.c.tmpl's fg_fill and
+ * fg_fill_z, expression for expression. */
+static __device__ __forceinline__ void fg_fill3(const fg_store* __restrict__ phi, const fg_geo3& g, int i, int j,
+                                                int k, bool second, fg_site* s) {
+    const int nx = g.nx, plane = g.nx * g.ny;
+    const int m2 = fg_wrapi(i - 2, nx), m1 = fg_wrapi(i - 1, nx), p1 = fg_wrapi(i + 1, nx), p2 = fg_wrapi(i + 2, nx);
+    int yo[5], zo[5];
+#pragma unroll
+    for (int m = 0; m < 5; m++) {
+        yo[m] = (g.dims >= 2 ? fg_wrapi(j + m - 2, g.ny) : j) * nx;
+        zo[m] = (g.dims == 3 ? fg_wrapi(k + m - 2, g.nz) : k) * plane;
+    }
+    const int r0 = zo[2] + yo[2];
+#pragma unroll
+    for (int c = 0; c < FG_NCOMP; c++) {
+        const fg_store* f = phi + c * g.n;
+        const double f0 = fg_ld(f + r0 + i);
+        const double xm2 = fg_ld(f + r0 + m2), xm1 = fg_ld(f + r0 + m1), xp1 = fg_ld(f + r0 + p1),
+                     xp2 = fg_ld(f + r0 + p2);
+        s->phi[c] = f0;
+        s->dx[c] = FG_D1(xm2, xm1, xp1, xp2) * g.ix;
+        if (g.dims >= 2) {
+            const double ym2 = fg_ld(f + zo[2] + yo[0] + i), ym1 = fg_ld(f + zo[2] + yo[1] + i);
+            const double yp1 = fg_ld(f + zo[2] + yo[3] + i), yp2 = fg_ld(f + zo[2] + yo[4] + i);
+            s->dy[c] = FG_D1(ym2, ym1, yp1, yp2) * g.iy;
+            if (second) {
+                s->dxx[c] = FG_D2(xm2, xm1, f0, xp1, xp2) * g.ixx;
+                s->dyy[c] = FG_D2(ym2, ym1, f0, yp1, yp2) * g.iyy;
+                const double dm2 = FG_D1X3(f, zo[2] + yo[0]), dm1 = FG_D1X3(f, zo[2] + yo[1]);
+                const double dp1 = FG_D1X3(f, zo[2] + yo[3]), dp2 = FG_D1X3(f, zo[2] + yo[4]);
+                s->dxy[c] = FG_D1(dm2, dm1, dp1, dp2) * g.ixy;
+            } else {
+                s->dxx[c] = 0.0;
+                s->dyy[c] = 0.0;
+                s->dxy[c] = 0.0;
+            }
+        } else {
+            s->dy[c] = 0.0;
+            s->dxx[c] = second ? FG_D2(xm2, xm1, f0, xp1, xp2) * g.ixx : 0.0;
+            s->dyy[c] = 0.0;
+            s->dxy[c] = 0.0;
+        }
+#if FG_DIM == 3
+        if (g.dims == 3) {
+            const double zm2 = fg_ld(f + zo[0] + yo[2] + i), zm1 = fg_ld(f + zo[1] + yo[2] + i);
+            const double zp1 = fg_ld(f + zo[3] + yo[2] + i), zp2 = fg_ld(f + zo[4] + yo[2] + i);
+            s->dz[c] = FG_D1(zm2, zm1, zp1, zp2) * g.iz;
+            if (second) {
+                s->dzz[c] = FG_D2(zm2, zm1, f0, zp1, zp2) * g.izz;
+                double xz[4], yz[4];
+#pragma unroll
+                for (int m = 0; m < 4; m++) {
+                    const int z = zo[m < 2 ? m : m + 1];
+                    xz[m] = FG_D1X3(f, z + yo[2]);
+                    yz[m] = FG_D1(fg_ld(f + z + yo[0] + i), fg_ld(f + z + yo[1] + i), fg_ld(f + z + yo[3] + i),
+                                  fg_ld(f + z + yo[4] + i));
+                }
+                s->dxz[c] = FG_D1(xz[0], xz[1], xz[2], xz[3]) * g.ixz;
+                s->dyz[c] = FG_D1(yz[0], yz[1], yz[2], yz[3]) * g.iyz;
+            } else {
+                s->dzz[c] = 0.0;
+                s->dxz[c] = 0.0;
+                s->dyz[c] = 0.0;
+            }
+        } else {
+            s->dz[c] = 0.0;
+            s->dzz[c] = 0.0;
+            s->dxz[c] = 0.0;
+            s->dyz[c] = 0.0;
+        }
+#endif
+    }
+    s->x = g.ox + (double)i * g.hx;
+    s->y = g.oy + (double)j * g.hy;
+#if FG_DIM == 3
+    s->z = g.oz + (double)k * g.hz;
+#endif
+}
+#undef FG_D1X3
+
+/* Thread -> site (i, line) of the chunk-padded lines. Returns false for whole
+ * warps past the last line. */
+static __device__ __forceinline__ bool fg_line_site(const fg_grid3& a, int* i, int* line) {
+    const unsigned w = (unsigned)a.nchunk * FG_CHUNK;
+    const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned r = t / w;
+    *line = (int)r;
+    *i = (int)(t - r * w);
+    return r < (unsigned)a.lines;
+}
+
+/* fg_k_nd_continuum: the continuum gradient of phi into out, with its chunk
+ * partials (as fg_k_continuum). */
+typedef struct {
+    fg_grid3 grid;
+    fg_dptr params;   /* FG_NPARAMS doubles */
+    fg_dptr phi;
+    fg_dptr vel;      /* 0: no power */
+    fg_dptr out;
+    fg_dptr part;     /* 3 planes of lines * nchunk chunk partials: energy, max, power */
+    int project;      /* project gradients onto the unit-vector tangent space */
+    int want_energy;
+} fg_nd_gradient_args;
+
+extern "C" __global__ void fg_k_nd_continuum(fg_nd_gradient_args a) {
+    int i, line;
+    if (!fg_line_site(a.grid, &i, &line)) return;
+    const fg_geo3 g = fg_geo3_of(a.grid);
+    double e = 0.0, m = 0.0, pw = 0.0;
+    if (i < g.nx) {
+        const int j = line % g.ny, k = line / g.ny;
+        const int idx = line * g.nx + i;
+        fg_store* out = (fg_store*)a.out;
+        if (fg_held3(g, i, j, k)) {
+            fg_zero_site(out, g.n, idx);
+        } else {
+            const fg_params* p = (const fg_params*)a.params;
+            fg_site s;
+            fg_fill3((const fg_store*)a.phi, g, i, j, k, true, &s);
+            double gr[FG_NCOMP];
+            fg_gradient(&s, p, gr);
+            if (a.want_energy) e = fg_energy(&s, p) * g.cell;
+            fg_site_project(a.project, s, gr);
+            const fg_store* vel = (const fg_store*)a.vel;
+            double mx = 0.0;
+#pragma unroll
+            for (int c = 0; c < FG_NCOMP; c++) {
+                const double v = gr[c];
+                out[c * g.n + idx] = (fg_store)v;
+                mx = fg_maxnan(mx, isfinite(v) ? fabs(v) : FG_NAN);
+                if (vel) pw += fg_ld(vel + c * g.n + idx) * v;
+            }
+            m = mx;
+        }
+    }
+    fg_chunk_store(a.part, a.grid.lines * a.grid.nchunk, (long long)line * a.grid.nchunk + i / FG_CHUNK, e, m, pw);
+}
+
+typedef struct {
+    fg_grid3 grid;
+    fg_dptr params;
+    fg_dptr phi;
+    fg_dptr out;    /* 0: none, only the integral */
+    fg_dptr part;   /* chunk partials, 3 planes of lines * nchunk: the sums in the first */
+    int density;    /* -1: energy density, k >= 0: fg_density(k) */
+    int pad_;
+} fg_nd_density_args;
+
+/* Density k (or the energy density for k < 0) on the sites that are not held,
+ * zero on the others; partial sums of value * cell in the energy plane. */
+extern "C" __global__ void fg_k_nd_density(fg_nd_density_args a) {
+    int i, line;
+    if (!fg_line_site(a.grid, &i, &line)) return;
+    const fg_geo3 g = fg_geo3_of(a.grid);
+    double v = 0.0;
+    if (i < g.nx) {
+        const int j = line % g.ny, k = line / g.ny;
+        const int idx = line * g.nx + i;
+        if (!fg_held3(g, i, j, k)) {
+            const fg_params* p = (const fg_params*)a.params;
+            fg_site s;
+            fg_fill3((const fg_store*)a.phi, g, i, j, k, true, &s);
+            v = a.density < 0 ? fg_energy(&s, p) : fg_density(a.density, &s, p);
+        }
+        if (a.out) ((fg_store*)a.out)[idx] = (fg_store)v;
+    }
+    fg_chunk_store(a.part, a.grid.lines * a.grid.nchunk, (long long)line * a.grid.nchunk + i / FG_CHUNK, v * g.cell,
+                   0.0, 0.0);
+}
+
+/* fg_k_nd_constrain and fg_k_nd_project: fg_k_constrain and fg_k_project on
+ * this file's grids, one thread per site. */
+typedef struct {
+    fg_grid3 grid;
+    fg_dptr phi;
+    fg_dptr x;   /* constrain: the velocity (0: none); project: projected in place */
+} fg_nd_site_args;
+
+/* The site of thread idx (false past the last site or on a held one). */
+static __device__ __forceinline__ bool fg_free_site3(const fg_grid3& G, long long* idx) {
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= G.n) return false;
+    *idx = t;
+    const long long line = t / G.nx, i = t - line * G.nx;
+    const long long j = line % G.ny, k = line / G.ny;
+    if (!G.wrap[0] && (i < 2 || i >= G.nx - 2)) return false;
+    if (G.dims >= 2 && !G.wrap[1] && (j < 2 || j >= G.ny - 2)) return false;
+    if (G.dims == 3 && !G.wrap[2] && (k < 2 || k >= G.nz - 2)) return false;
+    return true;
+}
+
+/* Unit-vector constraint: normalise phi and project the velocity x (may be
+ * 0) onto the tangent space, at sites that are not held. */
+extern "C" __global__ void fg_k_nd_constrain(fg_nd_site_args a) {
+    long long idx;
+    if (!fg_free_site3(a.grid, &idx)) return;
+    const long long n = a.grid.n;
+    fg_store* phi = (fg_store*)a.phi;
+    fg_store* vel = (fg_store*)a.x;
+    double u[FG_NCOMP];
+    double nn = 0.0;
+#pragma unroll
+    for (int c = 0; c < FG_NCOMP; c++) {
+        u[c] = phi[c * n + idx];
+        if (!FG_AUX(c)) nn += u[c] * u[c];
+    }
+    const double inv = 1.0 / sqrt(nn);
+    double vp = 0.0;
+#pragma unroll
+    for (int c = 0; c < FG_NCOMP; c++) {
+        if (FG_AUX(c)) continue;
+        u[c] *= inv;
+        phi[c * n + idx] = (fg_store)u[c];
+        if (vel) vp += (double)vel[c * n + idx] * u[c];
+    }
+    if (vel) {
+#pragma unroll
+        for (int c = 0; c < FG_NCOMP; c++)
+            if (!FG_AUX(c)) vel[c * n + idx] = (fg_store)((double)vel[c * n + idx] - vp * u[c]);
+    }
+}
+
+/* x less its part along phi/|phi| (phi read only), at sites that are not held. */
+extern "C" __global__ void fg_k_nd_project(fg_nd_site_args a) {
+    long long idx;
+    if (!fg_free_site3(a.grid, &idx)) return;
+    const long long n = a.grid.n;
+    const fg_store* phi = (const fg_store*)a.phi;
+    fg_store* x = (fg_store*)a.x;
+    double nn = 0.0, xp = 0.0;
+#pragma unroll
+    for (int c = 0; c < FG_NCOMP; c++) {
+        if (FG_AUX(c)) continue;
+        const double u = phi[c * n + idx];
+        nn += u * u;
+        xp += (double)x[c * n + idx] * u;
+    }
+    const double cc = xp / nn;
+#pragma unroll
+    for (int c = 0; c < FG_NCOMP; c++)
+        if (!FG_AUX(c)) x[c * n + idx] = (fg_store)((double)x[c * n + idx] - cc * (double)phi[c * n + idx]);
+}
