@@ -1,8 +1,6 @@
 package radiation
 
 import (
-	"github.com/fieldgo/fieldgo/internal/par"
-	"math"
 	"unsafe"
 
 	"github.com/fieldgo/fieldgo/errs"
@@ -31,28 +29,16 @@ func (o Options) Kernel() kernels.RadiationKernel {
 		CoefReuse: o.CoefReuse, Precision: o.Precision, Retarded: o.Retarded}
 }
 
-func deviceArrays[F float](k *knots[F], src Source, obs Observers, times []float64) *DeviceArrays[F] {
-	a := &DeviceArrays[F]{T: k.t, H: k.h, Rec: k.rec, Y0: k.y0, Y1: k.y1, A1: k.a1, A0: k.a0, AY0: k.ay0, AY1: k.ay1, AA1: k.aa1, AA0: k.aa0,
-		Charge: convert[F](src.Charge), Times: times}
-	o := len(obs.X)
-	a.OX, a.OY, a.OZ, a.R0 = make([]F, o), make([]F, o), make([]F, o), make([]F, o)
-	a.Shift = make([]float64, o)
-	par.For(o, 8192, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			x, y, z := obs.X[i], obs.Y[i], obs.Z[i]
-			r0 := math.Sqrt(x*x + y*y + z*z)
-			a.OX[i], a.OY[i], a.OZ[i], a.R0[i] = F(x), F(y), F(z), F(r0)
-			a.Shift[i] = r0 / src.C // as the CPU kernel's t - r0/src.C
-		}
-	})
-	return a
+func deviceArrays[F float](k *knots[F], src Source, oa *observerArrays[F], times []float64) *DeviceArrays[F] {
+	return &DeviceArrays[F]{T: k.t, H: k.h, Rec: k.rec, Y0: k.y0, Y1: k.y1, A1: k.a1, A0: k.a0, AY0: k.ay0, AY1: k.ay1, AA1: k.aa1, AA0: k.aa0,
+		Charge: convert[F](src.Charge), Times: times, OX: oa.OX, OY: oa.OY, OZ: oa.OZ, R0: oa.R0, Shift: oa.Shift}
 }
 
 // fieldsOnDevice is Fields' device path: the same knots (narrowed the same
-// way in float32) as the CPU kernel, and the numbers its shifted times are
-// made of, handed to the device; scale is the factor per column the device
+// way in float32) as the CPU kernel, the observers' arrays, and the numbers
+// its shifted times are made of, handed to the device; scale is the factor per column the device
 // takes the cube back to the given units with (nil: none).
-func fieldsOnDevice[F float](k *knots[F], src Source, obs Observers, times []float64, cube *Cube, opt *Options, scale []float64) error {
+func fieldsOnDevice[F float](k *knots[F], src Source, oa *observerArrays[F], times []float64, cube *Cube, opt *Options, scale []float64) error {
 	if err := checkKnots(k); err != nil {
 		return err
 	}
@@ -66,12 +52,12 @@ func fieldsOnDevice[F float](k *knots[F], src Source, obs Observers, times []flo
 	if int64(k.n) >= 1<<31 || int64(P)*int64(o)*int64(S) >= 1<<62 {
 		return errs.New(errs.Shape, "%d knots: the CUDA kernel indexes knots with 32-bit integers", k.n)
 	}
-	job := &DeviceJob{Kernel: opt.Kernel(), Segment: opt.Segment, OnDevice: opt.OnDevice, N: k.n, P: P, O: o, S: S, C: src.C, Scale: scale, OX: obs.X, OY: obs.Y, OZ: obs.Z}
+	job := &DeviceJob{Kernel: opt.Kernel(), Segment: opt.Segment, OnDevice: opt.OnDevice, N: k.n, P: P, O: o, S: S, C: src.C, Scale: scale, OX: oa.X, OY: oa.Y, OZ: oa.Z}
 	job.Off = make([]int32, len(k.off))
 	for i, v := range k.off {
 		job.Off[i] = int32(v)
 	}
-	switch a := any(deviceArrays(k, src, obs, times)).(type) {
+	switch a := any(deviceArrays(k, src, oa, times)).(type) {
 	case *DeviceArrays[float64]:
 		job.F64 = a
 	case *DeviceArrays[float32]:

@@ -2,6 +2,7 @@ package radiation
 
 import (
 	"math"
+	"reflect"
 	"testing"
 )
 
@@ -107,4 +108,56 @@ func TestDeviceJobShiftedTimes(t *testing.T) {
 			cube.Release()
 		}
 	}
+}
+
+// TestPreparedMatchesFreshPreparation: with a Prepared, a device job holds
+// the same bits as one prepared from scratch, in both precisions; a repeated
+// call reuses the arrays (the same memory), and observers changed in place
+// (the same slices, one coordinate moved) are prepared again.
+func TestPreparedMatchesFreshPreparation(t *testing.T) {
+	c := 3e10
+	src := source(t, c, []float64{4.8e-10}, -2e-9, 2e-9, 64, helix(c, 1, 1e10, 0, 0))
+	obs := Observers{X: []float64{50, 0, -30.5}, Y: []float64{0, 70, 12}, Z: []float64{1, -3, 40}}
+	times := []float64{1e-9, 1.1e-9, 1.2e-9}
+	prep := &Prepared{}
+	run := func(prec Precision, p *Prepared) *DeviceJob {
+		dev := &recordingDevice{t: t}
+		opt := DefaultOptions()
+		opt.Precision, opt.Device, opt.Prepared = prec, dev, p
+		cube, err := Fields(src, obs, times, len(times), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cube.Release()
+		return dev.jobs[0]
+	}
+	same := func(what string, a, b any) {
+		t.Helper()
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("%s differs from a fresh preparation", what)
+		}
+	}
+	check := func(prec Precision) {
+		t.Helper()
+		fresh, got := run(prec, nil), run(prec, prep)
+		same("the job's observers", [3][]float64{fresh.OX, fresh.OY, fresh.OZ}, [3][]float64{got.OX, got.OY, got.OZ})
+		if prec == Float32 {
+			same("the float32 arrays", fresh.F32, got.F32)
+		} else {
+			same("the float64 arrays", fresh.F64, got.F64)
+		}
+	}
+	for _, prec := range []Precision{Float64, Float32, Float64, Float64, Float32, Float32} {
+		check(prec)
+	}
+	a, b := run(Float64, prep), run(Float64, prep)
+	if &a.F64.Rec[0] != &b.F64.Rec[0] || &a.F64.Shift[0] != &b.F64.Shift[0] {
+		t.Fatal("a repeated call prepared the knots or the observers again")
+	}
+	obs.Y[1] = 71 // in place: the Prepared must compare contents, not slices
+	check(Float64)
+	obs.Z[2] = 41
+	check(Float32)
+	obs.Z[2] = 42
+	check(Float32)
 }

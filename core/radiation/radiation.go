@@ -95,6 +95,9 @@ type Options struct {
 	// OnDevice leaves the cube in the Device's memory (Cube.Device) for a
 	// consumer there, with no copy to the host; it needs a Device.
 	OnDevice bool
+	// Prepared, when set, keeps the knots and the observers' arrays between
+	// calls on the same Source (see Prepared); nil prepares them each call.
+	Prepared *Prepared
 }
 
 // DeviceBuffer is a cube left in device memory: Bytes from device address
@@ -324,17 +327,23 @@ func Fields(src Source, obs Observers, times []float64, nsamples int, opt Option
 	switch {
 	case opt.Precision == Float32:
 		u := float32Units(src)
-		k := toKnots[float32](src, u)
-		ssrc, sobs, stimes := u.scale(src, obs, times)
+		k := knotsOf[float32](opt.Prepared, src, u)
 		if opt.Device != nil {
-			err = fieldsOnDevice(k, ssrc, sobs, stimes, cube, &opt, u.factors(len(cube.Columns)))
-		} else if err = fields(k, ssrc, sobs, stimes, cube, &opt); err == nil {
-			u.unscale(cube)
+			ssrc := src
+			ssrc.C *= u.T / u.L // as u.scale
+			oa := observerArraysOf[float32](opt.Prepared, obs, u, ssrc.C)
+			err = fieldsOnDevice(k, ssrc, oa, scaled(times, 1/u.T), cube, &opt, u.factors(len(cube.Columns)))
+		} else {
+			ssrc, sobs, stimes := u.scale(src, obs, times)
+			if err = fields(k, ssrc, sobs, stimes, cube, &opt); err == nil {
+				u.unscale(cube)
+			}
 		}
 	case opt.Device != nil:
-		err = fieldsOnDevice(toKnots[float64](src, givenUnits), src, obs, times, cube, &opt, nil)
+		oa := observerArraysOf[float64](opt.Prepared, obs, givenUnits, src.C)
+		err = fieldsOnDevice(knotsOf[float64](opt.Prepared, src, givenUnits), src, oa, times, cube, &opt, nil)
 	default:
-		err = fields(toKnots[float64](src, givenUnits), src, obs, times, cube, &opt)
+		err = fields(knotsOf[float64](opt.Prepared, src, givenUnits), src, obs, times, cube, &opt)
 	}
 	if err != nil {
 		cube.Release()

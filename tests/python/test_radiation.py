@@ -332,3 +332,41 @@ def test_a_cube_on_the_device_needs_a_gpu():
     traj = fg.radiation.trajectory_table(tau, tau, 0 * tau, 0 * tau, 0 * tau, 1 + 0 * tau, 0 * tau, 0 * tau, 0 * tau)
     with pytest.raises(fg.BackendError, match="GPU memory"):
         fg.radiation.fields(traj, [[10.0, 0, 0]], [12.0], backend="cpu", on_device=True)
+
+
+def test_repeated_calls_keep_the_table_and_see_every_change():
+    """A call with the table of the last successful call reuses its splines
+    and prepared knots; a changed table (values or metadata) or tolerance is
+    prepared again, and every cube has the bits of a call from scratch."""
+
+    def fresh(*args, **kw):
+        go.ForgetRadiationInputs()
+        return rad.fields(*args, **kw).numpy().view(np.uint64)
+
+    def kept(*args, **kw):
+        return rad.fields(*args, **kw).numpy().view(np.uint64)
+
+    tab, T = circle_table(0.7, periods=4, per=256)
+    obs = np.array([[6.0, -2, 3], [0, 10, 1]])
+    times = np.linspace(0, T, 64)
+    go.ForgetRadiationInputs()
+    gc.collect()
+    bytes0 = fg.allocated_bytes()
+    for precision in ("float64", "float32"):
+        a = fresh(tab, obs, times, precision=precision)
+        assert fg.allocated_bytes() > bytes0  # the table's splines are kept
+        assert np.array_equal(kept(tab, obs, times, precision=precision), a)
+    moved = tab.set_column(tab.schema.get_field_index("x"), "x", pa.array(tab.column("x").to_numpy() * (1 + 1e-3)))
+    assert np.array_equal(kept(moved, obs, times), fresh(moved, obs, times))
+    assert not np.array_equal(kept(tab, obs, times), kept(moved, obs, times))
+    assert np.array_equal(kept(tab, obs, times, charge=2.0), fresh(tab, obs, times, charge=2.0))
+    assert np.array_equal(kept(tab, obs * 1.5, times), fresh(tab, obs * 1.5, times))
+    i = tab.schema.get_field_index("ux")
+    bent = tab.set_column(i, "ux", pa.array(tab.column("ux").to_numpy() * (1 + 1e-9)))
+    rad.fields(bent, obs, times)  # |u.u/c^2 - 1| ~ 1e-9: within the default tolerance, and kept
+    with pytest.raises(fg.TrajectoryError):
+        rad.fields(bent, obs, times, tolerance=1e-12)
+    del a  # a view of the last cube
+    go.ForgetRadiationInputs()
+    gc.collect()
+    assert fg.allocated_bytes() == bytes0

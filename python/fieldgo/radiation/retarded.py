@@ -98,6 +98,11 @@ def fields(
     ``on_device=True`` (a GPU only) leaves the cube in GPU memory and returns a
     :class:`DeviceCube` (``__cuda_array_interface__``) instead of copying it to
     the host: the call then costs about the kernel alone.
+    The table of the last successful call stays prepared (its splines and
+    knots, C memory that :func:`fieldgo.allocated_bytes` counts, until a call
+    brings another table), as do, on a GPU, the last observers' arrays: a call
+    that repeats them, changing only the times or options, skips that work.
+    Tables and observers are compared by their bytes.
     Ctrl-C cancels the computation."""
     if backend not in ("auto", "cpu", "cuda"):
         raise BackendError(f"unknown backend {backend!r}: use 'auto', 'cpu' or 'cuda'")
