@@ -219,13 +219,9 @@ func (l Lattice) Validate() error {
 		for a := range d {
 			if b := l.Axes[a]; b != Fixed && b != Periodic {
 				return errs.New(errs.Lattice, "a boundary set per axis is \"fixed\" or \"periodic\", got %q for axis %c "+
-					"(the free boundary is one for every axis of a planar lattice)", b.String(), "xyz"[a])
+					"(the free boundary is one for every axis)", b.String(), "xyz"[a])
 			}
 		}
-	}
-	if !l.Planar() && l.Boundary == Free && !l.PerAxis {
-		return errs.New(errs.Lattice, "boundary \"free\" runs on 2D lattices for now: it is not available for a %dD lattice (%s); "+
-			"use \"fixed\" or \"periodic\"", d, l.Shape())
 	}
 	return nil
 }

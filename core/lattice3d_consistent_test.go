@@ -51,6 +51,14 @@ func TestConsistentGradientIsEnergyGradientBeyondPlanar(t *testing.T) {
 		{"1d_fixed_penalty", phi4(t), []int{16}, []float64{0.3}, []core.Boundary{core.Fixed}, 0.5, []at{{0, 2, 0, 0}, {0, 7, 0, 0}, {0, 13, 0, 0}}},
 		{"1d_periodic", phi4(t), []int{14}, []float64{0.35}, []core.Boundary{core.Periodic}, 0, []at{{0, 0, 0, 0}, {0, 13, 0, 0}, {0, 6, 0, 0}}},
 		{"1d_coupled", coupled3D(t), []int{15}, []float64{0.3}, []core.Boundary{core.Fixed}, 0.5, []at{{0, 2, 0, 0}, {1, 8, 0, 0}, {1, 12, 0, 0}}},
+		// The free boundary: every site is free, so corners, edges and the
+		// sites whose transposed stencils reach the one-sided edge rows are
+		// checked as well as the inside.
+		{"3d_free_coupled", coupled3D(t), []int{11, 10, 12}, []float64{0.35, 0.3, 0.4}, []core.Boundary{core.Free}, 0,
+			[]at{{0, 0, 0, 0}, {1, 10, 9, 11}, {0, 1, 5, 0}, {1, 5, 1, 10}, {0, 4, 3, 2}, {1, 6, 5, 6}, {0, 9, 8, 4}, {1, 2, 9, 1}}},
+		{"3d_free_penalty_big", coupled3D(t), []int{10, 11, 10}, []float64{0.3, 0.3, 0.35}, []core.Boundary{core.Free}, 0.5,
+			[]at{{0, 0, 10, 9}, {1, 1, 1, 1}, {0, 5, 5, 5}, {1, 9, 0, 3}}},
+		{"1d_free_penalty", phi4(t), []int{16}, []float64{0.3}, []core.Boundary{core.Free}, 0.5, []at{{0, 0, 0, 0}, {0, 1, 0, 0}, {0, 4, 0, 0}, {0, 15, 0, 0}, {0, 8, 0, 0}}},
 		{"2d_per_axis", phi4(t), []int{12, 10}, []float64{0.3, 0.4}, []core.Boundary{core.Periodic, core.Fixed}, 0.5, []at{{0, 0, 2, 0}, {0, 11, 7, 0}, {0, 6, 5, 0}}},
 		{"2d_coupled_per_axis", coupled3D(t), []int{11, 12}, []float64{0.35, 0.3}, []core.Boundary{core.Fixed, core.Periodic}, 0, []at{{1, 2, 0, 0}, {0, 8, 11, 0}, {1, 5, 6, 0}}},
 	}
@@ -128,4 +136,64 @@ func TestPhi4WallIn3DConsistentForm(t *testing.T) {
 	cons, cont := wall("consistent"), wall("continuum")
 	assert.InDelta(t, 4.0/3, cons, 3e-4)
 	assert.InDelta(t, cont, cons, 1e-4)
+}
+
+// A field constant along z on a 3D box has the planar energy of the
+// consistent form (doubler penalty included) times the z extent, and the
+// planar gradient on every plane, on the free boundary (one-sided z stencils
+// of a constant line are zero) and on a box fixed along x and y and periodic
+// along z; relaxed, it stays the planar soliton. (A planar theory, baby
+// Skyrme, run on the 3D grid.)
+func TestConsistentFormIn3DMatchesThePlane(t *testing.T) {
+	n, nz, h := 24, 6, 0.3
+	for _, c := range []struct {
+		plane core.Boundary
+		box   []core.Boundary
+	}{
+		{core.Free, []core.Boundary{core.Free}},
+		{core.Fixed, []core.Boundary{core.Fixed, core.Fixed, core.Periodic}},
+	} {
+		t.Run(c.plane.String(), func(t *testing.T) {
+			plane := newSim(t, babySkyrme(t), n, n, h, h, c.plane, []float64{1, 1}, core.Options{Form: "consistent"}, 0)
+			require.NoError(t, plane.Fill(hedgehog(1.2)))
+			lat, err := core.NewLatticeND([]int{n, n, nz}, []float64{h, h, h}, []float64{plane.Lattice().Ox, plane.Lattice().Oy, 0}, c.box)
+			require.NoError(t, err)
+			box, err := core.NewSimulation(backend(0), babySkyrme(t), lat, []float64{1, 1}, core.Options{Form: "consistent"})
+			require.NoError(t, err)
+			defer box.Close()
+			require.Greater(t, box.Penalty(), 0.0)
+			pf, err := plane.Field()
+			require.NoError(t, err)
+			f, err := core.NewField(lat, babySkyrme(t).Spec.Fields)
+			require.NoError(t, err)
+			for comp := range 3 {
+				for k := range nz {
+					copy(f.Comp(comp)[k*n*n:(k+1)*n*n], pf.Comp(comp))
+				}
+			}
+			require.NoError(t, box.SetField(f))
+			f.Release()
+			e2, err := plane.Energy()
+			require.NoError(t, err)
+			e3, err := box.Energy()
+			require.NoError(t, err)
+			assert.InDelta(t, e2*float64(nz)*h, e3, 1e-12*math.Abs(e3))
+			g2, err := plane.Gradient(true)
+			require.NoError(t, err)
+			defer g2.Release()
+			g3, err := box.Gradient(true)
+			require.NoError(t, err)
+			defer g3.Release()
+			for comp := range 3 {
+				for k := range nz {
+					for idx, v := range g2.Comp(comp) {
+						require.InDelta(t, v, g3.Comp(comp)[k*n*n+idx], 1e-10*(1+math.Abs(v)), "component %d, plane %d, site %d", comp, k, idx)
+					}
+				}
+			}
+			p2 := relax(t, plane, 1e-6, 20000)
+			p3 := relax(t, box, 1e-6, 20000)
+			assert.InDelta(t, p2.Energy*float64(nz)*h, p3.Energy, 1e-6*p3.Energy)
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -133,9 +134,9 @@ func TestDeterminism3D(t *testing.T) {
 	assert.Equal(t, math.Float64bits(m1), math.Float64bits(m3))
 }
 
-// What lines and 3D lattices do not offer yet is refused by name: the free
-// boundary.
+// The free boundary is one for every axis: set per axis it is refused by name.
 func TestBeyondPlanarRefusals(t *testing.T) {
-	_, err := core.NewLatticeND([]int{8, 8, 8}, []float64{0.1, 0.1, 0.1}, []float64{0, 0, 0}, []core.Boundary{core.Free})
+	_, err := core.NewLatticeND([]int{8, 8, 8}, []float64{0.1, 0.1, 0.1}, []float64{0, 0, 0}, []core.Boundary{core.Free, core.Periodic, core.Fixed})
 	assert.True(t, errs.Is(err, errs.Lattice), "%v", err)
+	assert.Contains(t, fmt.Sprint(err), "free boundary is one for every axis")
 }

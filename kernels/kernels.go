@@ -114,8 +114,8 @@ func (u Unit) CheckLaunch(g Grid, params []float64) error {
 	if g.Periodic && g.Free {
 		return errs.New(errs.Lattice, "a grid is periodic or free, not both")
 	}
-	if g.Free && !g.Planar() {
-		return errs.New(errs.Lattice, "the free boundary runs on planar grids only, not on a %d-dimensional one", g.Dim())
+	if g.Free && g.Wrap != [3]bool{} {
+		return errs.New(errs.Lattice, "the free boundary is one for every axis: a grid is free or wraps axes one by one, not both")
 	}
 	if len(params) != u.NParams {
 		return errs.New(errs.Parameter, "%d parameters given, the theory has %d", len(params), u.NParams)

@@ -386,20 +386,14 @@ func (p *program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 			"its expression at an edge site is the derivative of no energy; use the consistent form")
 	case ga.Grid.Free && ga.Form == kernels.Consistent:
 		a.penalty = C.double(ga.Penalty)
-		a.work = scratch(&p.work, 5*p.unit.NComp*ga.Grid.Sites()).ptr
+		a.work = scratch(&p.work, workBlocks(ga.Grid)*p.unit.NComp*ga.Grid.Sites()).ptr
 		p.run("fg_k_partials_free", a, ny)
 		p.run("fg_k_consistent_free", a, ny)
 	case ga.Form == kernels.Continuum:
 		p.run("fg_k_continuum", a, ny)
 	case ga.Form == kernels.Consistent:
-		// The partials and doubler differences of each axis (FG_WBLOCKS):
-		// five blocks on a line or a plane, seven in 3D.
-		blocks := 5
-		if ga.Grid.Dim() == 3 {
-			blocks = 7
-		}
 		a.penalty = C.double(ga.Penalty)
-		a.work = scratch(&p.work, blocks*p.unit.NComp*ga.Grid.Sites()).ptr
+		a.work = scratch(&p.work, workBlocks(ga.Grid)*p.unit.NComp*ga.Grid.Sites()).ptr
 		p.run("fg_k_partials", a, ny)
 		p.run("fg_k_consistent", a, ny)
 	default:
@@ -414,6 +408,16 @@ func (p *program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 		r.Power = kernels.SumCompensated(pw)
 	}
 	return r, nil
+}
+
+// workBlocks is the consistent form's work blocks of field size (FG_WBLOCKS):
+// the partials and doubler differences of each axis, five on a line or a
+// plane, seven in 3D.
+func workBlocks(g kernels.Grid) int {
+	if g.Dim() == 3 {
+		return 7
+	}
+	return 5
 }
 
 func maxRows(xs []float64) float64 {
@@ -539,7 +543,7 @@ func (p *program) Density(g kernels.Grid, params []float64, phi kernels.Buffer, 
 	}
 	a.density = C.int(k)
 	if g.Free {
-		p.run("fg_k_density_free", a, g.Ny)
+		p.run("fg_k_density_free", a, g.Lines())
 	} else {
 		p.run("fg_k_density", a, g.Lines())
 	}

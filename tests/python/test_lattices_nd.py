@@ -100,7 +100,7 @@ def test_lattice_checks_the_axes():
     with pytest.raises(fg.LatticeError, match="spacing"):
         fg.Lattice((9, 8, 7), (0.1, 0.2))
     with pytest.raises(fg.LatticeError, match="free"):
-        fg.Lattice((9, 8, 7), 0.1, boundary="free")
+        fg.Lattice((9, 8, 7), 0.1, boundary=("free", "fixed", "fixed"))
 
 
 def test_refusals_name_what_is_missing():
@@ -116,7 +116,7 @@ def test_refusals_name_what_is_missing():
     auto = fg.Simulation(th, grid=grid, gradient="consistent")
     assert "consistent gradient form of 3D lattices runs on the CPU backend only" in auto.describe()["backend_note"]
     with pytest.raises(fg.LatticeError, match="free"):
-        fg.Simulation(th, grid=grid, boundary="free")
+        fg.Simulation(th, grid=grid, boundary=("periodic", "free", "periodic"))
     aux = fg.theories.chiral_magnet(demag=True)
     with pytest.raises(fg.SpecError, match="auxiliary"):
         fg.Simulation(aux, grid=grid)

@@ -243,3 +243,25 @@ def test_live_view_and_plot_of_a_3d_run_draw_its_middle_plane(monkeypatch):
     drawn = len(shown)
     line.minimize(tol=1e-12, max_steps=20, live=5, progress=False)
     assert len(shown) > drawn
+
+
+def test_free_boundary_in_3d_and_on_a_line_relaxes_the_wall_to_four_thirds():
+    """boundary="free" on a 3D box and a line: no site is held, the gradient is the
+    consistent form's, and a wall started bumpy along y and z relaxes to 4/3 per area
+    (the natural boundary lets the bumps leave, whatever the start)."""
+    h = 0.2
+    box = fg.Simulation(_phi4_3d(), grid=(61, 7, 6), spacing=h, boundary="free")
+    d = box.describe()
+    assert d["gradient"] == "consistent" and d["backend"] == "cpu" and box.lattice.boundaries == ("free",) * 3
+    box.set_field(lambda x, y, z: np.tanh(1.3 * x) + 0.1 * np.cos(0.8 * y) * np.sin(1.1 * z))
+    box.minimize(tol=1e-8, max_steps=40_000, progress=False)
+    assert box.last_status["converged"]
+    u = box.field.numpy()[0]
+    assert np.ptp(u, axis=(0, 1)).max() < 1e-6  # constant along y and z once relaxed
+    assert box.energy() / (7 * h * 6 * h) == pytest.approx(4 / 3, abs=3e-4)
+    line = fg.Simulation(_phi4_3d(), grid=(61,), spacing=h, boundary="free")
+    line.set_field(lambda x: np.tanh(1.3 * x))
+    line.minimize(tol=1e-8, max_steps=40_000, progress=False)
+    assert line.energy() == pytest.approx(box.energy() / (7 * h * 6 * h), rel=1e-6)
+    with pytest.raises(fg.ParameterError, match="free boundary needs the consistent"):
+        fg.Simulation(_phi4_3d(), grid=(61, 7, 6), spacing=h, boundary="free", gradient="continuum")
