@@ -749,6 +749,7 @@ func TestRestartCost(t *testing.T) {
 // copy of as many bytes from device memory into pinned memory (the link's
 // rate). The goal (docs/performance/radiation.md): wall <= kernel + copy at
 // 80% of the plain copy's rate, plus 15% of the kernel; float32 under float64.
+// The calls repeat their inputs with a radiation.Prepared, as the bridge's do.
 func BenchmarkGPUFieldsCall(b *testing.B) {
 	d := gpu(b)
 	sc := radscene.New(b, radscene.Size{O: cmp.Or(*radObservers, 32768), S: 256, P: 16, KPP: cmp.Or(*radKPP, 16)})
@@ -759,7 +760,7 @@ func BenchmarkGPUFieldsCall(b *testing.B) {
 	for _, prec := range []radiation.Precision{radiation.Float64, radiation.Float32} {
 		b.Run(prec.String(), func(b *testing.B) {
 			opt := radiation.DefaultOptions()
-			opt.Precision, opt.Device = prec, d
+			opt.Precision, opt.Device, opt.Prepared = prec, d, &radiation.Prepared{} // as the bridge's repeated calls
 			fieldsOn(b, sc, opt).Release() // pins the cube's block once
 			b.ResetTimer()
 			kernel, cp := 0.0, 0.0
@@ -782,7 +783,7 @@ func BenchmarkGPUFieldsCall(b *testing.B) {
 		// The cube left on the device: the goal is the kernel's time plus 15%.
 		b.Run(prec.String()+"_on_device", func(b *testing.B) {
 			opt := radiation.DefaultOptions()
-			opt.Precision, opt.Device, opt.OnDevice = prec, d, true
+			opt.Precision, opt.Device, opt.OnDevice, opt.Prepared = prec, d, true, &radiation.Prepared{}
 			fieldsOn(b, sc, opt).Release()
 			b.ResetTimer()
 			kernel := 0.0
