@@ -140,9 +140,6 @@ func NewSimulation(backend kernels.Backend, theory *Theory, lat Lattice, params 
 		}
 		return nil, errs.New(errs.Lattice, "the fourth-order stencils need at least %s sites, got %s", need, lat.Shape())
 	}
-	if err := refuseBeyondPlanar(theory, lat); err != nil {
-		return nil, err
-	}
 	s := &Simulation{backend: backend, theory: theory, lat: lat}
 	s.grid = lat.Grid()
 	if err := s.setParams(params); err != nil {
@@ -193,25 +190,6 @@ func NewSimulation(backend kernels.Backend, theory *Theory, lat Lattice, params 
 		return nil, err
 	}
 	return s, nil
-}
-
-// refuseBeyondPlanar names what a simulation on a line, in three dimensions
-// or with boundaries per axis does not offer yet, before anything is
-// compiled: auxiliary fields, whose elliptic solve is planar. Both gradient
-// forms and both storage precisions run on the CPU backend (the CUDA backend
-// refuses such grids through kernels.GridChecker).
-func refuseBeyondPlanar(theory *Theory, lat Lattice) error {
-	if lat.Planar() {
-		return nil
-	}
-	what := itoa(lat.Dim()) + "D lattices"
-	if lat.Dim() == 2 {
-		what = "boundaries set per axis"
-	}
-	if theory.HasAuxiliary() {
-		return errs.New(errs.Spec, "%s do not solve auxiliary fields yet: theory %q declares %v, which needs a 2D lattice with one boundary", what, theory.Spec.Name, theory.Spec.Auxiliary)
-	}
-	return nil
 }
 
 func (s *Simulation) allocate() error {

@@ -117,9 +117,6 @@ def test_refusals_name_what_is_missing():
     assert "consistent gradient form of 3D lattices runs on the CPU backend only" in auto.describe()["backend_note"]
     with pytest.raises(fg.LatticeError, match="free"):
         fg.Simulation(th, grid=grid, boundary=("periodic", "free", "periodic"))
-    aux = fg.theories.chiral_magnet(demag=True)
-    with pytest.raises(fg.SpecError, match="auxiliary"):
-        fg.Simulation(aux, grid=grid)
     sim = fg.Simulation(th, grid=grid, boundary="periodic")
     sim.set_field(lambda x, y, z: np.tanh(x))
     with pytest.raises(fg.BackendError, match="device_field"):

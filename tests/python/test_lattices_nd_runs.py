@@ -265,3 +265,40 @@ def test_free_boundary_in_3d_and_on_a_line_relaxes_the_wall_to_four_thirds():
     assert line.energy() == pytest.approx(box.energy() / (7 * h * 6 * h), rel=1e-6)
     with pytest.raises(fg.ParameterError, match="free boundary needs the consistent"):
         fg.Simulation(_phi4_3d(), grid=(61, 7, 6), spacing=h, boundary="free", gradient="continuum")
+
+
+def _d2_symbol(k, h):
+    """The engine's fourth-order second-derivative stencil on cos(k x): its eigenvalue."""
+    return (-2 * np.cos(2 * k * h) + 32 * np.cos(k * h) - 30) / (12 * h * h)
+
+
+@pytest.mark.parametrize("grid, spacing", [((12, 10, 8), (0.5, 0.6, 0.7)), ((16,), (0.4,))])
+def test_auxiliary_field_in_3d_and_on_a_line_solves_its_poisson_equation(grid, spacing):
+    """An auxiliary potential a with e = -|grad a|^2/2 + a rho (a saddle: Delta a = -rho)
+    and rho = cos(kx x) cos(ky y) cos(kz z) on a periodic box: the flow relaxes a to the
+    exact solution of the engine's discrete equation, rho / |lambda_h| with lambda_h the
+    stencils' eigenvalue, and to the continuum one, rho / |k|^2, to the stencils' order."""
+    d = len(grid)
+    lengths = [n * h for n, h in zip(grid, spacing)]
+    ks = [2 * np.pi / L for L in lengths]
+    th = fg.Theory("poisson_nd", fields=["u", "a"], auxiliary=["a"])
+
+    @th.energy_density
+    def e(s, p):
+        rho = fg.cos(ks[0] * s.x) if d == 1 else fg.cos(ks[0] * s.x) * fg.cos(ks[1] * s.y) * fg.cos(ks[2] * s.z)
+        grad_a = s.dx.a**2 + s.dy.a**2 + s.dz.a**2
+        return 0.5 * (s.dx.u**2 + s.dy.u**2 + s.dz.u**2) + 0.5 * (s.phi.u - 1) ** 2 - 0.5 * grad_a + s.phi.a * rho
+
+    sim = fg.Simulation(th, grid=grid, spacing=spacing, origin=(0.0,) * d, boundary="periodic")
+    sim.set_field(lambda *r: (1 + 0 * r[0], 0 * r[0]))
+    sim.minimize(tol=1e-10, max_steps=50_000, progress=False)
+    assert sim.last_status["converged"]
+    coords = sim.lattice.meshgrid()
+    rho = np.prod([np.cos(k * c) for k, c in zip(ks, coords)], axis=0)
+    lam = sum(_d2_symbol(k, h) for k, h in zip(ks, spacing))
+    a = sim.field.numpy()[1]
+    np.testing.assert_allclose(a, rho / -lam, atol=1e-9 * np.abs(rho / lam).max())
+    continuum = rho / sum(k * k for k in ks)
+    err = np.abs(a - continuum).max() / np.abs(continuum).max()
+    assert 0 < err < 2 * max((k * h) ** 4 for k, h in zip(ks, spacing)) / 90 * 1.5
+    np.testing.assert_array_equal(sim.field.numpy()[0], 1.0)  # u sat at its minimum all along

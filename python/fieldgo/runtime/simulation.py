@@ -75,16 +75,15 @@ def _what(lattice) -> str:
     return f"{lattice.dims}D lattices" if lattice.dims != 2 else "boundaries set per axis"
 
 
-def _refuse_beyond_planar(lattice, spec):
+def _refuse_beyond_planar(lattice, backend):
     """Name what a line, a 3D lattice or per-axis boundaries do not offer yet, before
-    anything is compiled: they run on the CPU (either gradient form, either storage
-    precision) and on CUDA (the continuum form; Go refuses the consistent one there by
-    name), and do not solve auxiliary fields."""
+    anything is compiled: the CUDA backend (they run on the CPU, with either gradient
+    form, either storage precision, auxiliary fields and the free boundary)."""
     what, grid = _what(lattice), lattice.grid
-    if spec.get("auxiliary"):
-        raise SpecError(
-            f"{what} do not solve auxiliary fields yet: theory {spec['name']!r} declares {spec['auxiliary']}, "
-            f"which needs a 2D lattice with one boundary (grid={grid} given)"
+    if backend == "cuda":
+        raise BackendError(
+            f"{what} run on the CPU backend for now: backend='cuda' is not available for grid={grid}; "
+            f"use backend='cpu' or 'auto'"
         )
 
 
