@@ -58,7 +58,7 @@ class Lattice:
       an energy that depends on the starting field (docs/robustness.md).
     * ``"periodic"``: the axis wraps; a soliton interacts with its images across
       the box.
-    * ``"free"`` (one for every axis of a 2D lattice): no site is held and the energy
+    * ``"free"`` (one for every axis, not set per axis): no site is held and the energy
       sums over every site, with derivatives at the edges taken from sites inside the
       box (first-order one-sided at the edge, second-order central one site in,
       fourth-order central inside): the natural (Neumann) boundary of the discrete
@@ -70,8 +70,9 @@ class Lattice:
       BackendError.
 
     Lattices of one and three axes, and boundaries set per axis, run on the CPU
-    backend with the continuum gradient in float64 (docs/abi.md, Lattices, lists what they
-    do not offer yet, each refused with a typed error).
+    backend with what a plane has there: both gradient forms, float32 storage, the free
+    boundary, auxiliary fields, save/load/resume, sweeps and live views (docs/abi.md,
+    Lattices, lists what they do not offer yet, each refused with a typed error).
     """
 
     nx: int

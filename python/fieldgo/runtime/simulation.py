@@ -98,12 +98,15 @@ class Simulation:
 
     ``boundary``: ``"fixed"`` (default; the outer two layers are held at the field
     you set and carry no energy, so a relaxed energy depends on what you gave them),
-    ``"periodic"`` (both directions wrap) or ``"free"`` (no site held, the energy
+    ``"periodic"`` (every axis wraps) or ``"free"`` (no site held, the energy
     summed over every site with in-box derivatives at the edges: the natural boundary,
     where a soliton well inside relaxes to the same energy from any starting field;
     CPU backend only (``backend="auto"`` takes the CPU for it, ``"cuda"`` is
     refused), and its gradient is the ``"consistent"`` form:
-    ``gradient="continuum"`` is refused). ``fg.Lattice`` says more.
+    ``gradient="continuum"`` is refused). ``fg.Lattice`` says more. ``grid`` has one,
+    two or three axes, ``(nx,)``, ``(nx, ny)`` or ``(nx, ny, nz)``, and ``boundary`` may
+    be one name per axis (fixed or periodic); lines, 3D lattices and per-axis
+    boundaries run on the CPU backend, with both gradient forms and both precisions.
 
     ``gradient``: ``"auto"`` (the continuum Euler-Lagrange form; the consistent form
     on a free boundary), ``"continuum"`` or ``"consistent"`` (the exact gradient of
