@@ -71,22 +71,6 @@ def _theory_parts(theory):
     return spec, source, {k: float(values[k]) for k in names}
 
 
-def _what(lattice) -> str:
-    return f"{lattice.dims}D lattices" if lattice.dims != 2 else "boundaries set per axis"
-
-
-def _refuse_beyond_planar(lattice, backend):
-    """Name what a line, a 3D lattice or per-axis boundaries do not offer yet, before
-    anything is compiled: the CUDA backend (they run on the CPU, with either gradient
-    form, either storage precision, auxiliary fields and the free boundary)."""
-    what, grid = _what(lattice), lattice.grid
-    if backend == "cuda":
-        raise BackendError(
-            f"{what} run on the CPU backend for now: backend='cuda' is not available for grid={grid}; "
-            f"use backend='cpu' or 'auto'"
-        )
-
-
 def _finite_param(name, v):
     if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
         raise ParameterError(f"parameter {name!r} must be a finite number, got {v!r}")
@@ -177,7 +161,9 @@ class Simulation:
                 opts.json(),
             )
         else:
-            _refuse_beyond_planar(lat, spec)
+            # Lines, 3D lattices and per-axis boundaries run on both backends: the CPU
+            # with everything a plane has there, CUDA in the continuum form (Go refuses
+            # the consistent form there by name; docs/kernels/grids.md).
             self._handle = go.NewSimulationOn(json.dumps(spec), source, lat._json(), opts.json())
         self._precision = precision
         self._params = {}
