@@ -119,8 +119,6 @@ def test_refusals_name_what_is_missing():
         fg.Simulation(th, grid=grid, boundary=("periodic", "free", "periodic"))
     sim = fg.Simulation(th, grid=grid, boundary="periodic")
     sim.set_field(lambda x, y, z: np.tanh(x))
-    with pytest.raises(fg.BackendError, match="device_field"):
-        sim.device_field()
     with pytest.raises(fg.ParameterError, match=r"f\(x, y, z\)"):
         sim.set_field(lambda x, y: x)
     with pytest.raises(fg.ShapeError, match="planar for now"):

@@ -302,3 +302,24 @@ def test_auxiliary_field_in_3d_and_on_a_line_solves_its_poisson_equation(grid, s
     err = np.abs(a - continuum).max() / np.abs(continuum).max()
     assert 0 < err < 2 * max((k * h) ** 4 for k, h in zip(ks, spacing)) / 90 * 1.5
     np.testing.assert_array_equal(sim.field.numpy()[0], 1.0)  # u sat at its minimum all along
+
+
+@pytest.mark.parametrize("grid", [(7, 6, 5), (9,)])
+def test_device_field_of_a_cpu_run_beyond_the_plane_is_the_host_memory(grid):
+    """On the CPU, device_field() of a 3D or 1D run is the host field's memory, shaped
+    like it, exported through the Arrow C Device Data Interface."""
+    import pyarrow as pa
+
+    sim = fg.Simulation(_coupled_3d(), grid=grid, spacing=0.5, boundary="periodic", backend="cpu")
+    sim.set_field(np.arange(2 * np.prod(grid), dtype=np.float64).reshape(2, *reversed(grid)))
+    d = sim.device_field()
+    host = sim.field.numpy()
+    assert d.device_type == "cpu" and d.shape == host.shape == (2, *reversed(grid))
+    schema, array = d.__arrow_c_device_array__()
+    b = pa.RecordBatch._import_from_c_device_capsule(schema, array)
+    assert b.num_rows == np.prod(grid) and b.schema.names == ["u", "v"]
+    for c in range(2):
+        assert b.column(c).buffers()[1].address == host[c].ctypes.data
+        np.testing.assert_array_equal(b.column(c).to_numpy(), host[c].ravel())
+    host[1].flat[-1] = -7.0  # one memory: a write through the host view shows in the export
+    assert b.column(1).to_numpy()[-1] == -7.0

@@ -23,6 +23,7 @@ from __future__ import annotations
 import ctypes
 import itertools
 import json
+import math
 import threading
 
 from ..errors import ShapeError
@@ -215,8 +216,9 @@ def _array(ptrs, length, device_type, device_id, owner):
 class DeviceField:
     """A simulation's working field where its backend keeps it (see the module
     docstring): ``device_type`` ("cuda" or "cpu"), ``ptr``, ``dtype``, ``shape``
-    (ncomp, ny, nx), ``names``; ``__cuda_array_interface__`` on CUDA,
-    ``__arrow_c_device_array__`` and ``__arrow_c_schema__`` everywhere."""
+    (ncomp, ny, nx) (``(ncomp, nz, ny, nx)`` in 3D, ``(ncomp, nx)`` on a line),
+    ``names``; ``__cuda_array_interface__`` on CUDA, ``__arrow_c_device_array__`` and
+    ``__arrow_c_schema__`` everywhere."""
 
     def __init__(self, sim):
         d = json.loads(go.SimDeviceField(sim._h()))
@@ -224,7 +226,7 @@ class DeviceField:
         host_schema = sim.field.to_arrow().schema
         self.names = tuple(host_schema.names)
         self._metadata = dict(host_schema.metadata or {})  # the lattice, as the host field has it
-        self.shape = (d["ncomp"], d["ny"], d["nx"])
+        self.shape = (d["ncomp"], *sim.lattice.shape)
         self.device_type = d["device_type"]
         if self.device_type == "cuda":
             self.ptr, self.dtype, self.device_id = d["ptr"], d["dtype"], d["device"]
@@ -252,7 +254,7 @@ class DeviceField:
         }
 
     def _columns(self):
-        n = self.shape[1] * self.shape[2]
+        n = math.prod(self.shape[1:])
         return [self.ptr + c * n * _ITEMSIZE[self.dtype] for c in range(self.shape[0])], n
 
     def __arrow_c_schema__(self):
@@ -260,7 +262,7 @@ class DeviceField:
 
     def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
         """(schema capsule, device array capsule): a struct array (record batch) of one
-        column per component, nx*ny values each, in this field's memory."""
+        column per component, one value per site each, in this field's memory."""
         if requested_schema is not None:
             raise NotImplementedError("DeviceField exports its own schema only (requested_schema must be None)")
         ptrs, n = self._columns()

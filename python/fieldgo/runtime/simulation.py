@@ -262,10 +262,10 @@ class Simulation:
         minimize starts from them and ``sim.field`` shows them."""
         from .devicefield import DeviceField
 
-        if not self.lattice.planar:
+        if not self.lattice.planar and self.backend != "cpu":
             raise BackendError(
-                f"device_field() runs on 2D lattices with one boundary for now: it is not available for "
-                f"grid={self.lattice.grid}; use sim.field.numpy(), a view of the same memory on the CPU"
+                f"device_field() of a {self.backend} simulation runs on 2D lattices with one boundary for now: "
+                f"it is not available for grid={self.lattice.grid}"
             )
         d = DeviceField(self)
         self._device_views = self._device_views or d.device_type == "cuda"
