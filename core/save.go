@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -145,15 +146,26 @@ func SavedPrecision(path string) (string, error) {
 	return v[0], err
 }
 
-// SavedSettings are the storage precision, the boundary ("fixed",
-// "periodic" or "free"; one name per axis, comma-separated, for a lattice
-// other than the planar one) and whether the lattice is the planar one of one
-// boundary, which a file written by Save was run with, in one read: what a
-// caller choosing the backend needs before Load (the free boundary, lines,
-// 3D lattices and boundaries per axis run on the CPU backend only).
-func SavedSettings(path string) (precision, boundary string, planar bool, err error) {
-	v, err := savedMeta(path, [2]string{MetaPrecision, Float64}, [2]string{MetaBoundary, "fixed"}, [2]string{MetaDims, ""})
-	return v[0], v[1], v[2] == "", err
+// SavedRun is what a caller choosing the backend needs to know of a file
+// written by Save before Load: the storage precision ("float64" for files
+// from before the option), the boundary ("fixed", "periodic" or "free"; one
+// name per axis, comma-separated, for a lattice other than the planar one),
+// the gradient form, whether the lattice is the planar one of one boundary and
+// whether the theory uses z (its point source defines FG_DIM 3).
+type SavedRun struct {
+	Precision, Boundary, Form string
+	Planar, ThreeD            bool
+}
+
+// Free reports whether the saved lattice has the free boundary.
+func (r SavedRun) Free() bool { return strings.HasPrefix(r.Boundary, Free.String()) }
+
+// SavedSettings reads a SavedRun from a file written by Save, in one read of
+// its schema.
+func SavedSettings(path string) (SavedRun, error) {
+	v, err := savedMeta(path, [2]string{MetaPrecision, Float64}, [2]string{MetaBoundary, "fixed"}, [2]string{MetaDims, ""},
+		[2]string{MetaForm, ""}, [2]string{MetaSource, ""})
+	return SavedRun{Precision: v[0], Boundary: v[1], Planar: v[2] == "", Form: v[3], ThreeD: fgDim3.MatchString(v[4])}, err
 }
 
 // savedMeta reads keys of a saved file's schema metadata, each {key,

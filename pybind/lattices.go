@@ -90,10 +90,6 @@ func NewFieldOn(desc, names string) (h int64, err error) {
 	return register(f), nil
 }
 
-// cpuOnlyLattice is backend="auto"'s note for a lattice whose kernels exist
-// on the CPU backend only.
-const cpuOnlyLattice = "lines, 3D lattices and boundaries set per axis run on the CPU backend only"
-
 // NewSimulationOn is NewSimulation on a described lattice (latticeDesc): one,
 // two or three axes, a boundary per axis. Lattices other than the planar one
 // of one boundary run on the CPU backend (backend "cuda" is refused, saying so).

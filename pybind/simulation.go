@@ -429,19 +429,21 @@ func LoadSimulation(path, options string) (h int64, err error) {
 	if e := decodeOptions(options, &o); e != nil {
 		return 0, bridge(errs.New(errs.Parameter, "bad load options: %v", e))
 	}
-	saved, boundary, planar, err := core.SavedSettings(path)
+	saved, err := core.SavedSettings(path)
 	if err != nil {
 		return 0, bridge(err)
 	}
 	prec := o.Precision
 	if prec == "" {
-		prec = saved
+		prec = saved.Precision
 	}
-	if boundary == "free" {
+	if saved.Free() {
 		o.cpuOnly = freeOnCPU
 	}
-	if !planar {
-		o.cpuOnly = cpuOnlyLattice
+	if (!saved.Planar || saved.ThreeD) && saved.Form == "consistent" && !saved.Free() {
+		// As newSimulation: the CUDA backend runs these in the continuum form only.
+		o.cpuOnly = "the consistent gradient form of lines, 3D lattices, boundaries set per axis and theories with z " +
+			"derivatives runs on the CPU backend only"
 	}
 	backend, note, err := selectBackend(o.backendOptions)
 	if err != nil {
