@@ -27,7 +27,8 @@ type Unit struct {
 	NParams int    // FG_NPARAMS
 	NDens   int    // FG_NDENS
 	// ThreeD: the source's site has z derivatives (FG_DIM 3, docs/abi.md).
-	// Only the CPU templates compile such a source so far.
+	// The CPU templates compile such a source, and the CUDA backend's grid
+	// unit (kernels/src/cuda_site3d.cu, docs/kernels/grids.md).
 	ThreeD bool
 }
 
@@ -63,8 +64,8 @@ type Grid struct {
 	Nz     int // sites along z; 0 or 1 unless Dims is 3
 	Hz, Oz float64
 	// Wrap makes single axes (x, y, z) periodic, the others fixed; Periodic
-	// wraps them all. Only the CPU backend runs a grid with Wrap set
-	// (GridChecker).
+	// wraps them all. Both backends run such grids (the CUDA backend in the
+	// continuum form, docs/kernels/grids.md).
 	Wrap [3]bool
 }
 

@@ -68,6 +68,13 @@ var Budgets = map[string]int{
 	// 96 (baby_skyrme, abelian_higgs), 102-108 (sigma4_3d, 4 components),
 	// no spill; 128 keeps 512 threads per SM resident.
 	"fg_k_nd_continuum": 128,
+	// The 2.5D-blocked gradient of 3D lattices: the site struct read from
+	// a ring of three shared-memory planes, plus the field and the x and y
+	// stencils of the two planes below in registers (6 values per
+	// component). NVRTC 13.5: 64-70 (phi4_3d), 80-96 (planar built-ins),
+	// 121-123 (sigma4_3d), no spill; +8 for NVRTC 13.0. At 136 a block of
+	// 32 x 8 threads leaves one block of 256 per SM, of 32 x 4 three.
+	"fg_k_nd_march": 136,
 	// The site struct and fg_energy or fg_density: 40-64 measured.
 	"fg_k_nd_density": 80,
 	// fg_k_constrain and fg_k_project with the held test of three axes:

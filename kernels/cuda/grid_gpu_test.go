@@ -354,11 +354,13 @@ func TestGridDeterministic(t *testing.T) {
 	phi.g.Upload()
 	vel.g.Upload()
 	ga := kernels.GradientArgs{Grid: g, Form: kernels.Continuum, Params: p.params, Project: true, Energy: true, Phi: phi.g, Vel: vel.g, Out: out.g}
-	var first kernels.Reduction
-	var firstOut []float64
-	// Block sizes up to 512: 1024 threads of 100-odd registers do not fit a
-	// multiprocessor's 65536.
-	for run, bs := range []int{0, 32, 64, 160, 256, 512, 0} {
+	// run evaluates the gradient with fg_k_nd_continuum at block size bs
+	// (march false; 0: the occupancy API's) or fg_k_nd_march with a tile of
+	// height by marching kz planes per block (0: the defaults).
+	run := func(march bool, bs, by, kz int) (kernels.Reduction, []float64) {
+		t.Helper()
+		noMarch, marchShape.by, marchShape.kz = !march, by, kz
+		defer func() { noMarch, marchShape.by, marchShape.kz = false, 0, 0 }()
 		if bs > 0 {
 			p.gp.mu.Lock()
 			err := p.gp.b.onDevice(func() error { _, err := p.gp.gridKernels(); return err })
@@ -375,19 +377,47 @@ func TestGridDeterministic(t *testing.T) {
 			t.Fatal(err)
 		}
 		out.g.Download()
-		if run == 0 {
-			first, firstOut = r, append([]float64(nil), out.h...)
-			continue
+		return r, append([]float64(nil), out.h...)
+	}
+	sameBits := func(what string, r, r0 kernels.Reduction, o, o0 []float64) {
+		t.Helper()
+		if math.Float64bits(r.Energy) != math.Float64bits(r0.Energy) || math.Float64bits(r.MaxGrad) != math.Float64bits(r0.MaxGrad) ||
+			math.Float64bits(r.Power) != math.Float64bits(r0.Power) {
+			t.Errorf("%s: reductions %+v, first %+v", what, r, r0)
 		}
-		if math.Float64bits(r.Energy) != math.Float64bits(first.Energy) || math.Float64bits(r.MaxGrad) != math.Float64bits(first.MaxGrad) ||
-			math.Float64bits(r.Power) != math.Float64bits(first.Power) {
-			t.Errorf("block %d: reductions %+v, first %+v", bs, r, first)
-		}
-		for i := range out.h {
-			if math.Float64bits(out.h[i]) != math.Float64bits(firstOut[i]) {
-				t.Fatalf("block %d: gradient at %d differs", bs, i)
+		for i := range o {
+			if math.Float64bits(o[i]) != math.Float64bits(o0[i]) {
+				t.Fatalf("%s: gradient at %d differs", what, i)
 			}
 		}
+	}
+	// The 2.5D kernel (the default on 3D lattices): tile heights 8 and 4,
+	// from one plane per block to all of them in one.
+	first, firstOut := run(true, 0, 0, 0)
+	for _, sh := range [][2]int{{8, 1}, {4, 3}, {8, 5}, {4, 100}, {0, 0}} {
+		r, o := run(true, 0, sh[0], sh[1])
+		sameBits(fmt.Sprintf("fg_k_nd_march by=%d kz=%d", sh[0], sh[1]), r, first, o, firstOut)
+	}
+	// The per-site kernel: block sizes up to 512 (1024 threads of 100-odd
+	// registers do not fit a multiprocessor's 65536).
+	site, siteOut := run(false, 0, 0, 0)
+	for _, bs := range []int{32, 64, 160, 256, 512} {
+		r, o := run(false, bs, 0, 0)
+		sameBits(fmt.Sprintf("fg_k_nd_continuum block %d", bs), r, site, o, siteOut)
+	}
+	// The two kernels: the same expressions, so the same values up to FMA
+	// contraction, and the same reduction slots.
+	T := gridTermScale(g, maxAbs(phi.h))
+	same := true
+	for i := range siteOut {
+		if d := math.Abs(siteOut[i] - firstOut[i]); !(d <= 64*u*T) {
+			t.Fatalf("fg_k_nd_continuum and fg_k_nd_march differ at %d: %v vs %v", i, siteOut[i], firstOut[i])
+		}
+		same = same && siteOut[i] == firstOut[i]
+	}
+	t.Logf("per-site and 2.5D kernels: the same bits: %v; energy %.17g vs %.17g", same, site.Energy, first.Energy)
+	if d := math.Abs(site.Energy - first.Energy); !(d <= 1e-12*math.Abs(first.Energy)) {
+		t.Errorf("energy: per-site %v, 2.5D %v", site.Energy, first.Energy)
 	}
 	// The kernels of the grid unit are described.
 	found := false

@@ -1,3 +1,4 @@
+
 typedef struct {
     long long len;   /* elements */
     int nterms;      /* at most FG_CUDA_MAX_TERMS */

@@ -162,4 +162,3 @@ extern "C" __global__ void fg_k_density(fg_density_args a) {
     fg_chunk_store(a.part, a.grid.ny * a.grid.nchunk, (long long)j * a.grid.nchunk + i / FG_CHUNK, v * (g.hx * g.hy),
                    0.0, 0.0);
 }
-

@@ -327,3 +327,164 @@ extern "C" __global__ void fg_k_nd_project(fg_nd_site_args a) {
     for (int c = 0; c < FG_NCOMP; c++)
         if (!FG_AUX(c)) x[c * n + idx] = (fg_store)((double)x[c * n + idx] - cc * (double)phi[c * n + idx]);
 }
+
+/* ---- fg_k_nd_march: the continuum gradient of a 3D lattice, 2.5D blocking ----
+ *
+ * A block of 32 x by threads takes a tile of 32 x by sites of the (x, y)
+ * plane and marches along z over the planes [k0, k0 + kz). Shared memory is
+ * a ring of three planes of the tile with a halo of two sites (36 x (by + 4)
+ * values per component): at plane k it holds k, k+1 and k+2. Each thread
+ * keeps in registers, for its own (i, j), the field and the undivided x and
+ * y first-derivative stencils of the planes k-1 and k-2, so the z stencils
+ * (d_z, d_zz, d_xz = d_z of the d_x stencil, d_yz = d_z of the d_y stencil)
+ * read each plane's tile once instead of 61 global loads per site and
+ * component. The arithmetic is fg_fill3's, expression for expression; a
+ * warp is one chunk of one line (the tile's x origin is a multiple of 32), so
+ * the chunk partials are the ones fg_k_nd_continuum writes, at the same
+ * slots: the reductions' bits depend on the grid alone, not on the tile's
+ * height or the z range of a block. */
+
+#define FG_MARCH_W 36   /* tile row with its halo: 32 + 4 */
+
+typedef struct {
+    fg_nd_gradient_args g;
+    int by;       /* tile height (threads per block along y) */
+    int kz;       /* planes per block */
+    int nyb;      /* tiles along y: ceil(ny / by) */
+    int pad_;
+} fg_nd_march_args;
+
+/* Loads plane k (wrapped or clamped to the grid) of the tile at (i0, j0)
+ * into slot S of the ring: rows j0-2 .. j0+by+1, columns i0-2 .. i0+33. */
+static __device__ __forceinline__ void fg_march_load(double* S, const fg_store* __restrict__ phi, const fg_geo3& g,
+                                                     int i0, int j0, int k, int by) {
+    const int rows = by + 4, per = rows * FG_MARCH_W;
+    const int nthreads = 32 * by, tid = threadIdx.y * 32 + threadIdx.x;
+    const int kk = g.wz ? ((k % g.nz) + g.nz) % g.nz : min(max(k, 0), g.nz - 1);
+    const int plane = kk * g.nx * g.ny;
+    for (int e = tid; e < FG_NCOMP * per; e += nthreads) {
+        const int c = e / per, rem = e - c * per;
+        const int r = rem / FG_MARCH_W, q = rem - r * FG_MARCH_W;
+        int jj = j0 + r - 2, ii = i0 + q - 2;
+        jj = g.wy ? ((jj % g.ny) + g.ny) % g.ny : min(max(jj, 0), g.ny - 1);
+        ii = g.wx ? ((ii % g.nx) + g.nx) % g.nx : min(max(ii, 0), g.nx - 1);
+        S[e] = fg_ld(phi + c * g.n + plane + jj * g.nx + ii);
+    }
+}
+
+/* The undivided x and y first-derivative stencils at the tile site P. */
+#define FG_MARCH_D1X(P) FG_D1((P)[-2], (P)[-1], (P)[1], (P)[2])
+#define FG_MARCH_D1Y(P) FG_D1((P)[-2 * FG_MARCH_W], (P)[-FG_MARCH_W], (P)[FG_MARCH_W], (P)[2 * FG_MARCH_W])
+
+extern "C" __global__ void fg_k_nd_march(fg_nd_march_args a) {
+    extern __shared__ double fg_ring[];
+    const fg_nd_gradient_args& ga = a.g;
+    const fg_geo3 g = fg_geo3_of(ga.grid);
+    const int by = a.by;
+    const int nchunk = (int)ga.grid.nchunk;
+    const int b = blockIdx.x;
+    const int bx = b % nchunk, byi = (b / nchunk) % a.nyb, bz = b / (nchunk * a.nyb);
+    const int i0 = bx * 32, j0 = byi * by;
+    const int i = i0 + threadIdx.x, j = j0 + threadIdx.y;
+    const int k0 = bz * a.kz, k1 = min(k0 + a.kz, g.nz);
+    const int cs = (by + 4) * FG_MARCH_W;   /* one component of one slot */
+    const int slot = FG_NCOMP * cs;
+    const int own = (threadIdx.y + 2) * FG_MARCH_W + threadIdx.x + 2;
+    const fg_store* phi = (const fg_store*)ga.phi;
+    const fg_params* p = (const fg_params*)ga.params;
+    fg_store* out = (fg_store*)ga.out;
+    const fg_store* vel = (const fg_store*)ga.vel;
+
+    /* f, d1x, d1y of planes k-2 (index 0) and k-1 (index 1) at (i, j). */
+    double qf[2][FG_NCOMP], qx[2][FG_NCOMP], qy[2][FG_NCOMP];
+#pragma unroll
+    for (int m = 0; m < 2; m++) {
+        double* S = fg_ring + ((k0 + m - 2 + 3) % 3) * slot;
+        fg_march_load(S, phi, g, i0, j0, k0 + m - 2, by);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int m = 0; m < 2; m++) {
+        const double* S = fg_ring + ((k0 + m - 2 + 3) % 3) * slot + own;
+#pragma unroll
+        for (int c = 0; c < FG_NCOMP; c++) {
+            qf[m][c] = S[c * cs];
+            qx[m][c] = FG_MARCH_D1X(S + c * cs);
+            qy[m][c] = FG_MARCH_D1Y(S + c * cs);
+        }
+    }
+    __syncthreads();
+    fg_march_load(fg_ring + (k0 % 3) * slot, phi, g, i0, j0, k0, by);
+    fg_march_load(fg_ring + ((k0 + 1) % 3) * slot, phi, g, i0, j0, k0 + 1, by);
+    for (int k = k0; k < k1; k++) {
+        fg_march_load(fg_ring + ((k + 2) % 3) * slot, phi, g, i0, j0, k + 2, by);
+        __syncthreads();
+        const double* C = fg_ring + (k % 3) * slot + own;
+        const double* U1 = fg_ring + ((k + 1) % 3) * slot + own;
+        const double* U2 = fg_ring + ((k + 2) % 3) * slot + own;
+        double e = 0.0, mx = 0.0, pw = 0.0;
+        const bool live = i < g.nx && j < g.ny;
+        if (live) {
+            const int idx = (k * g.ny + j) * g.nx + i;
+            if (fg_held3(g, i, j, k)) {
+                fg_zero_site(out, g.n, idx);
+            } else {
+                fg_site s;
+#pragma unroll
+                for (int c = 0; c < FG_NCOMP; c++) {
+                    const double* P = C + c * cs;
+                    const double f0 = P[0];
+                    const double xm2 = P[-2], xm1 = P[-1], xp1 = P[1], xp2 = P[2];
+                    const double ym2 = P[-2 * FG_MARCH_W], ym1 = P[-FG_MARCH_W], yp1 = P[FG_MARCH_W],
+                                 yp2 = P[2 * FG_MARCH_W];
+                    s.phi[c] = f0;
+                    s.dx[c] = FG_D1(xm2, xm1, xp1, xp2) * g.ix;
+                    s.dy[c] = FG_D1(ym2, ym1, yp1, yp2) * g.iy;
+                    s.dxx[c] = FG_D2(xm2, xm1, f0, xp1, xp2) * g.ixx;
+                    s.dyy[c] = FG_D2(ym2, ym1, f0, yp1, yp2) * g.iyy;
+                    const double dm2 = FG_MARCH_D1X(P - 2 * FG_MARCH_W), dm1 = FG_MARCH_D1X(P - FG_MARCH_W);
+                    const double dp1 = FG_MARCH_D1X(P + FG_MARCH_W), dp2 = FG_MARCH_D1X(P + 2 * FG_MARCH_W);
+                    s.dxy[c] = FG_D1(dm2, dm1, dp1, dp2) * g.ixy;
+#if FG_DIM == 3
+                    const double zp1 = U1[c * cs], zp2 = U2[c * cs];
+                    s.dz[c] = FG_D1(qf[0][c], qf[1][c], zp1, zp2) * g.iz;
+                    s.dzz[c] = FG_D2(qf[0][c], qf[1][c], f0, zp1, zp2) * g.izz;
+                    s.dxz[c] = FG_D1(qx[0][c], qx[1][c], FG_MARCH_D1X(U1 + c * cs), FG_MARCH_D1X(U2 + c * cs)) * g.ixz;
+                    s.dyz[c] = FG_D1(qy[0][c], qy[1][c], FG_MARCH_D1Y(U1 + c * cs), FG_MARCH_D1Y(U2 + c * cs)) * g.iyz;
+#endif
+                }
+                s.x = g.ox + (double)i * g.hx;
+                s.y = g.oy + (double)j * g.hy;
+#if FG_DIM == 3
+                s.z = g.oz + (double)k * g.hz;
+#endif
+                double gr[FG_NCOMP];
+                fg_gradient(&s, p, gr);
+                if (ga.want_energy) e = fg_energy(&s, p) * g.cell;
+                fg_site_project(ga.project, s, gr);
+#pragma unroll
+                for (int c = 0; c < FG_NCOMP; c++) {
+                    const double v = gr[c];
+                    out[c * g.n + idx] = (fg_store)v;
+                    mx = fg_maxnan(mx, isfinite(v) ? fabs(v) : FG_NAN);
+                    if (vel) pw += fg_ld(vel + c * g.n + idx) * v;
+                }
+            }
+        }
+        if (j < g.ny)   /* whole warps: a warp is one row of the tile */
+            fg_chunk_store(ga.part, ga.grid.lines * ga.grid.nchunk, (long long)(k * g.ny + j) * nchunk + bx, e, mx, pw);
+        /* Shift the queues: plane k-1 becomes k-2, plane k becomes k-1. */
+#pragma unroll
+        for (int c = 0; c < FG_NCOMP; c++) {
+            qf[0][c] = qf[1][c];
+            qx[0][c] = qx[1][c];
+            qy[0][c] = qy[1][c];
+            qf[1][c] = C[c * cs];
+            qx[1][c] = FG_MARCH_D1X(C + c * cs);
+            qy[1][c] = FG_MARCH_D1Y(C + c * cs);
+        }
+        __syncthreads();
+    }
+}
+#undef FG_MARCH_D1X
+#undef FG_MARCH_D1Y
