@@ -24,14 +24,25 @@ THEORIES = {
         for pot in fg.theories.BABY_SKYRME_POTENTIALS
     },
     **{name: f for name, f in fg.theories.ALL.items() if name != "baby_skyrme"},
+    "skyrme[sextic]": lambda: fg.theories.skyrme(mass=1.0, c6=0.5),
 }
 STATES = 25
 
 
+Z_SLOTS = ("dz", "dzz", "dxz", "dyz")
+
+
+def three_d(theory):
+    return "\n#define FG_DIM     3" in theory.source
+
+
 def random_state(theory, rng):
     n = len(theory.fields)
-    state = {k: rng.normal(size=n) for k in ("phi", "dx", "dy", "dxx", "dyy", "dxy")}
+    slots = ("phi", "dx", "dy", "dxx", "dyy", "dxy") + (Z_SLOTS if three_d(theory) else ())
+    state = {k: rng.normal(size=n) for k in slots}
     state["x"], state["y"] = rng.uniform(-2, 2, size=2)
+    if three_d(theory):
+        state["z"] = rng.uniform(-2, 2)
     params = {k: v * rng.uniform(0.8, 1.2) for k, v in theory.params.items() if k in theory.dynamic_params}
     return state, params
 
@@ -41,7 +52,10 @@ def substitutions(theory, sym, state, params):
     for slot in ("phi", "dx", "dy", "dxx", "dyy", "dxy"):
         for a, s in enumerate(sym.slot[slot]):
             subs[s] = float(state[slot][a])
-    subs[sym.x], subs[sym.y] = float(state["x"]), float(state["y"])
+    for slot in Z_SLOTS:
+        for a, s in enumerate(sym.zslot[slot]):
+            subs[s] = float(state.get(slot, np.zeros(len(theory.fields)))[a])
+    subs[sym.x], subs[sym.y], subs[sym.z] = float(state["x"]), float(state["y"]), float(state.get("z", 0.0))
     for k, s in sym.params.items():
         subs[s] = float(params[k])
     return subs
@@ -79,7 +93,7 @@ def test_partials_equal_sympy_derivatives(theory):
     """fg_partials (CSE'd C) against an independent sympy.diff of the traced energy."""
     st = theory.symbolic()
     sym = st.symbols
-    variables = [*sym.phi, *sym.dx, *sym.dy]
+    variables = [*sym.phi, *sym.dx, *sym.dy] + ([*sym.dz] if three_d(theory) else [])
     exprs = [sympy.diff(st.energy, v) for v in variables]
     all_symbols = sorted(set().union(*(e.free_symbols for e in exprs), st.energy.free_symbols), key=str)
     ref = Reference(all_symbols, exprs)
@@ -88,7 +102,7 @@ def test_partials_equal_sympy_derivatives(theory):
     for _ in range(STATES):
         state, params = random_state(theory, rng)
         got = theory.at(**state, **params)
-        values = np.concatenate([got.de_dphi, got.de_ddx, got.de_ddy])
+        values = np.concatenate([got.de_dphi, got.de_ddx, got.de_ddy] + ([got.de_ddz] if three_d(theory) else []))
         for v, (r, scale) in zip(values, ref(substitutions(theory, sym, state, params))):
             worst = max(worst, abs(v - r) / scale)
     assert worst <= 1e-13, worst

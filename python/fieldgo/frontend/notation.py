@@ -52,6 +52,10 @@ _SLOT_TEX = {
     "dxx": r"\partial_{x}^{2} ",
     "dyy": r"\partial_{y}^{2} ",
     "dxy": r"\partial_{x}\partial_{y} ",
+    "dz": r"\partial_{z} ",
+    "dzz": r"\partial_{z}^{2} ",
+    "dxz": r"\partial_{x}\partial_{z} ",
+    "dyz": r"\partial_{y}\partial_{z} ",
 }
 
 
@@ -208,7 +212,11 @@ class Notation:
         self.names: dict = {}  # Symbol -> LaTeX
         self.slots: dict = {}  # Symbol -> the site slot it stands for (phi, dx, ...)
         self.order: dict = {}  # operation -> when the user's code made it (for term order)
-        self.component = {c: (k, a) for k, cs in symbols.slot.items() for a, c in enumerate(cs)}
+        self.component = {c: (k, a) for k, cs in self._all_slots().items() for a, c in enumerate(cs)}
+
+    def _all_slots(self) -> dict:
+        """Slot name -> its component symbols, the z slots of a 3D site included."""
+        return {**self.symbols.slot, **self.symbols.zslot}
 
     # symbols for whole vectors and complex fields
     def vector(self, slot: str, idx) -> object:
@@ -227,7 +235,7 @@ class Notation:
             body = r"\vec{" + _name(base) + "}"
         sym = sympy.Symbol(f"vec[{slot}:{','.join(names)}]")
         if sym not in self.vectors:
-            self.vectors[sym] = _Vec(slot, names, tuple(self.symbols.slot[slot][i] for i in idx))
+            self.vectors[sym] = _Vec(slot, names, tuple(self._all_slots()[slot][i] for i in idx))
             self.names[sym] = _SLOT_TEX[slot] + body
             self.slots[sym] = slot
         return sym
@@ -494,8 +502,11 @@ def _site(n: Notation, second: bool, role: str) -> tracer.Site:
     values: dict = {}
     for k in tracer.SLOTS:
         values[k] = Vector([Expr(v) for v in sym.slot[k]], sym.fields, f"s.{k}", whole=n.vector(k, every))
+    for k in tracer.Z_SLOTS:
+        values[k] = Vector([Expr(v) for v in sym.zslot[k]], sym.fields, f"s.{k}", whole=n.vector(k, every))
     values["x"] = Expr(sym.x)
     values["y"] = Expr(sym.y)
+    values["z"] = Expr(sym.z)
     return tracer.Site(values, second, role)
 
 

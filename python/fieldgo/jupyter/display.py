@@ -27,6 +27,13 @@ __all__ = [
 # --- Theory -> LaTeX ---------------------------------------------------------------
 
 _SECOND = {"dxx": r"\partial_{x}^{2} ", "dyy": r"\partial_{y}^{2} ", "dxy": r"\partial_{x}\partial_{y} "}
+# The z slots of a theory that uses z (tracer.Z_SLOTS).
+_Z = {
+    "dz": r"\partial_{z} ",
+    "dzz": r"\partial_{z}^{2} ",
+    "dxz": r"\partial_{x}\partial_{z} ",
+    "dyz": r"\partial_{y}\partial_{z} ",
+}
 
 
 def _symbol_names(theory, symbols) -> dict:
@@ -42,8 +49,11 @@ def _symbol_names(theory, symbols) -> dict:
         for slot, op in _SECOND.items():
             if slot in symbols.slot:
                 names[symbols.slot[slot][a]] = op + base
+        for slot, op in _Z.items():
+            names[symbols.zslot[slot][a]] = op + base
     names[symbols.x] = "x"
     names[symbols.y] = "y"
+    names[symbols.z] = "z"
     for k, s in symbols.params.items():
         names[s] = _name(k)
     return names
@@ -125,8 +135,8 @@ def _width(tex: str) -> int:
 
 def _slot_of(symbols, notation=None):
     """SymPy symbol -> what it reads: a site slot (phi, dx, ...), "coordinate" or "param"."""
-    out = {s: k for k, syms in symbols.slot.items() for s in syms}
-    out[symbols.x] = out[symbols.y] = "coordinate"
+    out = {s: k for k, syms in {**symbols.slot, **symbols.zslot}.items() for s in syms}
+    out[symbols.x] = out[symbols.y] = out[symbols.z] = "coordinate"
     out.update({s: "param" for s in symbols.params.values()})
     if notation is not None:
         out.update(notation.slots)
@@ -213,7 +223,11 @@ def _gradient_terms(g, own, symbols, printer, slot_of):
     ones share it), the field's own first, then the first-order rest, collected by
     parameter with each coefficient factored."""
     order = [own] + [a for a in range(len(symbols.fields)) if a != own]
-    second = [symbols.slot[k][a] for a in order for k in ("dxx", "dyy", "dxy")]
+    slots = {**symbols.slot, **symbols.zslot}
+    # A gradient with z derivatives has the 3D Laplacian: dzz joins dxx and dyy.
+    three_d = bool(sympy.sympify(g).free_symbols & symbols.z_symbols())
+    kinds = ("dxx", "dyy", "dxy") + (("dzz", "dxz", "dyz") if three_d else ())
+    second = [slots[k][a] for a in order for k in kinds]
     params = sorted(symbols.params.values(), key=str)
     expanded = sympy.expand(g)
     if not expanded.has(*second):
@@ -224,13 +238,14 @@ def _gradient_terms(g, own, symbols, printer, slot_of):
     names = printer._settings["symbol_names"]
     terms = []
     for a in order:
-        xx, yy, xy = (symbols.slot[k][a] for k in ("dxx", "dyy", "dxy"))
-        found = [(s, parts[s]) for s in (xx, yy, xy) if s in parts]
-        if xx in parts and yy in parts and sympy.expand(parts[xx] - parts[yy]) == 0:
+        diagonal = [slots[k][a] for k in ("dxx", "dyy", "dzz")[: 3 if three_d else 2]]
+        xx = diagonal[0]
+        found = [(s, parts[s]) for s in (slots[k][a] for k in kinds) if s in parts]
+        if all(d in parts for d in diagonal) and all(sympy.expand(parts[d] - parts[xx]) == 0 for d in diagonal):
             lap = sympy.Symbol(f"laplacian_{a}")
             names[lap] = r"\nabla^{2} " + _name(symbols.fields[a])
             printer.rank[lap] = 3
-            found = [(lap, parts[xx])] + [(s, c) for s, c in found if s not in (xx, yy)]
+            found = [(lap, parts[xx])] + [(s, c) for s, c in found if s not in diagonal]
         for s, c in found:
             coeff = sympy.factor_terms(sympy.collect(sympy.factor(c), params))
             sign = "+"
@@ -249,7 +264,8 @@ def _gradient_terms(g, own, symbols, printer, slot_of):
     return terms
 
 
-_RANK = {"coordinate": 0, "param": 0, "phi": 1, "dx": 2, "dy": 2, "dxx": 3, "dyy": 3, "dxy": 3}
+_RANK = {"coordinate": 0, "param": 0, "phi": 1, "dx": 2, "dy": 2, "dz": 2}
+_RANK.update(dict.fromkeys(("dxx", "dyy", "dxy", "dzz", "dxz", "dyz"), 3))
 
 
 def _printer(theory, symbols, notation):

@@ -15,6 +15,7 @@ from .chern_simons_higgs import chern_simons_higgs
 from .chiral_magnet import chiral_magnet
 from .ferromagnetic_superconductor import ferromagnetic_superconductor
 from .liquid_crystal import liquid_crystal
+from .skyrme import skyrme
 from .spin_triplet import spin_triplet
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "chiral_magnet",
     "liquid_crystal",
     "chern_simons_higgs",
+    "skyrme",
     "BABY_SKYRME_POTENTIALS",
     "ALL",
 ]
@@ -44,5 +46,6 @@ ALL = {
         chiral_magnet,
         liquid_crystal,
         chern_simons_higgs,
+        skyrme,
     )
 }
