@@ -31,6 +31,7 @@ from .runtime import fieldvalues  # fg.fieldvalues.ConstraintWarning (docs/robus
 # --- engine (simulations) ---
 from .runtime.simulation import PrecisionWarning, Simulation, load
 from . import initial
+from . import observables  # noqa: E402  (fg.observables.baryon_number(sim), ...)
 from .runtime.devices import devices
 from .versions import show_versions
 

@@ -1,7 +1,9 @@
 """Built-in initial configurations.
 
-Each function returns a callable ``f(x, y) -> components`` (arrays broadcast over
-the lattice) for :meth:`fieldgo.Simulation.set_field`, which asks it for the
+Each function returns a callable ``f(x, y) -> components`` (``f(x, y, z)`` for the
+three-dimensional Skyrme configurations :func:`hedgehog`, :func:`rational_map` and
+:func:`product_ansatz`; arrays broadcast over the lattice) for
+:meth:`fieldgo.Simulation.set_field`, which asks it for the
 theory's components (``components``): a skyrmion fills auxiliary components after
 its unit vector (the chiral magnet's ``psi``, the liquid crystal's ``phi_e``) with
 zeros. The callables are small objects of module-level classes (not closures), so
@@ -22,11 +24,12 @@ _ANSATZ = ("bloch", "neel", "anti")
 
 
 class _Configuration:
-    """An initial configuration: called as ``f(x, y)``; equal, hashed and printed by
-    its arguments (``_args``, set by each subclass)."""
+    """An initial configuration: called as ``f(x, y)`` (``f(x, y, z)`` when ``dims``
+    is 3); equal, hashed and printed by its arguments (``_args``, set by each subclass)."""
 
     __slots__ = ()
     _args: tuple = ()
+    dims = 2  # the lattice axes it is a field on
 
     def _values(self):
         return tuple(getattr(self, a) for a in self._args)
@@ -46,16 +49,16 @@ class _Configuration:
     # components would land in the wrong places of a theory that orders A first).
     _fills_extra = False
 
-    def components(self, fields, auxiliary, x, y):
+    def components(self, fields, auxiliary, *coords):
         """The configuration for a theory with components ``fields`` (``auxiliary``
         among them): its own components, then zeros for trailing auxiliary fields
         where ``_fills_extra`` allows (the chiral magnet's potential psi)."""
-        own = list(self(x, y))
+        own = list(self(*coords))
         fields, extra = list(fields), list(fields)[len(own) :]
         if len(own) == len(fields):
             return own
         if self._fills_extra and extra and all(f in auxiliary for f in extra):
-            zero = np.zeros(np.broadcast(x, y).shape)
+            zero = np.zeros(np.broadcast(*coords).shape)
             return own + [zero] * len(extra)
         fill = " and zeros for auxiliary fields after them" if self._fills_extra else ""
         raise ShapeError(f"{self!r} gives {len(own)} components{fill}; the theory's fields are {fields}")
@@ -160,3 +163,526 @@ class Vortex(_Configuration):
             a_over_r = np.where(r > 1e-12, np.tanh(s) ** 2 / np.where(r > 0, r, 1.0), 0.0)
         a_theta = n / q * a_over_r
         return (amp * np.cos(n * th), amp * np.sin(n * th), -np.sin(th) * a_theta, np.cos(th) * a_theta)
+
+
+# --- three dimensions: Skyrmions (fg.theories.skyrme) --------------------------------
+#
+# An SU(2) field U = phi0 + i phi . tau is the unit 4-vector (phi0, phi1, phi2, phi3) of
+# fg.theories.skyrme; products of fields are products of quaternions.
+
+
+def _centre3(centre):
+    try:
+        cx, cy, cz = centre
+    except (TypeError, ValueError):
+        raise ParameterError(f"centre must be (x, y, z), got {centre!r}") from None
+    return _real("centre x", cx), _real("centre y", cy), _real("centre z", cz)
+
+
+def _quaternion_matrix(w, x, y, z):
+    return (
+        (1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)),
+        (2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)),
+        (2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)),
+    )
+
+
+def _rotation(name, value):
+    """A rotation as a 3x3 tuple of tuples, from None (the identity), a proper
+    orthogonal 3x3 matrix, or a quaternion (w, x, y, z) (normalised)."""
+    if value is None:
+        return ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+    try:
+        m = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError(
+            f"{name} must be a 3x3 rotation matrix or a quaternion (w, x, y, z), got {value!r}"
+        ) from None
+    if not np.all(np.isfinite(m)):
+        raise ParameterError(f"{name} must be finite, got {value!r}")
+    if m.shape == (4,):
+        norm = float(np.linalg.norm(m))
+        if norm == 0:
+            raise ParameterError(f"{name}: the zero quaternion is no rotation")
+        return _quaternion_matrix(*(m / norm))
+    if m.shape != (3, 3):
+        raise ShapeError(f"{name} must be a 3x3 matrix or a quaternion of 4 numbers, got shape {m.shape}")
+    if np.abs(m @ m.T - np.eye(3)).max() > 1e-6 or np.linalg.det(m) < 0:
+        raise ParameterError(
+            f"{name} must be a rotation (orthogonal, determinant +1): got {m.tolist()} with "
+            f"determinant {np.linalg.det(m):.6g}"
+        )
+    return tuple(tuple(float(v) for v in row) for row in m)
+
+
+def _default_profile(r, size):
+    # 4 arctan(exp(-r)) is pi - 2r + O(r^3) at the centre: odd in r, so the hedgehog
+    # is smooth there (pi exp(-r) is not), and its slope is the massless Skyrmion's.
+    return 4 * np.arctan(np.exp(-r / size))
+
+
+def _checked_profile(profile):
+    if profile is None or isinstance(profile, SkyrmeProfile):
+        return profile
+    if not callable(profile):
+        raise ParameterError(
+            f"profile must be a callable f(r) (radial distances in, angles out), None or 'optimal', got {profile!r}"
+        )
+    probe = np.array([0.0, 0.5, 2.0])
+    try:
+        out = np.asarray(profile(probe), dtype=np.float64)
+    except Exception as exc:  # noqa: BLE001  (the user's function; its error is the message)
+        raise ParameterError(f"the profile {profile!r} fails on an array of radii: {exc}") from None
+    if out.shape != probe.shape or not np.all(np.isfinite(out)):
+        raise ShapeError(
+            f"the profile {profile!r} must return one finite angle per radius: given r of shape (3,), it "
+            f"returned {out.tolist() if out.size < 10 else out.shape}"
+        )
+    return profile
+
+
+class SkyrmeProfile:
+    """The profile f(r) that minimises the rational map ansatz's energy
+    (:func:`skyrme_profile`): callable on radii, with its ``energy`` (Skyrme units,
+    not divided by 12 pi^2), ``degree``, ``inertia`` (the map's I) and ``mass``."""
+
+    __slots__ = ("degree", "inertia", "mass", "energy", "_s", "_f", "_df", "_scale")
+
+    def __init__(self, degree, inertia, mass):
+        from . import _radial
+
+        self.degree, self.inertia, self.mass = degree, inertia, mass
+        s, f, self._scale, self.energy = _radial.solve(degree, inertia, mass)
+        self._s, self._f = s, f
+        self._df = np.gradient(f, s, edge_order=2)
+
+    def __call__(self, r):
+        """f(r) by cubic Hermite interpolation on the solver's grid (s = r / (r + L))."""
+        r = np.asarray(r, dtype=np.float64)
+        s = r / (r + self._scale)
+        ds = self._s[1] - self._s[0]
+        k = np.clip((s / ds).astype(np.int64), 0, self._s.size - 2)
+        t = s / ds - k
+        h00, h10 = (1 + 2 * t) * (1 - t) ** 2, t * (1 - t) ** 2
+        h01, h11 = t * t * (3 - 2 * t), t * t * (t - 1)
+        return h00 * self._f[k] + h10 * ds * self._df[k] + h01 * self._f[k + 1] + h11 * ds * self._df[k + 1]
+
+    def __eq__(self, other):
+        return type(other) is type(self) and (other.degree, other.inertia, other.mass) == (
+            self.degree,
+            self.inertia,
+            self.mass,
+        )
+
+    def __hash__(self):
+        return hash(("SkyrmeProfile", self.degree, self.inertia, self.mass))
+
+    def __reduce__(self):
+        return (SkyrmeProfile, (self.degree, self.inertia, self.mass))
+
+    def __repr__(self):
+        return f"fg.initial.skyrme_profile(degree={self.degree}, inertia={self.inertia!r}, mass={self.mass!r})"
+
+
+def skyrme_profile(degree: int = 1, inertia: float = 1.0, mass: float = 0.0) -> SkyrmeProfile:
+    """The radial profile f(r), f(0) = pi, f(inf) = 0, that minimises the energy of
+    ``fg.theories.skyrme(mass)`` in the rational map ansatz U = exp(i f(r) n_R . tau)
+    of a map of degree ``degree`` with angular integral ``inertia`` (I; 1 for the
+    hedgehog, :attr:`RationalMap.inertia` for a map):
+
+    E = 4 pi int [r^2 f'^2 + 2 B sin^2 f (1 + f'^2) + I sin^4 f / r^2 + 2 m^2 r^2 (1 - cos f)] dr
+
+    (Houghton, Manton and Sutcliffe 1998), solved in 1D by Newton's method and
+    Richardson-extrapolated; ``.energy`` is its minimum, e.g. 1.23145 x 12 pi^2 for the
+    massless hedgehog and 1.41622 x 12 pi^2 at mass 1. Pass it as ``profile=``."""
+    if isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 1:
+        raise ParameterError(f"degree must be a positive integer, got {degree!r}")
+    inertia = _real("inertia", inertia, positive=True)
+    mass = _real("mass", mass)
+    if mass < 0:
+        raise ParameterError(f"mass must be >= 0, got {mass!r}")
+    return SkyrmeProfile(int(degree), inertia, mass)
+
+
+def _homogeneous(coeffs, u, v, n):
+    """sum_k a_k u^k v^(n-k) and its u and v derivatives, coefficients a_k lowest power first."""
+    shape = np.broadcast(u, v).shape
+    value, du, dv = (np.zeros(shape, dtype=np.complex128) for _ in range(3))
+    for k, a in enumerate(coeffs):
+        if a == 0:
+            continue
+        value = value + a * u**k * v ** (n - k)
+        if k:
+            du = du + k * a * u ** (k - 1) * v ** (n - k)
+        if n - k:
+            dv = dv + (n - k) * a * u**k * v ** (n - k - 1)
+    return value, du, dv
+
+
+def _sphere_points(n_theta=96, n_phi=192):
+    """Gauss-Legendre in cos(theta) times the trapezoid in phi: nodes (u, v) with
+    z = u / v = tan(theta/2) e^(i phi), |u|^2 + |v|^2 = 1, and weights summing to 4 pi."""
+    c, w = np.polynomial.legendre.leggauss(n_theta)
+    phi = 2 * np.pi * np.arange(n_phi) / n_phi
+    half = np.arccos(c)[:, None] / 2
+    u = np.sin(half) * np.exp(1j * phi)[None, :]
+    v = np.cos(half) * np.ones_like(phi)[None, :]
+    return u, v, (w[:, None] * np.ones(n_phi)[None, :]) * (2 * np.pi / n_phi)
+
+
+def _polynomial(name, value):
+    """Coefficients lowest power first, as complex numbers with the leading zeros trimmed."""
+    if isinstance(value, np.poly1d):
+        coeffs = list(value.coeffs[::-1])
+    elif isinstance(value, np.polynomial.Polynomial):
+        coeffs = list(value.coef)
+    elif isinstance(value, numbers.Number) and not isinstance(value, bool):
+        coeffs = [value]
+    else:
+        try:
+            arr = np.asarray(value, dtype=np.complex128)
+        except (TypeError, ValueError):
+            raise ParameterError(
+                f"{name} must be a polynomial: a sequence of coefficients (highest power first, as numpy.polyval), "
+                f"a numpy.poly1d or numpy.polynomial.Polynomial, or a callable of z; got {value!r}"
+            ) from None
+        if arr.ndim != 1 or arr.size == 0:
+            raise ShapeError(f"{name} must be a 1D sequence of coefficients, got shape {arr.shape}")
+        coeffs = list(arr[::-1])
+    coeffs = [complex(c) for c in coeffs]
+    if not all(math.isfinite(c.real) and math.isfinite(c.imag) for c in coeffs):
+        raise ParameterError(f"{name} has a coefficient that is not finite: {value!r}")
+    while coeffs and coeffs[-1] == 0:
+        coeffs.pop()
+    if not coeffs:
+        raise ParameterError(f"{name} is the zero polynomial: a rational map needs p and q both non-zero")
+    return tuple(coeffs)
+
+
+class _SU2Configuration(_Configuration):
+    """A Skyrme field U(x) placed at ``centre``, rotated by ``rotation`` and
+    isorotated by ``isorotation``: U(x) -> S U0(R^T (x - X)) S^dagger."""
+
+    __slots__ = ()
+    dims = 3
+
+    def _local(self, x, y, z):
+        """The configuration's own (phi0, phi1, phi2, phi3) at body-frame points."""
+        raise NotImplementedError
+
+    def __call__(self, x, y, z):
+        cx, cy, cz = self.centre
+        R = np.asarray(self.rotation)
+        dx, dy, dz = x - cx, y - cy, z - cz
+        bx = R[0, 0] * dx + R[1, 0] * dy + R[2, 0] * dz  # R^T (x - X)
+        by = R[0, 1] * dx + R[1, 1] * dy + R[2, 1] * dz
+        bz = R[0, 2] * dx + R[1, 2] * dy + R[2, 2] * dz
+        p0, p1, p2, p3 = self._local(bx, by, bz)
+        S = np.asarray(self.isorotation)
+        return (
+            p0,
+            S[0, 0] * p1 + S[0, 1] * p2 + S[0, 2] * p3,
+            S[1, 0] * p1 + S[1, 1] * p2 + S[1, 2] * p3,
+            S[2, 0] * p1 + S[2, 1] * p2 + S[2, 2] * p3,
+        )
+
+    def _profile_at(self, r):
+        prof = self.profile
+        f = _default_profile(r, self.size) if prof is None else np.asarray(prof(r), dtype=np.float64)
+        if f.shape != r.shape or not np.all(np.isfinite(f)):
+            raise ShapeError(f"the profile {prof!r} must return one finite angle per radius (shape {r.shape})")
+        return f
+
+    def on(self, lattice):
+        """The field on ``lattice`` (an fg.Lattice with three axes, or a Simulation on
+        one) as an array (4, nz, ny, nx) for ``set_field``."""
+        return _on(self, lattice)
+
+
+def _on(config, lattice, spacing=0.1):
+    from .runtime.lattice import Lattice
+
+    lat = getattr(lattice, "lattice", lattice)
+    if isinstance(lat, (tuple, list)):
+        lat = Lattice(lat, spacing)
+    if not isinstance(lat, Lattice):
+        raise ParameterError(f"lattice must be an fg.Lattice, a Simulation or a grid (nx, ny, nz), got {lattice!r}")
+    if lat.dims != 3:
+        raise ShapeError(f"{config!r} is a field in three dimensions: the lattice {lat.grid} has {lat.dims} axes")
+    return np.array(config(*lat.meshgrid()))
+
+
+class RationalMap(_SU2Configuration):
+    """The field of :func:`rational_map` (validated arguments): U = exp(i f(r) n_R . tau),
+    n_R the unit vector of R(z) = p(z) / q(z) at z = (x + i y) / (r + z), the
+    stereographic coordinate of the direction. ``degree`` is the baryon number;
+    ``inertia`` is the angular integral I of the energy (Houghton, Manton, Sutcliffe)."""
+
+    __slots__ = ("p", "q", "profile", "size", "centre", "rotation", "isorotation", "degree")
+    _args = ("p", "q", "profile", "size", "centre", "rotation", "isorotation")
+
+    def __init__(self, p, q, profile, size, centre, rotation, isorotation, degree):
+        self.p, self.q, self.profile, self.size = p, q, profile, size
+        self.centre, self.rotation, self.isorotation, self.degree = centre, rotation, isorotation, degree
+
+    def _map(self, u, v):
+        """(P, Q, W): the homogeneous numerator and denominator at z = u / v, and their
+        Jacobian P_u Q_v - P_v Q_u (p, q given as coefficients); callables are evaluated
+        at z (no W)."""
+        if callable(self.p) or callable(self.q):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                z = np.where(v != 0, u / np.where(v != 0, v, 1), 1e8)  # z = inf: a large z
+            P = np.asarray(_call(self.p, z), dtype=np.complex128) * np.ones(z.shape)
+            Q = np.asarray(_call(self.q, z), dtype=np.complex128) * np.ones(z.shape)
+            return P, Q, None
+        P, Pu, Pv = _homogeneous(self.p, u, v, self.degree)
+        Q, Qu, Qv = _homogeneous(self.q, u, v, self.degree)
+        return P, Q, Pu * Qv - Pv * Qu
+
+    def _local(self, x, y, z):
+        r = np.sqrt(x * x + y * y + z * z)
+        # z = (x + i y) / (r + z) = (r - z) / (x - i y): the second form away from the north
+        # hemisphere, so neither divides by a vanishing number.
+        north = z >= 0
+        u = np.where(north, x + 1j * y, r - z)
+        v = np.where(north, r + z, x - 1j * y)
+        scale = np.where(r > 0, np.hypot(np.abs(u), np.abs(v)), 1.0)
+        u, v = np.where(r > 0, u / scale, 0.0), np.where(r > 0, v / scale, 1.0)
+        P, Q, _ = self._map(u, v)
+        pq, norm = P * np.conj(Q), np.abs(P) ** 2 + np.abs(Q) ** 2
+        n1, n2, n3 = 2 * pq.real / norm, 2 * pq.imag / norm, (np.abs(Q) ** 2 - np.abs(P) ** 2) / norm
+        f = self._profile_at(r)
+        sf = np.sin(f)
+        return np.cos(f), sf * n1, sf * n2, sf * n3
+
+    def __repr__(self):
+        return "fg.initial.rational_map(" + ", ".join(f"{a}={getattr(self, a)!r}" for a in self._args) + ")"
+
+    @property
+    def inertia(self) -> float:
+        """I = (1/4 pi) int ((1 + |z|^2) |R'| / (1 + |R|^2))^4 dOmega: 1 for the hedgehog,
+        5.81 for z^2, 13.58 and 20.65 for the tetrahedral B = 3 and cubic B = 4 maps."""
+        return _sphere_integrals(self)[1]
+
+
+def _call(fn, z):
+    try:
+        return fn(z)
+    except Exception as exc:  # noqa: BLE001  (the user's function; its error is the message)
+        raise ParameterError(f"the rational map's polynomial {fn!r} fails on an array of z: {exc}") from None
+
+
+def _sphere_integrals(rmap):
+    """((1/4 pi) int J dOmega, (1/4 pi) int J^2 dOmega): the degree and I, with
+    J = ((1 + |z|^2) |R'(z)| / (1 + |R|^2))^2 the map's area stretch."""
+    u, v, w = _sphere_points()
+    P, Q, W = rmap._map(u, v)
+    if W is None:  # callables: R'(z) by central differences
+        z = u / v
+        step = 1e-6 * np.maximum(1.0, np.abs(z))
+        Rp = (_call(rmap.p, z + step) / _call(rmap.q, z + step) - _call(rmap.p, z - step) / _call(rmap.q, z - step)) / (
+            2 * step
+        )
+        R = P / Q
+        J = ((1 + np.abs(z) ** 2) * np.abs(Rp) / (1 + np.abs(R) ** 2)) ** 2
+    else:
+        # z = u / v with |u|^2 + |v|^2 = 1: (1 + |z|^2) |R'| / (1 + |R|^2) = |W| / (N (|P|^2 + |Q|^2))
+        J = (np.abs(W) / (rmap.degree * (np.abs(P) ** 2 + np.abs(Q) ** 2))) ** 2
+    return float(np.sum(w * J) / (4 * np.pi)), float(np.sum(w * J * J) / (4 * np.pi))
+
+
+def _placement(centre, rotation, isorotation):
+    return _centre3(centre), _rotation("rotation", rotation), _rotation("isorotation", isorotation)
+
+
+def rational_map(
+    p,
+    q=1,
+    *,
+    profile=None,
+    size: float = 1.0,
+    mass: float = 0.0,
+    centre=(0.0, 0.0, 0.0),
+    rotation=None,
+    isorotation=None,
+    degree=None,
+    lattice=None,
+):
+    """A Skyrmion of fg.theories.skyrme in the rational map ansatz (Houghton, Manton
+    and Sutcliffe 1998): U = exp(i f(r) n_R . tau) with
+
+    n_R = (2 Re R, 2 Im R, 1 - ``|R|^2``) / (1 + ``|R|^2``),  R = p(z) / q(z),
+    z = (x + i y) / (r + z) = tan(theta/2) e^(i phi),
+
+    whose baryon number (the ``baryon`` density) is the map's degree
+    max(deg p, deg q). ``p`` and ``q``: coefficient sequences, highest power first as
+    ``numpy.polyval`` reads them (``[1, 0, 0]`` is z^2), ``numpy.poly1d`` or
+    ``numpy.polynomial.Polynomial`` objects, numbers, or callables of a complex array z
+    (then the degree is measured on the sphere). The standard minimisers: ``z**2``
+    (B = 2), ``(sqrt(3) i z^2 - 1) / (z^3 - sqrt(3) i z)`` (B = 3),
+    ``(z^4 + 2 sqrt(3) i z^2 + 1) / (z^4 - 2 sqrt(3) i z^2 + 1)`` (B = 4).
+
+    ``profile``: a callable f(r) with f(0) = pi and f -> 0 far out; None for
+    4 arctan(exp(-r / size)); ``"optimal"`` for the profile that minimises the ansatz's
+    energy at this ``mass`` (:func:`skyrme_profile` with the map's degree and I).
+    ``centre``, ``rotation`` (of space) and ``isorotation`` (of the pion vector): a
+    3x3 rotation matrix or a quaternion (w, x, y, z); the field is
+    U(x) = S U0(R^T (x - X)) S^dagger. ``degree``, if given, must be the map's.
+
+    Returns the configuration for ``set_field``, or with ``lattice`` (an fg.Lattice,
+    a Simulation, or a grid (nx, ny, nz) of spacing 0.1) the array (4, nz, ny, nx).
+    Refused: zero polynomials, a constant map, p and q with a common root (the degree
+    would drop), a degree that is not the map's, a profile that is not callable.
+    """
+    pc = p if callable(p) and not isinstance(p, (np.poly1d, np.polynomial.Polynomial)) else _polynomial("p", p)
+    qc = q if callable(q) and not isinstance(q, (np.poly1d, np.polynomial.Polynomial)) else _polynomial("q", q)
+    size = _real("size", size, positive=True)
+    mass = _real("mass", mass)
+    if mass < 0:
+        raise ParameterError(f"mass must be >= 0, got {mass!r}")
+    centre, rot, iso = _placement(centre, rotation, isorotation)
+    optimal = isinstance(profile, str) and profile == "optimal"
+    prof = None if optimal else _checked_profile(profile)
+    if callable(pc) or callable(qc):
+        for fn, name in ((pc, "p"), (qc, "q")):
+            if not callable(fn) and not isinstance(fn, tuple):
+                raise ParameterError(f"{name} must be a polynomial or a callable, got {fn!r}")
+        pc = pc if callable(pc) else np.polynomial.Polynomial(pc)
+        qc = qc if callable(qc) else np.polynomial.Polynomial(qc)
+        probe = RationalMap(pc, qc, prof, size, centre, rot, iso, 0)
+        measured, _ = _sphere_integrals(probe)
+        n = int(round(measured))
+        if abs(measured - n) > 1e-3 or n < 1:
+            raise ParameterError(
+                f"the map p(z)/q(z) has no positive integer degree on the sphere (measured {measured:.6g}): a "
+                f"holomorphic rational map of degree >= 1 is needed"
+            )
+    else:
+        n = max(len(pc), len(qc)) - 1
+        if n < 1:
+            raise ParameterError(f"p/q = {pc[0]}/{qc[0]} is a constant map (degree 0): no Skyrmion; give a degree >= 1")
+        rp = np.roots(list(pc[::-1])) if len(pc) > 1 else np.array([])
+        rq = np.roots(list(qc[::-1])) if len(qc) > 1 else np.array([])
+        if rp.size and rq.size:
+            gap = np.abs(rp[:, None] - rq[None, :])
+            i, j = np.unravel_index(int(np.argmin(gap)), gap.shape)
+            if gap[i, j] <= 1e-9 * max(1.0, abs(rp[i])):
+                raise ParameterError(
+                    f"p and q share the root z = {rp[i]:.6g}: the map cancels to a lower degree than {n}; "
+                    f"divide the common factor out"
+                )
+    if degree is not None:
+        if isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree != n:
+            raise ParameterError(f"degree={degree!r} does not match the map p/q, whose degree is {n}")
+    config = RationalMap(pc, qc, prof, size, centre, rot, iso, n)
+    if optimal:
+        hedgehog_map = pc == (0j, 1 + 0j) and qc == (1 + 0j,)  # R(z) = z: I is 1 exactly
+        config.profile = skyrme_profile(n, 1.0 if hedgehog_map else config.inertia, mass)
+    return config if lattice is None else _on(config, lattice)
+
+
+def hedgehog(
+    lattice=None,
+    *,
+    profile=None,
+    size: float = 1.0,
+    mass: float = 0.0,
+    centre=(0.0, 0.0, 0.0),
+    rotation=None,
+    isorotation=None,
+):
+    """The B = 1 Skyrmion of fg.theories.skyrme: U = exp(i f(r) x.tau / r), i.e.
+    phi = (cos f, sin f x / r), the rational map R(z) = z. Its ``baryon`` density
+    integrates to +1.
+
+    ``profile``: a callable f(r) (f(0) = pi, f -> 0 far out); None for
+    4 arctan(exp(-r / size)), which has the massless Skyrmion's slope -2 at the centre;
+    ``"optimal"`` for the minimising profile at this ``mass`` (:func:`skyrme_profile`),
+    whose 3D energy converges to 1.2315 x 12 pi^2 (mass 0), 1.4162 x 12 pi^2 (mass 1)
+    as the spacing shrinks. ``centre``, ``rotation``, ``isorotation``: as in
+    :func:`rational_map`. Without ``lattice`` it returns the configuration for
+    ``set_field``; with one (an fg.Lattice, a Simulation, or a grid (nx, ny, nz) of
+    spacing 0.1) the array (4, nz, ny, nx).
+    """
+    return rational_map(
+        (1, 0),
+        1,
+        profile=profile,
+        size=size,
+        mass=mass,
+        centre=centre,
+        rotation=rotation,
+        isorotation=isorotation,
+        lattice=lattice,
+    )
+
+
+class ProductAnsatz(_Configuration):
+    """The field of :func:`product_ansatz`: the quaternion product of its factors."""
+
+    __slots__ = ("factors",)
+    _args = __slots__
+    dims = 3
+
+    def __init__(self, factors):
+        self.factors = factors
+
+    def __repr__(self):
+        return "fg.initial.product_ansatz(" + ", ".join(repr(f) for f in self.factors) + ")"
+
+    def __call__(self, x, y, z):
+        out = None
+        for factor in self.factors:
+            u = factor(x, y, z)
+            out = u if out is None else _su2_product(out, u)
+        return out
+
+    def on(self, lattice):
+        """The field on ``lattice`` as an array (4, nz, ny, nx)."""
+        return _on(self, lattice)
+
+
+def _su2_product(a, b):
+    """(a0 + i a.tau)(b0 + i b.tau) = a0 b0 - a.b + i (a0 b + b0 a - a x b).tau"""
+    a0, a1, a2, a3 = a
+    b0, b1, b2, b3 = b
+    return (
+        a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3,
+        a0 * b1 + b0 * a1 - (a2 * b3 - a3 * b2),
+        a0 * b2 + b0 * a2 - (a3 * b1 - a1 * b3),
+        a0 * b3 + b0 * a3 - (a1 * b2 - a2 * b1),
+    )
+
+
+def product_ansatz(*skyrmions, lattice=None):
+    """The product ansatz U = U1 U2 ... Un of Skyrme fields (fg.theories.skyrme): its
+    baryon number is the sum of theirs when they are well separated. Each factor is a
+    3D configuration (:func:`hedgehog`, :func:`rational_map`, another product; placed,
+    rotated and isorotated by their own arguments) or an array (4, nz, ny, nx) of
+    unit 4-vectors; arrays and configurations do not mix. Returns a configuration for
+    ``set_field`` (arrays in: the product array), or with ``lattice`` the array."""
+    if not skyrmions:
+        raise ParameterError("product_ansatz needs at least one Skyrme field")
+    if all(isinstance(s, _Configuration) for s in skyrmions):
+        flat = []
+        for s in skyrmions:
+            if s.dims != 3 or not isinstance(s, (_SU2Configuration, ProductAnsatz)):
+                raise ParameterError(f"product_ansatz multiplies Skyrme fields (4-vectors in 3D); {s!r} is not one")
+            flat.extend(s.factors if isinstance(s, ProductAnsatz) else [s])
+        config = ProductAnsatz(tuple(flat))
+        return config if lattice is None else _on(config, lattice)
+    if any(isinstance(s, _Configuration) for s in skyrmions):
+        raise ParameterError("product_ansatz takes configurations or arrays, not a mix: evaluate them with lattice=...")
+    arrays = []
+    for k, s in enumerate(skyrmions):
+        if callable(s):
+            raise ParameterError(f"product_ansatz factor {k} is a plain function; give fg.initial configurations")
+        a = np.asarray(s, dtype=np.float64)
+        if a.ndim < 1 or a.shape[0] != 4 or (arrays and a.shape != arrays[0].shape):
+            want = "(4, nz, ny, nx)" if not arrays else str(arrays[0].shape)
+            raise ShapeError(f"product_ansatz factor {k} has shape {a.shape}; want {want}")
+        arrays.append(a)
+    out = tuple(arrays[0])
+    for a in arrays[1:]:
+        out = _su2_product(out, tuple(a))
+    return np.array(out)

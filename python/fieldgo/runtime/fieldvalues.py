@@ -8,7 +8,8 @@ accepts. The rules:
 * an array (ncomp, ny, nx), or (ny, nx) for a one-component theory; an ``fg.Field``;
   a function ``f(x, y)`` returning the components (arrays or numbers over the
   lattice; one bare array for one component); an ``fg.initial`` configuration
-  (a skyrmion fills a theory's auxiliary fields after its unit vector with zeros);
+  (a skyrmion fills a theory's auxiliary fields after its unit vector with zeros;
+  the Skyrme configurations, ``fg.initial.hedgehog`` and the like, are 3D ones);
 * complex values are refused (``LayoutError``): the engine's fields are real, so a
   complex order parameter is two components, e.g. ``psi_re`` and ``psi_im``;
 * a function that cannot be called as ``f(x, y)`` is refused (``ParameterError``
@@ -57,13 +58,18 @@ def field_values(value, lattice, fields, *, unit_vector=False, auxiliary=(), sta
     if isinstance(value, Field):
         arr = value.numpy()
     elif isinstance(value, _initial._Configuration):
-        if lattice.dims != 2:
+        if value.dims == 2 and lattice.dims != 2:
             raise ShapeError(
-                f"fg.initial configurations are planar for now: they are not available for a {lattice.dims}D "
-                f"lattice {lattice.grid}; give an array or a function f({', '.join('xyz'[: lattice.dims])})"
+                f"{value!r} is planar: planar fg.initial configurations are planar for now, not available for a "
+                f"{lattice.dims}D lattice {lattice.grid}; give an array, a function "
+                f"f({', '.join('xyz'[: lattice.dims])}) or a 3D configuration (fg.initial.hedgehog, ...)"
             )
-        X, Y = lattice.meshgrid()
-        arr = _stack(value.components(fields, auxiliary, X, Y), ncomp, shape, value)
+        if value.dims != lattice.dims:
+            raise ShapeError(
+                f"{value!r} is a field in {value.dims} dimensions: it is not available for a {lattice.dims}D "
+                f"lattice {lattice.grid}; use a lattice grid=(nx, ny, nz)"
+            )
+        arr = _stack(value.components(fields, auxiliary, *lattice.meshgrid()), ncomp, shape, value)
     elif callable(value):
         coords = lattice.meshgrid()
         _check_signature(value, len(coords))
