@@ -188,8 +188,9 @@ func marchSmem(ncomp, by int) int { return 3 * ncomp * (by + 4) * 36 * 8 }
 // lattice and reports whether it did: a line or a plane, or a theory whose
 // tile of height 4 does not fit the shared memory a block may take, runs
 // fg_k_nd_continuum instead. The tile is 32 x 8 sites (32 x 4 when 8 rows do
-// not fit 64 KB); each block marches kz planes, kz chosen to give the device
-// about 8 blocks per multiprocessor. Neither changes a bit of the results.
+// not fit 64 KB or the kernel takes more than 128 registers); each block
+// marches kz planes, kz chosen to give the device about 8 blocks per
+// multiprocessor. Neither changes a bit of the results.
 func (p *Program) march(a *ndGradientArgs) (bool, error) {
 	g := a.Grid
 	if g.Dims != 3 || noMarch {
@@ -202,7 +203,9 @@ func (p *Program) march(a *ndGradientArgs) (bool, error) {
 	k := ks["fg_k_nd_march"]
 	nc := p.unit.NComp
 	by := 8
-	if marchSmem(nc, by) > 64<<10 || marchSmem(nc, by) > k.maxDyn {
+	// Past 128 registers a multiprocessor holds one block of 32 x 8 threads
+	// but three of 32 x 4.
+	if marchSmem(nc, by) > 64<<10 || marchSmem(nc, by) > k.maxDyn || k.info.Registers > 128 {
 		by = 4
 	}
 	if marchShape.by > 0 {
