@@ -168,7 +168,8 @@ func DeviceMemoryInUse() (n int64, err error) {
 // ("float64" or "float32") and returns JSON: for each kernel its registers,
 // spill bytes, and the register budget it must keep
 // (kernels/cuda/budgets.go), so tests can hold every built-in theory to the
-// budget table in both precisions.
+// budget table in both precisions. A theory with z derivatives compiles the
+// grid unit, the only one that runs it (cuda.TranslationUnitGridAs).
 func KernelResources(spec, source, arch, precision string) (info string, err error) {
 	defer recoverInto(&err)
 	th, err := core.ParseTheory(spec, source)
@@ -179,7 +180,11 @@ func KernelResources(spec, source, arch, precision string) (info string, err err
 	if err != nil {
 		return "", bridge(err)
 	}
-	_, log, err := cuda.CompileCUBIN(cuda.TranslationUnitAs(th.Unit(), prec), arch)
+	unit := cuda.TranslationUnitAs(th.Unit(), prec)
+	if th.ThreeD() {
+		unit = cuda.TranslationUnitGridAs(th.Unit(), prec)
+	}
+	_, log, err := cuda.CompileCUBIN(unit, arch)
 	if err != nil {
 		return "", bridge(err)
 	}
