@@ -132,6 +132,11 @@ type RadiationJob struct {
 	// Observer positions in float64 (O each), for the device's observer
 	// schedule.
 	OX, OY, OZ []float64
+	// Kept says that the arrays of F64 or F32 other than Times, and OX, OY,
+	// OZ, are never written again (a radiation.Prepared's): a device may
+	// keep what it uploaded of them, and use it again while the same slices
+	// come back.
+	Kept bool
 }
 
 // RadiationDevice runs a radiation job elsewhere (a GPU).

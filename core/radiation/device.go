@@ -52,7 +52,8 @@ func fieldsOnDevice[F float](k *knots[F], src Source, oa *observerArrays[F], tim
 	if int64(k.n) >= 1<<31 || int64(P)*int64(o)*int64(S) >= 1<<62 {
 		return errs.New(errs.Shape, "%d knots: the CUDA kernel indexes knots with 32-bit integers", k.n)
 	}
-	job := &DeviceJob{Kernel: opt.Kernel(), Segment: opt.Segment, OnDevice: opt.OnDevice, N: k.n, P: P, O: o, S: S, C: src.C, Scale: scale, OX: oa.X, OY: oa.Y, OZ: oa.Z}
+	job := &DeviceJob{Kernel: opt.Kernel(), Segment: opt.Segment, OnDevice: opt.OnDevice, N: k.n, P: P, O: o, S: S, C: src.C, Scale: scale, OX: oa.X, OY: oa.Y, OZ: oa.Z,
+		Kept: opt.Prepared != nil}
 	job.Off = make([]int32, len(k.off))
 	for i, v := range k.off {
 		job.Off[i] = int32(v)

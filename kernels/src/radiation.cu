@@ -142,6 +142,9 @@ template <typename F> struct fg_rad_args {
   // slots, 256 contiguous bytes, where each lane's own row of tp took a line
   // of its own (32 per load; x1.04 on 524288 observers).
     const F* tp_slot;
+    // tiled: float32's factors per field column (core/radiation's unscale,
+    // powers of two), applied as the tile is written; NULL: none
+    const double* scale;
 };
 
 enum { FG_RAD_COLD = 0,
@@ -916,7 +919,11 @@ static __device__ void fg_rad_tiled(const fg_rad_args<F>& A) {
                 double* dst = A.out + (size_t)oo * A.S + s0 + k;
                 const double* src = reinterpret_cast<const double*>(sums + (k * B + ol) * FG_RAD_SLOT2);
 #pragma unroll
-                for (int c = 0; c < FG_RAD_NCOMP; c++) __stcs(dst + c * os, src[c]);
+                for (int c = 0; c < FG_RAD_NCOMP; c++) {
+                    double v = src[c];
+                    if (A.scale && v == v) v *= __ldg(A.scale + c);  // as fg_rad_unscale: a NaN stays as written
+                    __stcs(dst + c * os, v);
+                }
             }
             __syncthreads();
         }

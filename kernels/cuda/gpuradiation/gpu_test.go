@@ -761,7 +761,7 @@ func BenchmarkGPUFieldsCall(b *testing.B) {
 		b.Run(prec.String(), func(b *testing.B) {
 			opt := radiation.DefaultOptions()
 			opt.Precision, opt.Device, opt.Prepared = prec, d, &radiation.Prepared{} // as the bridge's repeated calls
-			fieldsOn(b, sc, opt).Release() // pins the cube's block once
+			fieldsOn(b, sc, opt).Release()                                           // pins the cube's block once
 			b.ResetTimer()
 			kernel, cp := 0.0, 0.0
 			for i := 0; i < b.N; i++ {
@@ -859,4 +859,48 @@ func pinnedCopyRate(b *testing.B, d *gpuradiation.Device, n int) float64 {
 		best = min(best, time.Since(t).Seconds())
 	}
 	return float64(n) / best
+}
+
+// TestGPUKeptInputs: consecutive calls with a radiation.Prepared (a kept
+// job: the device uploads the knots, observers and their schedule again only
+// when other slices come) give the bits of calls prepared from scratch, when
+// the same observers come back, when others replace them, and when the first
+// come back again (new slices then), in both precisions.
+func TestGPUKeptInputs(t *testing.T) {
+	d := gpu(t)
+	sc := radscene.New(t, radscene.Size{O: 300, S: 64, P: 3})
+	defer sc.Release()
+	first := sc.Obs
+	defer func() { sc.Obs = first }()
+	other := radiation.Observers{X: make([]float64, sc.O), Y: make([]float64, sc.O), Z: make([]float64, sc.O)}
+	for i := range other.X { // the observers turned by 90 degrees about z and moved out
+		other.X[i], other.Y[i], other.Z[i] = -1.25*first.Y[i], 1.25*first.X[i], 1.25*first.Z[i]
+	}
+	sets := []radiation.Observers{first, other}
+	for _, prec := range []radiation.Precision{radiation.Float64, radiation.Float32} {
+		opt := radiation.DefaultOptions()
+		opt.Precision, opt.Device = prec, d
+		var want [2][][]float64
+		for j, obs := range sets {
+			sc.Obs = obs
+			c := fieldsOn(t, sc, opt)
+			for _, col := range c.Data {
+				want[j] = append(want[j], append([]float64(nil), col...))
+			}
+			c.Release()
+		}
+		opt.Prepared = &radiation.Prepared{}
+		for call, j := range []int{0, 0, 0, 1, 1, 0, 0} {
+			sc.Obs = sets[j]
+			c := fieldsOn(t, sc, opt)
+			for k, col := range c.Data {
+				for i, v := range col {
+					if w := want[j][k][i]; math.Float64bits(w) != math.Float64bits(v) && !(math.IsNaN(w) && math.IsNaN(v)) {
+						t.Fatalf("%v, call %d: %s[%d] is %v with kept inputs, %v prepared from scratch", prec, call, c.Columns[k], i, v, w)
+					}
+				}
+			}
+			c.Release()
+		}
+	}
 }
