@@ -241,6 +241,13 @@ def _checked_profile(profile):
     return profile
 
 
+def _profile_values(prof, size, r):
+    f = _default_profile(r, size) if prof is None else np.asarray(prof(r), dtype=np.float64)
+    if f.shape != r.shape or not np.all(np.isfinite(f)):
+        raise ShapeError(f"the profile {prof!r} must return one finite angle per radius (shape {r.shape})")
+    return f
+
+
 class SkyrmeProfile:
     """The profile f(r) that minimises the rational map ansatz's energy
     (:func:`skyrme_profile`): callable on radii, with its ``energy`` (Skyrme units,
@@ -387,11 +394,7 @@ class _SU2Configuration(_Configuration):
         )
 
     def _profile_at(self, r):
-        prof = self.profile
-        f = _default_profile(r, self.size) if prof is None else np.asarray(prof(r), dtype=np.float64)
-        if f.shape != r.shape or not np.all(np.isfinite(f)):
-            raise ShapeError(f"the profile {prof!r} must return one finite angle per radius (shape {r.shape})")
-        return f
+        return _profile_values(self.profile, self.size, r)
 
     def on(self, lattice):
         """The field on ``lattice`` (an fg.Lattice with three axes, or a Simulation on
@@ -460,7 +463,7 @@ class RationalMap(_SU2Configuration):
 
     @property
     def inertia(self) -> float:
-        """I = (1/4 pi) int ((1 + |z|^2) |R'| / (1 + |R|^2))^4 dOmega: 1 for the hedgehog,
+        """``I = (1/4 pi) int ((1 + |z|^2) |R'| / (1 + |R|^2))^4 dOmega``: 1 for the hedgehog,
         5.81 for z^2, 13.58 and 20.65 for the tetrahedral B = 3 and cubic B = 4 maps."""
         return _sphere_integrals(self)[1]
 
@@ -686,3 +689,68 @@ def product_ansatz(*skyrmions, lattice=None):
     for a in arrays[1:]:
         out = _su2_product(out, tuple(a))
     return np.array(out)
+
+
+# --- three dimensions: hopfions (fg.theories.faddeev_skyrme) ---------------------------
+
+
+class Hopfion(_Configuration):
+    """The field of :func:`hopfion` (validated arguments)."""
+
+    __slots__ = ("a", "b", "profile", "size", "centre", "rotation", "isorotation")
+    _args = __slots__
+    dims = 3
+
+    def __init__(self, a, b, profile, size, centre, rotation, isorotation):
+        self.a, self.b, self.profile, self.size = a, b, profile, size
+        self.centre, self.rotation, self.isorotation = centre, rotation, isorotation
+
+    def __call__(self, x, y, z):
+        cx, cy, cz = self.centre
+        R = np.asarray(self.rotation)
+        d = (x - cx, y - cy, z - cz)
+        bx, by, bz = (R[0, k] * d[0] + R[1, k] * d[1] + R[2, k] * d[2] for k in range(3))  # R^T (x - X)
+        r = np.sqrt(bx * bx + by * by + bz * bz)
+        f = _profile_values(self.profile, self.size, r)
+        safe = np.where(r > 0, r, 1.0)
+        # (Z0, Z1) on the unit 3-sphere, the B = 1 Skyrme field; n is the Hopf map of
+        # W = Z1^a / Z0^b, in homogeneous form (|Z0|^2 + |Z1|^2 = 1: never 0/0).
+        z0 = np.cos(f) + 1j * np.sin(f) * bz / safe
+        z1 = np.sin(f) * (bx + 1j * by) / safe
+        P, Q = z1**self.a, z0**self.b
+        pq, norm = P * np.conj(Q), np.abs(P) ** 2 + np.abs(Q) ** 2
+        n = (2 * pq.real / norm, 2 * pq.imag / norm, (np.abs(Q) ** 2 - np.abs(P) ** 2) / norm)
+        S = np.asarray(self.isorotation)
+        return tuple(S[k, 0] * n[0] + S[k, 1] * n[1] + S[k, 2] * n[2] for k in range(3))
+
+    def on(self, lattice):
+        """The field on ``lattice`` as an array (3, nz, ny, nx)."""
+        return _on(self, lattice)
+
+
+def hopfion(
+    a: int = 1,
+    b: int = 1,
+    *,
+    profile=None,
+    size: float = 1.0,
+    centre=(0.0, 0.0, 0.0),
+    rotation=None,
+    isorotation=None,
+    lattice=None,
+):
+    """A hopfion of fg.theories.faddeev_skyrme with Hopf charge Q = a b: the Hopf map
+    of W = Z1^a / Z0^b, n = (2 Re W, 2 Im W, 1 - ``|W|^2``) / (1 + ``|W|^2``), where
+    (Z0, Z1) = (cos f + i sin f z / r, sin f (x + i y) / r) is a point of the
+    3-sphere (Sutcliffe's rational maps; a = b = 1 is the axial charge-1 hopfion, whose
+    core, n = (0, 0, -1), is the ring z = 0, f(r) = pi/2). ``profile``: f(r) with
+    f(0) = pi and f -> 0, or None for 4 arctan(exp(-r / size)). ``rotation`` turns
+    space, ``isorotation`` the target vector (3x3 rotations or quaternions (w, x, y, z));
+    with ``lattice`` the array (3, nz, ny, nx) is returned."""
+    for name, v in (("a", a), ("b", b)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+            raise ParameterError(f"{name} must be a positive integer, got {v!r}")
+    size = _real("size", size, positive=True)
+    centre, rot, iso = _placement(centre, rotation, isorotation)
+    config = Hopfion(int(a), int(b), _checked_profile(profile), size, centre, rot, iso)
+    return config if lattice is None else _on(config, lattice)

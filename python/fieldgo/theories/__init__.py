@@ -13,6 +13,7 @@ from .baby_skyrme import baby_skyrme
 from .bose_einstein_condensate import bose_einstein_condensate
 from .chern_simons_higgs import chern_simons_higgs
 from .chiral_magnet import chiral_magnet
+from .faddeev_skyrme import faddeev_skyrme
 from .ferromagnetic_superconductor import ferromagnetic_superconductor
 from .liquid_crystal import liquid_crystal
 from .skyrme import skyrme
@@ -29,6 +30,7 @@ __all__ = [
     "liquid_crystal",
     "chern_simons_higgs",
     "skyrme",
+    "faddeev_skyrme",
     "BABY_SKYRME_POTENTIALS",
     "ALL",
 ]
@@ -47,5 +49,6 @@ ALL = {
         liquid_crystal,
         chern_simons_higgs,
         skyrme,
+        faddeev_skyrme,
     )
 }

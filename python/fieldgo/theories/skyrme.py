@@ -71,7 +71,7 @@ def skyrme(mass: float = 0.0, c6: float = 0.0, sextic: bool | None = None) -> fg
     ``sextic=True`` (then ``c6`` is a parameter that ``sim.set_params`` can change);
     without it the theory has no ``c6`` and no ``e6``, and a flow step costs less
     than half as much. In these units the Faddeev–Bogomolny bound is
-    E >= 12 pi^2 |B| (for c6 = 0); the B = 1 hedgehog has E / (12 pi^2) = 1.2315
+    ``E >= 12 pi^2 |B|`` (for c6 = 0); the B = 1 hedgehog has E / (12 pi^2) = 1.2315
     at m = 0 and 1.4162 at m = 1.
 
     Densities (each integrates, with ``sim.integral``, to its part of E or to B):
