@@ -355,6 +355,14 @@ def _polynomial(name, value):
             ) from None
         if arr.ndim != 1 or arr.size == 0:
             raise ShapeError(f"{name} must be a 1D sequence of coefficients, got shape {arr.shape}")
+        if arr.size > 1 and arr[0] == 0 and np.any(arr != 0):
+            # Read highest power first, [0, 0, 1] is the constant 1; lowest first (numpy.polynomial's
+            # order) it is z^2. A leading zero is almost always that mix-up, so it is refused.
+            raise ParameterError(
+                f"{name} = {value!r} starts with a zero coefficient: sequences are read highest power first, "
+                f"as numpy.polyval does ([1, 0, 0] is z^2); drop the leading zeros, or pass "
+                f"numpy.polynomial.Polynomial(...) for coefficients lowest power first"
+            )
         coeffs = list(arr[::-1])
     coeffs = [complex(c) for c in coeffs]
     if not all(math.isfinite(c.real) and math.isfinite(c.imag) for c in coeffs):
@@ -519,7 +527,8 @@ def rational_map(
 
     whose baryon number (the ``baryon`` density) is the map's degree
     max(deg p, deg q). ``p`` and ``q``: coefficient sequences, highest power first as
-    ``numpy.polyval`` reads them (``[1, 0, 0]`` is z^2), ``numpy.poly1d`` or
+    ``numpy.polyval`` reads them (``[1, 0, 0]`` is z^2; a leading zero is refused, as
+    the sign of coefficients given lowest power first), ``numpy.poly1d`` or
     ``numpy.polynomial.Polynomial`` objects, numbers, or callables of a complex array z
     (then the degree is measured on the sphere). The standard minimisers: ``z**2``
     (B = 2), ``(sqrt(3) i z^2 - 1) / (z^3 - sqrt(3) i z)`` (B = 3),

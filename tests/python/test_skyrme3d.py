@@ -281,6 +281,8 @@ def test_bad_input_is_refused_by_name(massless):
         fg.initial.rational_map([2], [3])
     with pytest.raises(fg.ParameterError, match="zero polynomial"):
         fg.initial.rational_map([0, 0], [1])
+    with pytest.raises(fg.ParameterError, match="highest power first"):
+        fg.initial.rational_map([0, 0, 1], [1])  # z^2 written lowest power first
     with pytest.raises(fg.ShapeError, match="1D sequence"):
         fg.initial.rational_map([[1, 0], [0, 1]], [1])
     with pytest.raises(fg.ParameterError, match="degree must be a positive integer"):
