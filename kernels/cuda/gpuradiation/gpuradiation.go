@@ -503,7 +503,7 @@ const ScratchLimit = 512 << 20
 // unchanging arrays).
 func stageArrays[F float32 | float64](st, dyn *inputs, ar *arrays, x *kernels.RadiationArrays[F], columnMajor bool) {
 	add(st, &ar.T, x.T)
-	add(st, &ar.Charge, x.Charge)
+	add(dyn, &ar.Charge, x.Charge) // float32's is converted per call
 	add(st, &ar.OX, x.OX)
 	add(st, &ar.OY, x.OY)
 	add(st, &ar.OZ, x.OZ)
