@@ -8,10 +8,12 @@ U = exp(i f(r) n_R . tau) with a rational map R of degree B and angular integral
                         + 2 m^2 r^2 (1 - cos f)] dr,
 
 with f(0) = pi and f(inf) = 0. Its Euler-Lagrange equation is solved by Newton's
-method on a compactified grid r = L s / (1 - s), s in [0, 1] (second-order
-differences; the tridiagonal Jacobian is exact, by the complex step), and the energy
-is Richardson-extrapolated from grids of n and 2n cells, so the minimal energies
-come out to about 1e-7: 1.23145 x 12 pi^2 for the hedgehog, 1.41622 with m = 1.
+method on a compactified grid r = L s / (1 - s), s in [0, 1], L = sqrt(B)
+(second-order differences; the tridiagonal Jacobian is exact, by the complex step),
+continued from the hedgehog in (B, I) and from m = 0 in the mass where a direct
+Newton solve diverges, and the energy is Richardson-extrapolated from grids of n and
+2n cells, so the minimal energies come out to about 1e-7: 1.23145 x 12 pi^2 for the
+hedgehog, 1.41622 with m = 1.
 """
 
 from __future__ import annotations
@@ -109,16 +111,43 @@ def _energy(g, f, degree, inertia, mass):
     return float(np.sum(integrand[1:] + integrand[:-1]) * g.ds / 2)
 
 
+def _continue(g, start, end, f):
+    """The profile at parameters ``end`` = (B, I, m) from f, the profile at ``start``,
+    by continuation along the straight line between them: steps that make Newton
+    diverge are halved until they converge. Newton straight from a guess diverges for
+    large B (B = 8, I = 85.6) and, from the massless profile, for B >= 2 at m = 1 (the
+    tail turns from a power into an exponential)."""
+    done, step = 0.0, 1.0
+    while done < 1.0:
+        t = min(1.0, done + step)
+        params = [a + t * (b - a) for a, b in zip(start, end)]
+        try:
+            f = _relax(g, *params, f)
+        except DivergenceError:
+            step /= 2
+            if step < 1.0 / 4096:
+                raise
+            continue
+        done = t
+    return f
+
+
 def solve(degree, inertia, mass, cells=2000):
     """(s grid, f on it, scale, energy): the minimising profile and its energy."""
-    scale = math.sqrt(degree) if mass == 0 else min(math.sqrt(degree), 1.0 / mass + 0.5)
+    scale = math.sqrt(degree)
     energies, profiles = [], []
     for n in (cells, 2 * cells):
         g = _Grid(n, scale)
-        guess = 4 * np.arctan(np.exp(-g.r / math.sqrt(degree)))
-        if profiles:  # start the fine grid from the coarse solution
-            guess = np.interp(g.s[1:-1], profiles[-1][0], profiles[-1][1])
-        f = _relax(g, degree, inertia, mass, guess)
+        if profiles:  # the fine grid starts from the coarse solution
+            f = _relax(g, degree, inertia, mass, np.interp(g.s[1:-1], profiles[-1][0], profiles[-1][1]))
+        else:
+            guess = 4 * np.arctan(np.exp(-g.r / scale))
+            try:
+                f = _relax(g, degree, inertia, 0.0, guess)
+            except DivergenceError:  # from the hedgehog, whose profile Newton always finds
+                f = _continue(g, (1, 1.0, 0.0), (degree, inertia, 0.0), _relax(g, 1, 1.0, 0.0, guess))
+            if mass > 0:
+                f = _continue(g, (degree, inertia, 0.0), (degree, inertia, mass), f)
         energies.append(_energy(g, f, degree, inertia, mass))
         profiles.append((g.s, np.concatenate(([np.pi], f, [0.0]))))
     s, f = profiles[-1]

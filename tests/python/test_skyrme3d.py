@@ -155,6 +155,21 @@ def test_rational_map_ansatz_energy_and_charge(massless, degree):
     assert sim.energy() / (TWELVE_PI2 * degree) == pytest.approx(reference, rel=1e-2)
 
 
+def test_profile_equation_for_larger_maps_and_with_the_pion_mass():
+    """B = 7 (dodecahedral) and B = 8 (D6d, a = 0.14): 1.107 and 1.118 with I = 60.87 and
+    85.63 (Houghton, Manton and Sutcliffe); Newton needs continuation from the hedgehog
+    there, and in the mass for B >= 2 at m = 1."""
+    b7 = fg.initial.rational_map([1, 0, -7, 0, 0, -7, 0, -1], [1, 0, 7, 0, 0, -7, 0, 1], profile="optimal")
+    assert b7.inertia == pytest.approx(60.87, abs=0.01)
+    assert b7.profile.energy / (TWELVE_PI2 * 7) == pytest.approx(1.107, abs=5e-4)
+    b8 = fg.initial.rational_map([1, 0, 0, 0, 0, 0, -0.14], [0.14, 0, 0, 0, 0, 0, 1, 0, 0], profile="optimal")
+    assert b8.inertia == pytest.approx(85.63, abs=0.05)
+    assert b8.profile.energy / (TWELVE_PI2 * 8) == pytest.approx(1.118, abs=5e-4)
+    massless, massive = (fg.initial.rational_map([1, 0, 0], [1], profile="optimal", mass=m).profile for m in (0, 1))
+    assert massive.energy > massless.energy
+    assert ansatz_energy(massive, 2, massive.inertia, 1.0) == pytest.approx(massive.energy, rel=1e-6)
+
+
 def test_rational_map_takes_numpy_polynomials_and_callables():
     coeffs = fg.initial.rational_map(MAPS[3][0], MAPS[3][1])
     poly = fg.initial.rational_map(np.poly1d(MAPS[3][0]), np.polynomial.Polynomial(MAPS[3][1][::-1]))
