@@ -323,3 +323,18 @@ def test_device_field_of_a_cpu_run_beyond_the_plane_is_the_host_memory(grid):
         np.testing.assert_array_equal(b.column(c).to_numpy(), host[c].ravel())
     host[1].flat[-1] = -7.0  # one memory: a write through the host view shows in the export
     assert b.column(1).to_numpy()[-1] == -7.0
+
+
+def test_simulation_card_names_every_axis():
+    from fieldgo.jupyter.display import simulation_html
+
+    sim = fg.Simulation(
+        _phi4_3d(), grid=(15, 8, 7), spacing=(0.4, 0.5, 0.25), boundary=("fixed", "periodic", "periodic")
+    )
+    sim.set_field(_bumpy)
+    card = simulation_html(sim)
+    z = sim.lattice.z
+    assert "15 × 8 × 7 sites, spacing (0.4, 0.5, 0.25)" in card
+    assert f"z ∈ [{z[0]:.4g}, {z[-1]:.4g}]" in card and "fixed, periodic, periodic" in card
+    line = fg.Simulation(_phi4_3d(), grid=(21,), spacing=0.3)
+    assert "21 sites, spacing (0.3), x ∈ [-3, 3]" in simulation_html(line)

@@ -427,6 +427,16 @@ def _kernels_html(kernels) -> str:
     return ", ".join(_e(k) for k in kernels) if isinstance(kernels, list) else _e(kernels)
 
 
+def _lattice_row(lat) -> str:
+    """Sizes, spacing and the extent of every axis the lattice has (1, 2 or 3)."""
+    axes = "xyz"[: lat.dims]
+    coords = (lat.x, lat.y, lat.z)
+    sizes = " × ".join(str(n) for n in lat.grid)
+    spacing = ", ".join(f"{h:.6g}" for h in lat.spacing)
+    extent = ", ".join(f"{a} ∈ [{c[0]:.4g}, {c[-1]:.4g}]" for a, c in zip(axes, coords))
+    return f"{sizes} sites, spacing ({spacing}), {extent}"
+
+
 def simulation_html(sim) -> str:
     """An HTML card: theory, lattice, boundary, backend and device, gradient form,
     kernels, flow state, current energy and the integral of every declared density."""
@@ -436,7 +446,6 @@ def simulation_html(sim) -> str:
     lat = sim.lattice
     theory = sim.theory
     spec = d.get("spec", {})
-    x0, x1, y0, y1 = lat.extent
     backend = _e(d.get("backend", "?"))
     device = d.get("device")
     if device:
@@ -458,12 +467,8 @@ def simulation_html(sim) -> str:
             + (", |φ| = 1" if spec.get("constraint") == "unit_vector" else ""),
         ),
         ("parameters", params),
-        (
-            "lattice",
-            f"{lat.nx} × {lat.ny} sites, spacing ({lat.hx:.6g}, {lat.hy:.6g}), "
-            f"x ∈ [{x0:.4g}, {x1:.4g}], y ∈ [{y0:.4g}, {y1:.4g}]",
-        ),
-        ("boundary", _e(lat.boundary)),
+        ("lattice", _lattice_row(lat)),
+        ("boundary", _e(lat.boundary if isinstance(lat.boundary, str) else ", ".join(lat.boundary))),
         ("backend", backend),
         ("precision", _e(d.get("precision", "float64"))),
         ("gradient", gradient),
