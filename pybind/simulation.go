@@ -3,7 +3,6 @@ package pybind
 import (
 	"encoding/json"
 	"math"
-	"strconv"
 	"time"
 	"unsafe"
 
@@ -69,23 +68,6 @@ func newSimulation(spec, source string, lat core.Lattice, options string) (h int
 	}
 	if lat.Boundary == core.Free {
 		o.cpuOnly = freeOnCPU
-	}
-	if (theory.ThreeD() || !lat.Planar()) && o.Gradient == "consistent" {
-		// The CUDA backend runs lines, 3D lattices, boundaries per axis and
-		// theories with z derivatives in the continuum form only
-		// (kernels/cuda grid.go).
-		what := strconv.Itoa(lat.Dim()) + "D lattices"
-		switch {
-		case lat.Planar():
-			what = "theories with z derivatives"
-		case lat.Dim() == 2:
-			what = "boundaries set per axis"
-		}
-		if o.Backend == "cuda" {
-			return 0, bridge(errs.New(errs.Backend, "the consistent gradient form of %s runs on the CPU backend for now: backend \"cuda\" "+
-				"runs them in the continuum form (a %s lattice given); use gradient \"auto\" or \"continuum\", or backend \"cpu\"", what, lat.Shape()))
-		}
-		o.cpuOnly = "the consistent gradient form of " + what + " runs on the CPU backend only"
 	}
 	backend, note, err := selectBackend(o.backendOptions)
 	if err != nil {
@@ -439,11 +421,6 @@ func LoadSimulation(path, options string) (h int64, err error) {
 	}
 	if saved.Free() {
 		o.cpuOnly = freeOnCPU
-	}
-	if (!saved.Planar || saved.ThreeD) && saved.Form == "consistent" && !saved.Free() {
-		// As newSimulation: the CUDA backend runs these in the continuum form only.
-		o.cpuOnly = "the consistent gradient form of lines, 3D lattices, boundaries set per axis and theories with z " +
-			"derivatives runs on the CPU backend only"
 	}
 	backend, note, err := selectBackend(o.backendOptions)
 	if err != nil {

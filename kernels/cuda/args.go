@@ -324,3 +324,19 @@ type marchArgs struct {
 }
 
 var _ = registerArgs[marchArgs]("fg_k_nd_march")
+
+// ndConsistentArgs is fg_nd_consistent_args (fg_k_nd_partials, fg_k_nd_consistent).
+type ndConsistentArgs struct {
+	Grid    grid3Args `c:"grid"`
+	Params  uint64    `c:"params"`
+	Phi     uint64    `c:"phi"`
+	Vel     uint64    `c:"vel"`
+	Out     uint64    `c:"out"`
+	Part    uint64    `c:"part"`
+	Work    uint64    `c:"work"`
+	Project int32     `c:"project"`
+	_       int32
+	Penalty float64 `c:"penalty"`
+}
+
+var _ = registerArgs[ndConsistentArgs]("fg_k_nd_partials", "fg_k_nd_consistent")

@@ -77,6 +77,12 @@ var Budgets = map[string]int{
 	"fg_k_nd_march": 136,
 	// The site struct and fg_energy or fg_density: 40-64 measured.
 	"fg_k_nd_density": 80,
+	// The consistent form's two passes (cuda_site3d.cu): the site struct of
+	// first derivatives with fg_partials and the doubler differences (NVRTC
+	// 13.5: 54-56 phi4_3d, 72-80 planar built-ins, 92-96 sigma4_3d), then
+	// the transposed stencils over the work columns (46-64); no spill.
+	"fg_k_nd_partials":   112,
+	"fg_k_nd_consistent": 80,
 	// fg_k_constrain and fg_k_project with the held test of three axes:
 	// 26-40 measured.
 	"fg_k_nd_constrain": 48,

@@ -95,16 +95,11 @@ func (p *Program) lineBlocks(name string, g grid3Args) (int, error) {
 }
 
 // gridGradient is Gradient on the second unit (p.mu held, context current,
-// prepare done, buffers checked): the continuum form only.
+// prepare done, buffers checked).
 func (p *Program) gridGradient(ga kernels.GradientArgs, phi, out, vel *buffer) (kernels.Reduction, error) {
 	var r kernels.Reduction
-	if ga.Form != kernels.Continuum {
-		what := "lines, 3D lattices and boundaries set per axis"
-		if p.unit.ThreeD && ga.Grid.Planar() {
-			what = "theories with z derivatives"
-		}
-		return r, errs.New(errs.Backend, "the consistent gradient form is not available on the CUDA backend for %s: "+
-			"use the continuum form (the default) or the CPU backend", what)
+	if ga.Form != kernels.Continuum && ga.Form != kernels.Consistent {
+		return r, errs.New(errs.Parameter, "unknown gradient form %d", ga.Form)
 	}
 	g := grid3Of(ga.Grid)
 	a := &ndGradientArgs{Grid: g, Params: uint64(p.params.d), Phi: uint64(phi.d), Out: uint64(out.d),
@@ -113,7 +108,7 @@ func (p *Program) gridGradient(ga kernels.GradientArgs, phi, out, vel *buffer) (
 		a.Vel = uint64(vel.d)
 	}
 	if len(ga.Shift) > 0 {
-		// The kernel reads one field: form Phi + Shift first, as Combine would.
+		// The kernels read one field: form Phi + Shift first, as Combine would.
 		if err := p.shifted.ensure(p.prec.Bytes() * phi.n); err != nil {
 			return r, err
 		}
@@ -122,7 +117,11 @@ func (p *Program) gridGradient(ga kernels.GradientArgs, phi, out, vel *buffer) (
 		}
 		a.Phi = uint64(p.shifted.d)
 	}
-	if ok, err := p.march(a); err != nil {
+	if ga.Form == kernels.Consistent {
+		if err := p.gridConsistent(a, ga.Penalty); err != nil {
+			return r, err
+		}
+	} else if ok, err := p.march(a); err != nil {
 		return r, err
 	} else if !ok {
 		blocks, err := p.lineBlocks("fg_k_nd_continuum", g)
@@ -137,6 +136,8 @@ func (p *Program) gridGradient(ga kernels.GradientArgs, phi, out, vel *buffer) (
 	if err != nil {
 		return r, err
 	}
+	// The consistent form's pass 1 computes the energy always; the
+	// continuum kernels when asked.
 	if ga.Energy {
 		r.Energy = e
 	}
@@ -226,4 +227,32 @@ func (p *Program) march(a *ndGradientArgs) (bool, error) {
 	nzb = (nz + kz - 1) / kz
 	m := &marchArgs{G: *a, By: int32(by), Kz: int32(kz), Nyb: int32(nyb)}
 	return true, launchArgs(k, "fg_k_nd_march", tiles*nzb, 32, by, smem, nil, m)
+}
+
+// gridConsistent launches the consistent form's two passes (fg_k_nd_partials,
+// fg_k_nd_consistent) for a with the doubler penalty c, through the grid
+// module's work buffer of 7 (3D) or 5 columns per component.
+func (p *Program) gridConsistent(a *ndGradientArgs, penalty float64) error {
+	nb := 5
+	if a.Grid.Dims == 3 {
+		nb = 7
+	}
+	if _, err := p.gridKernels(); err != nil {
+		return err
+	}
+	if err := p.grid.work.ensure(8 * nb * p.unit.NComp * int(a.Grid.N)); err != nil {
+		return err
+	}
+	c := &ndConsistentArgs{Grid: a.Grid, Params: a.Params, Phi: a.Phi, Vel: a.Vel, Out: a.Out, Part: a.Part,
+		Work: uint64(p.grid.work.d), Project: a.Project, Penalty: penalty}
+	for _, name := range []string{"fg_k_nd_partials", "fg_k_nd_consistent"} {
+		blocks, err := p.lineBlocks(name, a.Grid)
+		if err != nil {
+			return err
+		}
+		if err := p.launchGrid(name, blocks, c); err != nil {
+			return err
+		}
+	}
+	return nil
 }

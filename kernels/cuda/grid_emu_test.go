@@ -20,6 +20,60 @@ import (
 // The four-component sigma model with z derivatives, projected, is the
 // theory. It needs a C++20 compiler (c++ or $CXX), not a GPU.
 func TestMarchOnTheHost(t *testing.T) {
+	out, err := hostEmulate(t, "march_check.inc", nil)
+	t.Logf("\n%s", out)
+	if err != nil || !strings.Contains(out, "all equal") {
+		t.Fatalf("fg_k_nd_march and fg_k_nd_continuum differ on the host: %v", err)
+	}
+}
+
+// TestConsistentOnTheHost runs the grid unit's consistent form
+// (fg_k_nd_partials, then fg_k_nd_consistent) on the emulated blocks of
+// TestMarchOnTheHost and the CPU backend's (fg_k_partials, fg_k_consistent:
+// the CPU translation unit compiled by cc as a shared library), both without
+// FMA contraction, and requires the same gradient bits, the same max and the
+// energy and power to 1e-12, on 3D lattices, per-axis planes and lines, with
+// and without the doubler penalty.
+func TestConsistentOnTheHost(t *testing.T) {
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "cc"
+	}
+	if _, err := exec.LookPath(cc); err != nil {
+		t.Skipf("no C compiler (%s): %v", cc, err)
+	}
+	lib := filepath.Join(t.TempDir(), "cpu.so")
+	csrc := lib + ".c"
+	cpuTU := "#define FG_EXPORT __attribute__((visibility(\"default\")))\n" + readFile(t, "testdata/sigma4_3d.c") +
+		src.CPUArgs + src.Stencils + src.CPUKernels
+	if err := os.WriteFile(csrc, []byte(cpuTU), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(cc, "-std=c99", "-O1", "-ffp-contract=off", "-fPIC", "-shared", "-w", csrc, "-o", lib, "-lm").CombinedOutput(); err != nil {
+		t.Fatalf("the CPU translation unit does not compile: %v\n%s", err, out)
+	}
+	out, err := hostEmulate(t, "consistent_check.inc", []string{lib})
+	t.Logf("\n%s", out)
+	if err != nil || !strings.Contains(out, "all equal") {
+		t.Fatalf("the grid unit's consistent form and the CPU backend's differ on the host: %v", err)
+	}
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// hostEmulate compiles the grid unit of testdata/sigma4_3d.c (projected) over
+// testdata/emu/emu.h with the check program testdata/emu/<check> (C++20, no
+// FMA contraction) and runs it with args, returning its output; it skips the
+// test without a C++20 compiler (c++ or $CXX).
+func hostEmulate(t *testing.T, check string, args []string) (string, error) {
+	t.Helper()
 	cxx := os.Getenv("CXX")
 	if cxx == "" {
 		cxx = "c++"
@@ -35,31 +89,21 @@ func TestMarchOnTheHost(t *testing.T) {
 	if out, err := exec.Command(cxx, "-std=c++20", "-pthread", probe, "-o", filepath.Join(dir, "probe")).CombinedOutput(); err != nil {
 		t.Skipf("%s has no C++20 <barrier>: %v\n%s", cxx, err, out)
 	}
-	read := func(p string) string {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
 	kernels := src.CUDAGridKernels
 	const ring = "extern __shared__ double fg_ring[];"
 	if !strings.Contains(kernels, ring) {
 		t.Fatalf("fg_k_nd_march no longer declares %q: update the emulation", ring)
 	}
 	kernels = strings.Replace(kernels, ring, "double* fg_ring = g_ring;", 1)
-	tu := read("testdata/emu/emu.h") + "#define FG_FUNC static inline\n" + read("testdata/sigma4_3d.c") +
-		src.CUDAArgs + src.Stencils + kernels + "#define FG_PROJECT 1\n" + read("testdata/emu/march_check.inc")
-	cc, bin := filepath.Join(dir, "march.cc"), filepath.Join(dir, "march")
+	tu := readFile(t, "testdata/emu/emu.h") + "#define FG_FUNC static inline\n" + readFile(t, "testdata/sigma4_3d.c") +
+		src.CUDAArgs + src.Stencils + kernels + "#define FG_PROJECT 1\n" + readFile(t, "testdata/emu/"+check)
+	cc, bin := filepath.Join(dir, "check.cc"), filepath.Join(dir, "check")
 	if err := os.WriteFile(cc, []byte(tu), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(cxx, "-std=c++20", "-O1", "-ffp-contract=off", "-pthread", "-w", cc, "-o", bin).CombinedOutput(); err != nil {
+	if out, err := exec.Command(cxx, "-std=c++20", "-O1", "-ffp-contract=off", "-pthread", "-w", "-I../src", cc, "-o", bin, "-ldl").CombinedOutput(); err != nil {
 		t.Fatalf("the emulated grid unit does not compile: %v\n%s", err, out)
 	}
-	out, err := exec.Command(bin).CombinedOutput()
-	t.Logf("\n%s", out)
-	if err != nil || !strings.Contains(string(out), "all equal") {
-		t.Fatalf("fg_k_nd_march and fg_k_nd_continuum differ on the host: %v", err)
-	}
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	return string(out), err
 }

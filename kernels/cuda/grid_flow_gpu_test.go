@@ -53,6 +53,13 @@ func ndSim(tb testing.TB, be kernels.Backend, th *core.Theory, n []int, h float6
 func ndSimAs(tb testing.TB, be kernels.Backend, th *core.Theory, n []int, h float64, bounds []core.Boundary, params []float64,
 	fill func(x, y, z float64, out []float64), precision string) *core.Simulation {
 	tb.Helper()
+	return ndSimWith(tb, be, th, n, h, bounds, params, fill, core.Options{Precision: precision})
+}
+
+// ndSimWith is ndSim with options (precision, gradient form).
+func ndSimWith(tb testing.TB, be kernels.Backend, th *core.Theory, n []int, h float64, bounds []core.Boundary, params []float64,
+	fill func(x, y, z float64, out []float64), opt core.Options) *core.Simulation {
+	tb.Helper()
 	hs, o := make([]float64, len(n)), make([]float64, len(n))
 	for a := range n {
 		hs[a], o[a] = h, -float64(n[a]-1)*h/2
@@ -61,7 +68,7 @@ func ndSimAs(tb testing.TB, be kernels.Backend, th *core.Theory, n []int, h floa
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s, err := core.NewSimulation(be, th, lat, params, core.Options{Precision: precision})
+	s, err := core.NewSimulation(be, th, lat, params, opt)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -261,6 +268,52 @@ func TestGridFloat32Flow(t *testing.T) {
 				t.Errorf("float32 GPU and CPU differ by %.3g (bound %.3g)", d, bound)
 			} else {
 				t.Logf("float32 after %d steps: max |gpu - cpu| %.3g (bound %.3g)", steps, d, bound)
+			}
+		})
+	}
+}
+
+// TestGridConsistentFlowAgreesWithCPU: 100 steps in the consistent gradient
+// form (the exact gradient of the lattice energy with the doubler penalty;
+// fg_k_nd_partials and fg_k_nd_consistent) on 3D lattices and a line, on the
+// GPU and on the CPU, agree within the float64 flow bound; two GPU runs are
+// the same bits.
+func TestGridConsistentFlowAgreesWithCPU(t *testing.T) {
+	be := gpuFlow(t)
+	cfg := core.FlowConfig{Dt: 0.02, Tol: 1e-300, MaxSteps: 100000, CheckEvery: 25}
+	const steps = 100
+	for _, c := range []ndCase{ndCases()[0], ndCases()[2], ndCases()[3], ndCases()[4]} {
+		t.Run(c.name, func(t *testing.T) {
+			run := func(b kernels.Backend) ([]float64, core.Progress) {
+				s := ndSimWith(t, b, c.th(t), c.n, c.h, c.bounds, c.params, c.fill, core.Options{Form: "consistent"})
+				if err := s.Start(cfg); err != nil {
+					t.Fatal(err)
+				}
+				p, err := s.Advance(steps, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return field(t, s), p
+			}
+			g1, p1 := run(be)
+			g2, p2 := run(be)
+			c1, pc := run(cpu.New(cpu.Options{}))
+			for i := range g1 {
+				if math.Float64bits(g1[i]) != math.Float64bits(g2[i]) {
+					t.Fatalf("two GPU runs differ at %d", i)
+				}
+			}
+			if math.Float64bits(p1.Energy) != math.Float64bits(p2.Energy) {
+				t.Errorf("two GPU runs' energies differ: %v vs %v", p1.Energy, p2.Energy)
+			}
+			bound := ndBound(steps, c.h, len(c.n), cfg)
+			if d := maxDiff(g1, c1); !(d <= bound) {
+				t.Errorf("consistent form: GPU and CPU fields differ by %.3g after %d steps (bound %.3g)", d, steps, bound)
+			} else {
+				t.Logf("consistent form after %d steps: max |gpu - cpu| %.3g (bound %.3g); energy %.15g vs %.15g", steps, d, bound, p1.Energy, pc.Energy)
+			}
+			if de := math.Abs(p1.Energy - pc.Energy); !(de <= 1e-9*math.Abs(pc.Energy)) {
+				t.Errorf("energy: gpu %.17g cpu %.17g", p1.Energy, pc.Energy)
 			}
 		})
 	}

@@ -120,7 +120,8 @@ type gridModule struct {
 	k      map[string]*kernel
 	log    string
 	cached bool
-	shared bool // it is the Program's own module (a unit with z derivatives)
+	shared bool       // it is the Program's own module (a unit with z derivatives)
+	work   devScratch // the consistent form's partials (gridConsistent)
 }
 
 func (b *Backend) load(image []byte, log string, names []string) (*Program, error) {
@@ -944,8 +945,11 @@ func (p *Program) Close() error {
 		p.shifted.free()
 		p.rows.free()
 		p.stage.free()
-		if p.grid != nil && !p.grid.shared {
-			C.fg_cuModuleUnload(p.grid.mod)
+		if p.grid != nil {
+			p.grid.work.free()
+			if !p.grid.shared {
+				C.fg_cuModuleUnload(p.grid.mod)
+			}
 		}
 		C.fg_cuMemFree(p.res)
 		C.fg_cuMemFreeHost(p.hostRes)

@@ -488,3 +488,203 @@ extern "C" __global__ void fg_k_nd_march(fg_nd_march_args a) {
 }
 #undef FG_MARCH_D1X
 #undef FG_MARCH_D1Y
+
+/* ---- The consistent form: fg_k_nd_partials, then fg_k_nd_consistent ----
+ *
+ * cpu_kernels.c.tmpl's fg_k_partials and fg_k_consistent, site for site, in
+ * two passes through a work buffer of nb * FG_NCOMP double columns (nb = 7
+ * on a 3D grid: de/dphi, de/ddx, de/ddy, d4x phi, d4y phi, de/ddz, d4z phi;
+ * 5 otherwise, the y blocks zero on a line). Pass 1 writes them on the sites
+ * that are not held (zero on the others) with the energy's chunk partials,
+ * cell * e + (c/2) w (d4x^2 + d4y^2 + d4z^2) (w: fg_pen_weight3); pass 2
+ * applies the transposed stencils,
+ *   g = de/dphi - D_x[de/ddx] - D_y[de/ddy] - D_z[de/ddz]
+ *       + (c/A) (d4x[d4x phi] + d4y[d4y phi] + d4z[d4z phi])
+ * over the axes the grid has (A: fg_pen_area3), projects and stores it, with
+ * the max and power partials. A planar source's work column de/ddz is zero. */
+typedef struct {
+    fg_grid3 grid;
+    fg_dptr params;
+    fg_dptr phi;
+    fg_dptr vel;      /* 0: no power */
+    fg_dptr out;
+    fg_dptr part;     /* 3 planes of lines * nchunk: pass 1 the energy, pass 2 max and power */
+    fg_dptr work;     /* nb * FG_NCOMP * n doubles */
+    int project;
+    int pad_;
+    double penalty;   /* the doubler penalty coefficient c */
+} fg_nd_consistent_args;
+
+/* A of the penalty's gradient c/A: hx^2 on a line, hx*hy otherwise. */
+static __device__ __forceinline__ double fg_pen_area3(const fg_geo3& g) {
+    return g.dims == 1 ? g.hx * g.hx : g.hx * g.hy;
+}
+/* The penalty's weight w = cell/A (1 on a plane). */
+static __device__ __forceinline__ double fg_pen_weight3(const fg_geo3& g) {
+    return g.dims == 2 ? 1.0 : g.cell / fg_pen_area3(g);
+}
+
+/* The neighbour offsets of fg_fill3: x columns m2..p2 (wrapped), line
+ * offsets yo[] of rows j-2..j+2 and plane offsets zo[] of k-2..k+2. */
+static __device__ __forceinline__ void fg_offsets3(const fg_geo3& g, int i, int j, int k, int* xo, int* yo, int* zo) {
+    xo[0] = fg_wrapi(i - 2, g.nx);
+    xo[1] = fg_wrapi(i - 1, g.nx);
+    xo[2] = fg_wrapi(i + 1, g.nx);
+    xo[3] = fg_wrapi(i + 2, g.nx);
+#pragma unroll
+    for (int m = 0; m < 5; m++) {
+        yo[m] = (g.dims >= 2 ? fg_wrapi(j + m - 2, g.ny) : j) * g.nx;
+        zo[m] = (g.dims == 3 ? fg_wrapi(k + m - 2, g.nz) : k) * g.nx * g.ny;
+    }
+}
+
+extern "C" __global__ void fg_k_nd_partials(fg_nd_consistent_args a) {
+    int i, line;
+    if (!fg_line_site(a.grid, &i, &line)) return;
+    const fg_geo3 g = fg_geo3_of(a.grid);
+    double e = 0.0;
+    if (i < g.nx) {
+        const int j = line % g.ny, k = line / g.ny;
+        const int idx = line * g.nx + i;
+        const long long n = g.n;
+        double* w = (double*)a.work;
+        if (fg_held3(g, i, j, k)) {
+            const int nb = g.dims == 3 ? 7 : 5;
+            for (int b = 0; b < nb * FG_NCOMP; b++) w[b * n + idx] = 0.0;
+        } else {
+            const fg_params* p = (const fg_params*)a.params;
+            const fg_store* phi = (const fg_store*)a.phi;
+            fg_site s;
+            fg_fill3(phi, g, i, j, k, false, &s);
+            double dphi[FG_NCOMP], ddx[FG_NCOMP], ddy[FG_NCOMP];
+#if FG_DIM == 3
+            double ddz[FG_NCOMP];
+            fg_partials(&s, p, dphi, ddx, ddy, ddz);
+#else
+            fg_partials(&s, p, dphi, ddx, ddy);
+#endif
+            const double en = fg_energy(&s, p);
+            int xo[4], yo[5], zo[5];
+            fg_offsets3(g, i, j, k, xo, yo, zo);
+            const int r0 = zo[2] + yo[2];
+            double qsum = 0.0;
+#pragma unroll
+            for (int c = 0; c < FG_NCOMP; c++) {
+                const fg_store* f = phi + c * n;
+                const double qx = FG_D4(fg_ld(f + r0 + xo[0]), fg_ld(f + r0 + xo[1]), fg_ld(f + idx), fg_ld(f + r0 + xo[2]),
+                                        fg_ld(f + r0 + xo[3]));
+                double qy = 0.0;
+                if (g.dims >= 2)
+                    qy = FG_D4(fg_ld(f + zo[2] + yo[0] + i), fg_ld(f + zo[2] + yo[1] + i), fg_ld(f + idx),
+                               fg_ld(f + zo[2] + yo[3] + i), fg_ld(f + zo[2] + yo[4] + i));
+                double qq = qx * qx + qy * qy;
+                if (g.dims == 3) {
+                    const double qz = FG_D4(fg_ld(f + zo[0] + yo[2] + i), fg_ld(f + zo[1] + yo[2] + i), fg_ld(f + idx),
+                                            fg_ld(f + zo[3] + yo[2] + i), fg_ld(f + zo[4] + yo[2] + i));
+                    qq += qz * qz;
+#if FG_DIM == 3
+                    w[(5 * FG_NCOMP + c) * n + idx] = ddz[c];
+#else
+                    w[(5 * FG_NCOMP + c) * n + idx] = 0.0;
+#endif
+                    w[(6 * FG_NCOMP + c) * n + idx] = qz;
+                }
+                qsum += qq;
+                w[c * n + idx] = dphi[c];
+                w[(FG_NCOMP + c) * n + idx] = ddx[c];
+                w[(2 * FG_NCOMP + c) * n + idx] = g.dims >= 2 ? ddy[c] : 0.0;
+                w[(3 * FG_NCOMP + c) * n + idx] = qx;
+                w[(4 * FG_NCOMP + c) * n + idx] = qy;
+            }
+            e = en * g.cell + 0.5 * a.penalty * qsum * fg_pen_weight3(g);
+        }
+    }
+    fg_chunk_store(a.part, a.grid.lines * a.grid.nchunk, (long long)line * a.grid.nchunk + i / FG_CHUNK, e, 0.0, 0.0);
+}
+
+extern "C" __global__ void fg_k_nd_consistent(fg_nd_consistent_args a) {
+    int i, line;
+    if (!fg_line_site(a.grid, &i, &line)) return;
+    const fg_geo3 g = fg_geo3_of(a.grid);
+    double m = 0.0, pw = 0.0;
+    if (i < g.nx) {
+        const int j = line % g.ny, k = line / g.ny;
+        const int idx = line * g.nx + i;
+        const long long n = g.n;
+        fg_store* out = (fg_store*)a.out;
+        if (fg_held3(g, i, j, k)) {
+            fg_zero_site(out, g.n, idx);
+        } else {
+            const double* w = (const double*)a.work;
+            const fg_store* phi = (const fg_store*)a.phi;
+            const double pen = a.penalty / fg_pen_area3(g);
+            int xo[4], yo[5], zo[5];
+            fg_offsets3(g, i, j, k, xo, yo, zo);
+            const int r0 = zo[2] + yo[2];
+            double gr[FG_NCOMP];
+#pragma unroll
+            for (int c = 0; c < FG_NCOMP; c++) {
+                const double* ex = w + (FG_NCOMP + c) * n;
+                const double* ey = w + (2 * FG_NCOMP + c) * n;
+                const double* qx = w + (3 * FG_NCOMP + c) * n;
+                const double* qy = w + (4 * FG_NCOMP + c) * n;
+                double v = w[c * n + idx];
+                v -= FG_D1(ex[r0 + xo[0]], ex[r0 + xo[1]], ex[r0 + xo[2]], ex[r0 + xo[3]]) * g.ix;
+                if (g.dims >= 2)
+                    v -= FG_D1(ey[zo[2] + yo[0] + i], ey[zo[2] + yo[1] + i], ey[zo[2] + yo[3] + i], ey[zo[2] + yo[4] + i]) * g.iy;
+                if (g.dims == 3) {
+                    const double* ez = w + (5 * FG_NCOMP + c) * n;
+                    v -= FG_D1(ez[zo[0] + yo[2] + i], ez[zo[1] + yo[2] + i], ez[zo[3] + yo[2] + i], ez[zo[4] + yo[2] + i]) * g.iz;
+                }
+                if (pen != 0.0) {
+                    double q = FG_D4(qx[r0 + xo[0]], qx[r0 + xo[1]], qx[idx], qx[r0 + xo[2]], qx[r0 + xo[3]]);
+                    if (g.dims >= 2)
+                        q += FG_D4(qy[zo[2] + yo[0] + i], qy[zo[2] + yo[1] + i], qy[idx], qy[zo[2] + yo[3] + i],
+                                   qy[zo[2] + yo[4] + i]);
+                    if (g.dims == 3) {
+                        const double* qz = w + (6 * FG_NCOMP + c) * n;
+                        q += FG_D4(qz[zo[0] + yo[2] + i], qz[zo[1] + yo[2] + i], qz[idx], qz[zo[3] + yo[2] + i],
+                                   qz[zo[4] + yo[2] + i]);
+                    }
+                    v += pen * q;
+                }
+                gr[c] = v;
+            }
+            /* fg_finish of the CPU template: the projection reads the field. */
+            if (a.project) {
+                double gn = 0.0, nn = 0.0;
+#pragma unroll
+                for (int c = 0; c < FG_NCOMP; c++) {
+                    if (FG_AUX(c)) continue;
+                    const double u = fg_ld(phi + c * n + idx);
+                    gn += gr[c] * u;
+                    nn += u * u;
+                }
+                const double t = gn / nn;
+#pragma unroll
+                for (int c = 0; c < FG_NCOMP; c++)
+                    if (!FG_AUX(c)) gr[c] -= t * fg_ld(phi + c * n + idx);
+            }
+            const fg_store* vel = (const fg_store*)a.vel;
+#pragma unroll
+            for (int c = 0; c < FG_NCOMP; c++) {
+                const double v = FG_AUX(c) ? -gr[c] : gr[c];
+                out[c * n + idx] = (fg_store)v;
+                m = fg_maxnan(m, isfinite(v) ? fabs(v) : FG_NAN);
+                if (vel) pw += fg_ld(vel + c * n + idx) * v;
+            }
+        }
+    }
+    /* The max and power partials; the energy's are pass 1's. */
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        m = fg_maxnan(m, __shfl_down_sync(FG_FULL, m, off));
+        pw += __shfl_down_sync(FG_FULL, pw, off);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        const long long plane = a.grid.lines * a.grid.nchunk, slot = (long long)line * a.grid.nchunk + i / FG_CHUNK;
+        double* P = (double*)a.part;
+        P[plane + slot] = m;
+        P[2 * plane + slot] = pw;
+    }
+}

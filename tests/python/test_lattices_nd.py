@@ -106,15 +106,6 @@ def test_lattice_checks_the_axes():
 def test_refusals_name_what_is_missing():
     th = _phi4()
     grid = (8, 8, 8)
-    # CUDA runs them in the continuum form: the consistent one is refused by name there
-    # (with or without a GPU), and "auto" takes the CPU for it.
-    cuda = r"consistent gradient form of 3D lattices runs on the CPU backend.*8 x 8 x 8"
-    with pytest.raises(fg.BackendError, match=cuda):
-        fg.Simulation(th, grid=grid, backend="cuda", gradient="consistent")
-    with pytest.raises(fg.BackendError, match="consistent gradient form of 1D lattices"):
-        fg.Simulation(th, grid=(16,), backend="cuda", gradient="consistent")
-    auto = fg.Simulation(th, grid=grid, gradient="consistent")
-    assert "consistent gradient form of 3D lattices runs on the CPU backend only" in auto.describe()["backend_note"]
     with pytest.raises(fg.LatticeError, match="free"):
         fg.Simulation(th, grid=grid, boundary=("periodic", "free", "periodic"))
     sim = fg.Simulation(th, grid=grid, boundary="periodic")
