@@ -270,5 +270,15 @@ func FieldFromRecord(rec arrow.RecordBatch, lat *Lattice) (*Field, error) {
 
 // String describes the field briefly.
 func (f *Field) String() string {
-	return fmt.Sprintf("Field(%v, %d x %d, h=(%g, %g), %s)", f.names, f.lat.Nx, f.lat.Ny, f.lat.Hx, f.lat.Hy, f.lat.Boundary)
+	l := f.lat
+	if !l.Planar() {
+		d := l.Dim()
+		h, b := make([]string, d), make([]string, d)
+		for a := range d {
+			h[a] = fmtFloat([]float64{l.Hx, l.Hy, l.Hz}[a])
+			b[a] = l.AxisBoundary(a).String()
+		}
+		return fmt.Sprintf("Field(%v, %s, h=(%s), %s)", f.names, l.Shape(), strings.Join(h, ", "), strings.Join(b, ", "))
+	}
+	return fmt.Sprintf("Field(%v, %d x %d, h=(%g, %g), %s)", f.names, l.Nx, l.Ny, l.Hx, l.Hy, l.Boundary)
 }

@@ -139,3 +139,24 @@ func TestSaveLoadContinueBeyondPlanar(t *testing.T) {
 		})
 	}
 }
+
+// A field describes every axis of its lattice.
+func TestFieldStringNamesEveryAxis(t *testing.T) {
+	lat, err := core.NewLatticeND([]int{7, 6, 5}, []float64{0.1, 0.2, 0.3}, []float64{0, 0, 0}, []core.Boundary{core.Fixed, core.Periodic, core.Periodic})
+	require.NoError(t, err)
+	f, err := core.NewField(lat, []string{"u"})
+	require.NoError(t, err)
+	defer f.Release()
+	assert.Equal(t, "Field([u], 7 x 6 x 5, h=(0.1, 0.2, 0.3), fixed, periodic, periodic)", f.String())
+	plane, err := core.NewField(mustLattice(t, 8, 9), []string{"u"})
+	require.NoError(t, err)
+	defer plane.Release()
+	assert.Equal(t, "Field([u], 8 x 9, h=(0.5, 0.5), periodic)", plane.String())
+}
+
+func mustLattice(t *testing.T, nx, ny int) core.Lattice {
+	t.Helper()
+	lat, err := core.NewLattice(nx, ny, 0.5, 0.5, 0, 0, core.Periodic)
+	require.NoError(t, err)
+	return lat
+}
