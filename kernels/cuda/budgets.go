@@ -79,9 +79,10 @@ var Budgets = map[string]int{
 	"fg_k_nd_density": 80,
 	// The consistent form's two passes (cuda_site3d.cu): the site struct of
 	// first derivatives with fg_partials and the doubler differences (NVRTC
-	// 13.5: 54-56 phi4_3d, 72-80 planar built-ins, 92-96 sigma4_3d), then
+	// 13.5: 54-56 phi4_3d, 72-80 planar built-ins, 92-96 sigma4_3d and
+	// skyrme, 106-113 faddeev_skyrme), then
 	// the transposed stencils over the work columns (46-64); no spill.
-	"fg_k_nd_partials":   112,
+	"fg_k_nd_partials":   128,
 	"fg_k_nd_consistent": 80,
 	// fg_k_constrain and fg_k_project with the held test of three axes:
 	// 26-40 measured.
@@ -181,6 +182,14 @@ var TheoryBudgets = map[string]map[string]BudgetOverride{
 		"fg_k_density":    {136, "4 components: its densities are evaluated from the whole site struct, second derivatives included; measured 96 (NVRTC 13.5) and 128 (NVRTC 13.0, sm_80, on the H200), no spill, +8"},
 		"fg_k_tile":       {136, "4 components: the tiled continuum gradient holds the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions at once; measured 128 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 		"fg_k_tile_up":    {136, "4 components: stage 4 fused with the RK4 update holds the site struct and the generated gradient's common subexpressions, then phi', v' of every component; measured 128 (sm_80) / 126 (sm_90) (NVRTC 13.5, sm_80/sm_90, no spill, 2026-11-29), +8 for NVRTC 13.0"},
+	},
+	"skyrme": {
+		"fg_k_nd_continuum": {255, "the 3D Skyrme model, 4 components: the site struct of a 3D source (10 values per component plus x, y, z) and the quartic term's generated gradient live at once; measured 242 (NVRTC 13.5, sm_80/sm_90, both precisions, no spill, 2026-12-04), +8 reaches the hardware limit"},
+		"fg_k_nd_march":     {255, "the 3D Skyrme model, 4 components: fg_k_nd_continuum's registers plus the two planes below in registers (6 values per component); measured 238 (sm_90) / 255 (sm_80) (NVRTC 13.5, both precisions, no spill, 2026-12-04): the hardware limit; tiles of 32 x 4 past 128 registers"},
+	},
+	"faddeev_skyrme": {
+		"fg_k_nd_continuum": {176, "the Faddeev-Skyrme model, 3 components: the site struct of a 3D source and the quartic term's generated gradient live at once; measured 166-168 (NVRTC 13.5, sm_80/sm_90, both precisions, no spill, 2026-12-04), +8 for NVRTC 13.0"},
+		"fg_k_nd_march":     {255, "the Faddeev-Skyrme model, 3 components: fg_k_nd_continuum's registers plus the two planes below in registers; measured 228 (sm_90) / 249 (sm_80) (NVRTC 13.5, both precisions, no spill, 2026-12-04), +8 reaches the hardware limit"},
 	},
 	"spin_triplet": {
 		"fg_k_project":   {72, "10 components: the site's components of the field and the projected vector are loaded together; measured 64 (NVRTC 13.5, sm_80/sm_90, float64 and float32, no spill), +8 for NVRTC 13.0"},

@@ -28,27 +28,10 @@ def _nvrtc_missing():
 MISSING = _nvrtc_missing()
 
 
-# Measured with NVRTC 13.5 (sm_80 and sm_90, both precisions): the grid-unit gradients of the
-# 3D theories with quartic terms take more than the default 128 (fg_k_nd_continuum) and 136
-# (fg_k_nd_march) registers, without spill: the Skyrme model (4 components) 242 and 238-255, the
-# Faddeev-Skyrme model (3) 166-168 and 228-249. Their measured TheoryBudgets entries go into
-# kernels/cuda/budgets.go; strict, so that each entry turns this red until its mark goes.
-_OVER_BUDGET = {
-    "skyrme": "fg_k_nd_continuum 242 and fg_k_nd_march 238-255 registers (no spill) need a TheoryBudgets entry",
-    "faddeev_skyrme": "fg_k_nd_continuum 166-168, fg_k_nd_march 228-249 registers (no spill) need a TheoryBudgets row",
-}
-
-
 @pytest.mark.skipif(MISSING is not None, reason=f"NVRTC is not available: {MISSING}")
 @pytest.mark.parametrize("precision", ["float64", "float32"])
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=_OVER_BUDGET[n])) if n in _OVER_BUDGET else n
-        for n in sorted(fg.theories.ALL)
-    ],
-)
+@pytest.mark.parametrize("name", sorted(fg.theories.ALL))
 def test_kernels_keep_their_register_budgets_without_spill(name, arch, precision):
     th = fg.theories.ALL[name]()
     try:
