@@ -27,14 +27,15 @@ func TestMarchOnTheHost(t *testing.T) {
 	}
 }
 
-// TestConsistentOnTheHost runs the grid unit's consistent form
-// (fg_k_nd_partials, then fg_k_nd_consistent) on the emulated blocks of
-// TestMarchOnTheHost and the CPU backend's (fg_k_partials, fg_k_consistent:
-// the CPU translation unit compiled by cc as a shared library), both without
-// FMA contraction, and requires the same gradient bits, the same max and the
-// energy and power to 1e-12, on 3D lattices, per-axis planes and lines, with
-// and without the doubler penalty.
-func TestConsistentOnTheHost(t *testing.T) {
+// TestGridKernelsOnTheHost runs the grid unit's site kernels on the emulated
+// blocks of TestMarchOnTheHost and the CPU backend's (the CPU translation
+// unit compiled by cc as a shared library), both without FMA contraction, and
+// requires the same bits: the consistent form's two passes (fg_k_nd_partials,
+// fg_k_nd_consistent against fg_k_partials, fg_k_consistent; with and without
+// the doubler penalty, its max and its energy and power to 1e-12), the
+// continuum gradient, the energy density, the constraint and the projection,
+// on 3D lattices, per-axis planes and lines.
+func TestGridKernelsOnTheHost(t *testing.T) {
 	cc := os.Getenv("CC")
 	if cc == "" {
 		cc = "cc"
@@ -52,10 +53,10 @@ func TestConsistentOnTheHost(t *testing.T) {
 	if out, err := exec.Command(cc, "-std=c99", "-O1", "-ffp-contract=off", "-fPIC", "-shared", "-w", csrc, "-o", lib, "-lm").CombinedOutput(); err != nil {
 		t.Fatalf("the CPU translation unit does not compile: %v\n%s", err, out)
 	}
-	out, err := hostEmulate(t, "consistent_check.inc", []string{lib})
+	out, err := hostEmulate(t, "cpu_check.inc", []string{lib})
 	t.Logf("\n%s", out)
 	if err != nil || !strings.Contains(out, "all equal") {
-		t.Fatalf("the grid unit's consistent form and the CPU backend's differ on the host: %v", err)
+		t.Fatalf("the grid unit's kernels and the CPU backend's differ on the host: %v", err)
 	}
 }
 
