@@ -98,6 +98,11 @@ type flowState struct {
 	done       bool
 	converged  bool
 	hist       history
+	// auto: dt is the stiffness estimate's, so a divergence may shorten it
+	// (dtCuts times so far; see shortenDt).
+	auto    bool
+	dtCuts  int
+	cutStep int // the step of the last cut: stalled looks at the history after it
 }
 
 // Start begins a new flow from the current field with zero velocity. The
@@ -143,7 +148,7 @@ func (s *Simulation) start(cfg FlowConfig) error {
 	if err := s.prog.Combine(s.velB); err != nil {
 		return err
 	}
-	s.flow = &flowState{cfg: cfg, prevEnergy: math.Inf(1), hist: newHistory(s.theory.Spec.Densities)}
+	s.flow = &flowState{cfg: cfg, prevEnergy: math.Inf(1), hist: newHistory(s.theory.Spec.Densities), auto: auto}
 	return s.checkpoint()
 }
 
@@ -238,6 +243,9 @@ var errCancelled = errs.New(errs.Cancelled, "the flow was cancelled; continue it
 // and the arrest, then the remaining stages run. The field and velocity
 // change only in the last kernels, so a cancelled step leaves them untouched.
 func (s *Simulation) step(fl *flowState) error {
+	if err := s.recheckDt(fl); err != nil {
+		return err
+	}
 	cfg := fl.cfg
 	uv := s.theory.UnitVector()
 	anf := cfg.Method == ArrestedNewtonFlow
@@ -265,8 +273,12 @@ func (s *Simulation) step(fl *flowState) error {
 		if err := s.checkpoint(); err != nil {
 			return err
 		}
+		cuts := fl.dtCuts
 		if err := s.stalled(fl); err != nil {
 			return err
+		}
+		if fl.dtCuts != cuts { // dt was shortened: the next step starts from here, at rest
+			return nil
 		}
 	}
 	if s.cancel.Load() {
@@ -364,7 +376,6 @@ func (s *Simulation) checkpoint() error {
 // energy and gradient were finite).
 func (s *Simulation) diverged(fl *flowState, stage int, g kernels.Buffer) error {
 	fl.done = true
-	defer func() { s.stiffOK = false }()
 	where := "the field"
 	idx, err := s.prog.FirstNonFinite(g)
 	if err != nil {
@@ -398,6 +409,17 @@ func (s *Simulation) diverged(fl *flowState, stage int, g kernels.Buffer) error 
 		}
 		goodStep = fl.ckptStep
 	}
+	if fl.auto && fl.dtCuts < maxDtCuts {
+		// From the last checkpoint: a mode that grew until it overflowed
+		// has been growing for a while, and the step's start carries it.
+		if stage != 1 {
+			if err := s.prog.Combine(s.phiB, kernels.Term{Coef: 1, X: s.ckptPhi}); err != nil {
+				return err
+			}
+		}
+		return s.shortenDt(fl)
+	}
+	defer func() { s.stiffOK = false }()
 	s.hostStale = true
 	if err := s.syncHost(); err != nil {
 		return err
@@ -410,6 +432,70 @@ func (s *Simulation) diverged(fl *flowState, stage int, g kernels.Buffer) error 
 	return errs.New(errs.Divergence,
 		"the flow diverged at step %d (RK4 stage %d, dt=%g): %s; the field kept is the last good one, from step %d (%s)",
 		fl.step, stage, fl.cfg.Dt, what, goodStep, advice)
+}
+
+// recheckDt estimates the stiffness again at check steps 1, 2, 4, 8, ...
+// times CheckEvery of a flow whose dt was estimated, and shortens dt where
+// the field has grown stiffer than it allows with RK4's margin: relaxing
+// can stiffen a field (a 3D Skyrmion's core shrinks under its mass term;
+// a hedgehog at 40^3, h = 0.2, relaxes to 1.49 x the start's estimate and
+// the start's dt diverged at step 216). The doubling schedule makes the
+// checks cost a few steps' worth in all (about 1% of a 1000-step call) and
+// looks most often early, when the field changes most. dt only shortens,
+// and only past 2.6/omega (stableDt aims at 2.5, the limit is 2.83), so a
+// flow whose stiffness holds keeps its dt and its bits.
+func (s *Simulation) recheckDt(fl *flowState) error {
+	every := fl.cfg.CheckEvery
+	if !fl.auto || every <= 0 || fl.step == 0 || fl.step%every != 0 || fl.step >= fl.cfg.MaxSteps {
+		return nil
+	}
+	if k := fl.step / every; k&(k-1) != 0 {
+		return nil
+	}
+	lambda, err := s.stiffness(stiffnessIterations)
+	if err != nil || !(lambda > 0) {
+		return err
+	}
+	s.stiff, s.stiffOK = lambda, true
+	limit := 2.6 / math.Sqrt(lambda)
+	if fl.cfg.Method == GradientFlow {
+		limit = 1.04 / lambda
+	}
+	if fl.cfg.Dt > limit {
+		fl.cfg.Dt = stableDt(fl.cfg.Method, fl.cfg.Dt, lambda)
+		fl.dtCuts++
+	}
+	return nil
+}
+
+// maxDtCuts is how many times a flow whose dt came from the stiffness
+// estimate may shorten it after a divergence before it reports one.
+const maxDtCuts = 4
+
+// shortenDt continues a flow with an estimated dt that diverged or
+// stalled: the estimate holds for the field it was made at, and relaxing
+// can make a field stiffer (recheckDt). From the kept field (the caller has
+// restored it), at rest, with the stiffness estimated there, dt becomes the
+// smaller of that estimate's and 1/sqrt(2) of the one that failed, so every
+// cut shortens it (recheckDt's checks make this the exception). The history and the step count go on; Describe reports
+// the cuts and the dt in use. Deterministic, so a run cut and one resumed
+// from a save agree.
+func (s *Simulation) shortenDt(fl *flowState) error {
+	lambda, err := s.stiffness(stiffnessIterations)
+	if err != nil {
+		return err
+	}
+	s.stiff, s.stiffOK = lambda, true
+	fl.dtCuts++
+	fl.cutStep = fl.step
+	fl.cfg.Dt = math.Min(stableDt(fl.cfg.Method, fl.cfg.Dt, lambda), fl.cfg.Dt/math.Sqrt2)
+	fl.done, fl.last.Done = false, false
+	fl.prevEnergy = math.Inf(1)
+	if err := s.prog.Combine(s.velB); err != nil {
+		return err
+	}
+	s.hostStale = true
+	return s.checkpoint()
 }
 
 // stallWindow is the span of steps over which a flow must make progress.
@@ -435,7 +521,7 @@ func (s *Simulation) stalled(fl *flowState) error {
 			break
 		}
 	}
-	if k < 0 {
+	if k < 0 || h.step[k] < int64(fl.cutStep) {
 		return nil
 	}
 	steps, resets := h.step[now]-h.step[k], h.resets[now]-h.resets[k]
@@ -451,6 +537,9 @@ func (s *Simulation) stalled(fl *flowState) error {
 	}
 	if h.maxGrad[now] < 100*floor {
 		return nil
+	}
+	if fl.auto && fl.dtCuts < maxDtCuts {
+		return s.shortenDt(fl)
 	}
 	fl.done, fl.last.Done = true, true
 	advice := "try a smaller dt"

@@ -47,6 +47,9 @@ type flowFile struct {
 	LastMax    uint64     `json:"last_max_grad_bits"`
 	LastStep   int        `json:"last_step"`
 	LastResets int        `json:"last_resets"`
+	AutoDt     bool       `json:"auto_dt"`
+	DtCuts     int        `json:"dt_cuts"`
+	CutStep    int        `json:"cut_step"`
 }
 
 // Save writes the simulation as one Arrow IPC file: a RecordBatch with the
@@ -72,7 +75,8 @@ func (s *Simulation) Save(path string) error {
 	if fl := s.flow; fl != nil {
 		ff := flowFile{Cfg: fl.cfg, Step: fl.step, PrevEnergy: math.Float64bits(fl.prevEnergy), Resets: fl.resets,
 			Done: fl.done, Converged: fl.converged, LastEnergy: math.Float64bits(fl.last.Energy),
-			LastMax: math.Float64bits(fl.last.MaxGrad), LastStep: fl.last.Step, LastResets: fl.last.Resets}
+			LastMax: math.Float64bits(fl.last.MaxGrad), LastStep: fl.last.Step, LastResets: fl.last.Resets,
+			AutoDt: fl.auto, DtCuts: fl.dtCuts, CutStep: fl.cutStep}
 		js, _ := json.Marshal(ff)
 		hist, err := encodeBatch(fl.hist.recordBatch())
 		if err != nil {
@@ -319,7 +323,7 @@ func (s *Simulation) loadFlow(js, hist string) error {
 		return err
 	}
 	fl := &flowState{cfg: cfg, step: ff.Step, prevEnergy: math.Float64frombits(ff.PrevEnergy), resets: ff.Resets,
-		done: ff.Done, converged: ff.Converged, hist: newHistory(s.theory.Spec.Densities)}
+		done: ff.Done, converged: ff.Converged, hist: newHistory(s.theory.Spec.Densities), auto: ff.AutoDt, dtCuts: ff.DtCuts, cutStep: ff.CutStep}
 	fl.last = Progress{Step: ff.LastStep, Energy: math.Float64frombits(ff.LastEnergy), MaxGrad: math.Float64frombits(ff.LastMax),
 		Resets: ff.LastResets, Done: ff.Done, Converged: ff.Converged}
 	raw, err := base64.StdEncoding.DecodeString(hist)

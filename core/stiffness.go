@@ -278,3 +278,16 @@ func (s *Simulation) Flow() (FlowConfig, bool) {
 	}
 	return s.flow.cfg, true
 }
+
+// DtCuts is how many times the current flow shortened its estimated dt
+// after a divergence or a stall (0 without a flow).
+func (s *Simulation) DtCuts() int {
+	if err := s.lock(); err != nil {
+		return 0
+	}
+	defer s.mu.Unlock()
+	if s.flow == nil {
+		return 0
+	}
+	return s.flow.dtCuts
+}

@@ -349,6 +349,7 @@ func SimDescribe(h int64) (info string, err error) {
 		if cfg, ok := s.Flow(); ok {
 			st["dt"], st["method"], st["arrest"], st["tol"] = cfg.Dt, cfg.Method, cfg.Arrest, cfg.Tol
 			st["max_steps"], st["check_every"] = cfg.MaxSteps, cfg.CheckEvery
+			st["dt_cuts"] = s.DtCuts()
 		}
 		d["flow"] = st
 		d["step"] = p.Step
