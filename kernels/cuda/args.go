@@ -314,17 +314,6 @@ type ndSiteArgs struct {
 
 var _ = registerArgs[ndSiteArgs]("fg_k_nd_constrain", "fg_k_nd_project")
 
-// marchArgs is fg_nd_march_args (fg_k_nd_march).
-type marchArgs struct {
-	G   ndGradientArgs `c:"g"`
-	By  int32          `c:"by"`
-	Kz  int32          `c:"kz"`
-	Nyb int32          `c:"nyb"`
-	_   int32
-}
-
-var _ = registerArgs[marchArgs]("fg_k_nd_march")
-
 // ndConsistentArgs is fg_nd_consistent_args (fg_k_nd_partials, fg_k_nd_consistent).
 type ndConsistentArgs struct {
 	Grid    grid3Args `c:"grid"`

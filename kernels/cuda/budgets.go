@@ -68,13 +68,6 @@ var Budgets = map[string]int{
 	// 96 (baby_skyrme, abelian_higgs), 102-108 (sigma4_3d, 4 components),
 	// no spill; 128 keeps 512 threads per SM resident.
 	"fg_k_nd_continuum": 128,
-	// The 2.5D-blocked gradient of 3D lattices: the site struct read from
-	// a ring of three shared-memory planes, plus the field and the x and y
-	// stencils of the two planes below in registers (6 values per
-	// component). NVRTC 13.5: 64-70 (phi4_3d), 80-96 (planar built-ins),
-	// 121-123 (sigma4_3d), no spill; +8 for NVRTC 13.0. At 136 a block of
-	// 32 x 8 threads leaves one block of 256 per SM, of 32 x 4 three.
-	"fg_k_nd_march": 136,
 	// The site struct and fg_energy or fg_density: 40-64 measured.
 	"fg_k_nd_density": 80,
 	// The consistent form's two passes (cuda_site3d.cu): the site struct of
@@ -185,11 +178,9 @@ var TheoryBudgets = map[string]map[string]BudgetOverride{
 	},
 	"skyrme": {
 		"fg_k_nd_continuum": {255, "the 3D Skyrme model, 4 components: the site struct of a 3D source (10 values per component plus x, y, z) and the quartic term's generated gradient live at once; measured 242 (NVRTC 13.5, sm_80/sm_90, both precisions, no spill, 2026-12-04), +8 reaches the hardware limit"},
-		"fg_k_nd_march":     {255, "the 3D Skyrme model, 4 components: fg_k_nd_continuum's registers plus the two planes below in registers (6 values per component); measured 238 (sm_90) / 255 (sm_80) (NVRTC 13.5, both precisions, no spill, 2026-12-04): the hardware limit; tiles of 32 x 4 past 128 registers"},
 	},
 	"faddeev_skyrme": {
 		"fg_k_nd_continuum": {176, "the Faddeev-Skyrme model, 3 components: the site struct of a 3D source and the quartic term's generated gradient live at once; measured 166-168 (NVRTC 13.5, sm_80/sm_90, both precisions, no spill, 2026-12-04), +8 for NVRTC 13.0"},
-		"fg_k_nd_march":     {255, "the Faddeev-Skyrme model, 3 components: fg_k_nd_continuum's registers plus the two planes below in registers; measured 228 (sm_90) / 249 (sm_80) (NVRTC 13.5, both precisions, no spill, 2026-12-04), +8 reaches the hardware limit"},
 	},
 	"spin_triplet": {
 		"fg_k_project":   {72, "10 components: the site's components of the field and the projected vector are loaded together; measured 64 (NVRTC 13.5, sm_80/sm_90, float64 and float32, no spill), +8 for NVRTC 13.0"},

@@ -121,9 +121,7 @@ func (p *Program) gridGradient(ga kernels.GradientArgs, phi, out, vel *buffer) (
 		if err := p.gridConsistent(a, ga.Penalty); err != nil {
 			return r, err
 		}
-	} else if ok, err := p.march(a); err != nil {
-		return r, err
-	} else if !ok {
+	} else {
 		blocks, err := p.lineBlocks("fg_k_nd_continuum", g)
 		if err != nil {
 			return r, err
@@ -137,7 +135,7 @@ func (p *Program) gridGradient(ga kernels.GradientArgs, phi, out, vel *buffer) (
 		return r, err
 	}
 	// The consistent form's pass 1 computes the energy always; the
-	// continuum kernels when asked.
+	// continuum kernel when asked.
 	if ga.Energy {
 		r.Energy = e
 	}
@@ -172,61 +170,6 @@ func (p *Program) gridSite(name string, gr kernels.Grid, phi, x uint64) error {
 	}
 	bs := ks[name].info.BlockSize
 	return p.launchGrid(name, (gr.Sites()+bs-1)/bs, &ndSiteArgs{Grid: grid3Of(gr), Phi: phi, X: x})
-}
-
-// noMarch turns fg_k_nd_march off, and a nonzero marchShape sets its tile
-// height and planes per block: tests compare the kernels and shapes.
-var (
-	noMarch    = false
-	marchShape struct{ by, kz int }
-)
-
-// marchSmem is the dynamic shared memory of fg_k_nd_march for a tile of
-// height by: a ring of three planes of 36 x (by + 4) values per component.
-func marchSmem(ncomp, by int) int { return 3 * ncomp * (by + 4) * 36 * 8 }
-
-// march launches the 2.5D-blocked gradient fg_k_nd_march for a on a 3D
-// lattice and reports whether it did: a line or a plane, or a theory whose
-// tile of height 4 does not fit the shared memory a block may take, runs
-// fg_k_nd_continuum instead. The tile is 32 x 8 sites (32 x 4 when 8 rows do
-// not fit 64 KB or the kernel takes more than 128 registers); each block
-// marches kz planes, kz chosen to give the device about 8 blocks per
-// multiprocessor. Neither changes a bit of the results.
-func (p *Program) march(a *ndGradientArgs) (bool, error) {
-	g := a.Grid
-	if g.Dims != 3 || noMarch {
-		return false, nil
-	}
-	ks, err := p.gridKernels()
-	if err != nil {
-		return false, err
-	}
-	k := ks["fg_k_nd_march"]
-	nc := p.unit.NComp
-	by := 8
-	// Past 128 registers a multiprocessor holds one block of 32 x 8 threads
-	// but three of 32 x 4.
-	if marchSmem(nc, by) > 64<<10 || marchSmem(nc, by) > k.maxDyn || k.info.Registers > 128 {
-		by = 4
-	}
-	if marchShape.by > 0 {
-		by = marchShape.by
-	}
-	smem := marchSmem(nc, by)
-	if smem > k.maxDyn {
-		return false, nil
-	}
-	nyb := (int(g.Ny) + by - 1) / by
-	tiles := int(g.Nchunk) * nyb
-	nz := int(g.Nz)
-	nzb := max(1, min((8*max(p.b.sms, 1)+tiles-1)/tiles, nz/4))
-	kz := (nz + nzb - 1) / nzb
-	if marchShape.kz > 0 {
-		kz = min(marchShape.kz, nz)
-	}
-	nzb = (nz + kz - 1) / kz
-	m := &marchArgs{G: *a, By: int32(by), Kz: int32(kz), Nyb: int32(nyb)}
-	return true, launchArgs(k, "fg_k_nd_march", tiles*nzb, 32, by, smem, nil, m)
 }
 
 // gridConsistent launches the consistent form's two passes (fg_k_nd_partials,

@@ -10,27 +10,12 @@ import (
 	"github.com/fieldgo/fieldgo/kernels/src"
 )
 
-// TestMarchOnTheHost runs the grid unit's two gradient kernels, the
-// 2.5D-blocked fg_k_nd_march and the per-site fg_k_nd_continuum, on the host
+// TestGridKernelsOnTheHost runs the grid unit's site kernels on the host
 // through a small emulation of CUDA's blocks, warps, barriers and shuffles
-// (testdata/emu: one host thread per CUDA thread), compiled as C++20 without
-// FMA contraction, and requires the same bits from both: every gradient
-// value and every chunk partial of the reductions, on 3D lattices of every
-// boundary mix, with tiles of 8 and 4 rows and 1 to all planes per block.
-// The four-component sigma model with z derivatives, projected, is the
-// theory. It needs a C++20 compiler (c++ or $CXX), not a GPU.
-func TestMarchOnTheHost(t *testing.T) {
-	out, err := hostEmulate(t, "march_check.inc", nil)
-	t.Logf("\n%s", out)
-	if err != nil || !strings.Contains(out, "all equal") {
-		t.Fatalf("fg_k_nd_march and fg_k_nd_continuum differ on the host: %v", err)
-	}
-}
-
-// TestGridKernelsOnTheHost runs the grid unit's site kernels on the emulated
-// blocks of TestMarchOnTheHost and the CPU backend's (the CPU translation
-// unit compiled by cc as a shared library), both without FMA contraction, and
-// requires the same bits: the consistent form's two passes (fg_k_nd_partials,
+// (testdata/emu: one host thread per CUDA thread; C++20, it needs c++ or
+// $CXX, not a GPU) and the CPU backend's (the CPU translation unit compiled
+// by cc as a shared library), both without FMA contraction, and requires the
+// same bits: the consistent form's two passes (fg_k_nd_partials,
 // fg_k_nd_consistent against fg_k_partials, fg_k_consistent; with and without
 // the doubler penalty, its max and its energy and power to 1e-12), the
 // continuum gradient, the energy density, the constraint and the projection,
@@ -90,14 +75,8 @@ func hostEmulate(t *testing.T, check string, args []string) (string, error) {
 	if out, err := exec.Command(cxx, "-std=c++20", "-pthread", probe, "-o", filepath.Join(dir, "probe")).CombinedOutput(); err != nil {
 		t.Skipf("%s has no C++20 <barrier>: %v\n%s", cxx, err, out)
 	}
-	kernels := src.CUDAGridKernels
-	const ring = "extern __shared__ double fg_ring[];"
-	if !strings.Contains(kernels, ring) {
-		t.Fatalf("fg_k_nd_march no longer declares %q: update the emulation", ring)
-	}
-	kernels = strings.Replace(kernels, ring, "double* fg_ring = g_ring;", 1)
 	tu := readFile(t, "testdata/emu/emu.h") + "#define FG_FUNC static inline\n" + readFile(t, "testdata/sigma4_3d.c") +
-		src.CUDAArgs + src.Stencils + kernels + "#define FG_PROJECT 1\n" + readFile(t, "testdata/emu/"+check)
+		src.CUDAArgs + src.Stencils + src.CUDAGridKernels + "#define FG_PROJECT 1\n" + readFile(t, "testdata/emu/"+check)
 	cc, bin := filepath.Join(dir, "check.cc"), filepath.Join(dir, "check")
 	if err := os.WriteFile(cc, []byte(tu), 0o644); err != nil {
 		t.Fatal(err)

@@ -359,12 +359,9 @@ func TestGridDeterministic(t *testing.T) {
 	vel.g.Upload()
 	ga := kernels.GradientArgs{Grid: g, Form: kernels.Continuum, Params: p.params, Project: true, Energy: true, Phi: phi.g, Vel: vel.g, Out: out.g}
 	// run evaluates the gradient with fg_k_nd_continuum at block size bs
-	// (march false; 0: the occupancy API's) or fg_k_nd_march with a tile of
-	// height by marching kz planes per block (0: the defaults).
-	run := func(march bool, bs, by, kz int) (kernels.Reduction, []float64) {
+	// (0: the occupancy API's).
+	run := func(bs int) (kernels.Reduction, []float64) {
 		t.Helper()
-		noMarch, marchShape.by, marchShape.kz = !march, by, kz
-		defer func() { noMarch, marchShape.by, marchShape.kz = false, 0, 0 }()
 		if bs > 0 {
 			p.gp.mu.Lock()
 			err := p.gp.b.onDevice(func() error { _, err := p.gp.gridKernels(); return err })
@@ -395,33 +392,15 @@ func TestGridDeterministic(t *testing.T) {
 			}
 		}
 	}
-	// The 2.5D kernel (the default on 3D lattices): tile heights 8 and 4,
-	// from one plane per block to all of them in one.
-	first, firstOut := run(true, 0, 0, 0)
-	for _, sh := range [][2]int{{8, 1}, {4, 3}, {8, 5}, {4, 100}, {0, 0}} {
-		r, o := run(true, 0, sh[0], sh[1])
-		sameBits(fmt.Sprintf("fg_k_nd_march by=%d kz=%d", sh[0], sh[1]), r, first, o, firstOut)
-	}
-	// The per-site kernel: block sizes up to 512 (1024 threads of 100-odd
-	// registers do not fit a multiprocessor's 65536).
-	site, siteOut := run(false, 0, 0, 0)
-	for _, bs := range []int{32, 64, 160, 256, 512} {
-		r, o := run(false, bs, 0, 0)
-		sameBits(fmt.Sprintf("fg_k_nd_continuum block %d", bs), r, site, o, siteOut)
-	}
-	// The two kernels: the same expressions, so the same values up to FMA
-	// contraction, and the same reduction slots.
-	T := gridTermScale(g, maxAbs(phi.h))
-	same := true
-	for i := range siteOut {
-		if d := math.Abs(siteOut[i] - firstOut[i]); !(d <= 64*u*T) {
-			t.Fatalf("fg_k_nd_continuum and fg_k_nd_march differ at %d: %v vs %v", i, siteOut[i], firstOut[i])
-		}
-		same = same && siteOut[i] == firstOut[i]
-	}
-	t.Logf("per-site and 2.5D kernels: the same bits: %v; energy %.17g vs %.17g", same, site.Energy, first.Energy)
-	if d := math.Abs(site.Energy - first.Energy); !(d <= 1e-12*math.Abs(first.Energy)) {
-		t.Errorf("energy: per-site %v, 2.5D %v", site.Energy, first.Energy)
+	// Block sizes up to 512 (1024 threads of 100-odd registers do not fit a
+	// multiprocessor's 65536), then the occupancy API's again: run to run.
+	first, firstOut := run(0)
+	p.gp.mu.Lock()
+	bs0 := p.gp.grid.k["fg_k_nd_continuum"].info.BlockSize
+	p.gp.mu.Unlock()
+	for _, bs := range []int{32, 64, 160, 256, 512, bs0} {
+		r, o := run(bs)
+		sameBits(fmt.Sprintf("fg_k_nd_continuum block %d", bs), r, first, o, firstOut)
 	}
 	// The kernels of the grid unit are described.
 	found := false

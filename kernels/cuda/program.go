@@ -189,10 +189,9 @@ func (b *Backend) loadModule(image []byte, log string, names []string) (C.CUmodu
 			sh := defaultTile
 			in.BlockSize, in.BlockY, in.TileRows = 32*sh.BY, sh.BY, sh.RPT
 		}
-		if (name == "fg_k_stages234" || name == "fg_k_nd_march") && b.smemOpt > maxDynShared {
-			// Their three planes (tileSmem; marchSmem, per component) take
-			// tall tiles, or many components, past the 48 KB a kernel gets
-			// without opting in.
+		if name == "fg_k_stages234" && b.smemOpt > maxDynShared {
+			// Its three planes (tileSmem) take tall tiles past the 48 KB a
+			// kernel gets without opting in.
 			if opt := b.smemOpt - in.SharedBytes; C.fg_cuFuncSetAttribute(fn, C.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, C.int(opt)) == C.CUDA_SUCCESS {
 				maxDyn = opt
 			}

@@ -1,4 +1,4 @@
-// Host emulation of the CUDA built-ins the grid unit's kernels use (TestMarchOnTheHost):
+// Host emulation of the CUDA built-ins the grid unit's kernels use (TestGridKernelsOnTheHost):
 // one host thread per CUDA thread, std::barrier for __syncthreads and a warp's shuffles.
 #include <atomic>
 #include <barrier>
@@ -51,7 +51,6 @@ static inline double __shfl_down_sync(unsigned, double v, int off) {
     curBlock->warpbar[w]->arrive_and_wait();
     return r;
 }
-double g_ring[1 << 22];
 // A pool of host threads, one per CUDA thread of a block (at most 256), reused
 // from block to block.
 struct Pool {
