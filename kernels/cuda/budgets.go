@@ -179,6 +179,10 @@ var TheoryBudgets = map[string]map[string]BudgetOverride{
 	"skyrme": {
 		"fg_k_nd_continuum": {255, "the 3D Skyrme model, 4 components: the site struct of a 3D source (10 values per component plus x, y, z) and the quartic term's generated gradient live at once; measured 242 (NVRTC 13.5, sm_80/sm_90, both precisions, no spill, 2026-12-04), +8 reaches the hardware limit"},
 	},
+	"abelian_higgs_3d": {
+		"fg_k_project":      {56, "5 components: the site's components of the field and the projected vector are loaded together; measured 46-48 (NVRTC 13.5, sm_80/sm_90, float64 and float32, no spill), +8 for NVRTC 13.0"},
+		"fg_k_nd_continuum": {176, "the 3D abelian Higgs model, 5 components: the site struct of a 3D source and the three covariant derivatives' generated gradient live at once; measured 168 on sm_80 and 130 on sm_90 (NVRTC 13.5, both precisions, no spill, 2026-12-04), +8 for NVRTC 13.0"},
+	},
 	"faddeev_skyrme": {
 		"fg_k_nd_continuum": {176, "the Faddeev-Skyrme model, 3 components: the site struct of a 3D source and the quartic term's generated gradient live at once; measured 166-168 (NVRTC 13.5, sm_80/sm_90, both precisions, no spill, 2026-12-04), +8 for NVRTC 13.0"},
 	},

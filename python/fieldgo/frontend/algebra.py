@@ -351,6 +351,10 @@ class ComplexField:
     dxx = property(lambda self: self._get("dxx"))
     dyy = property(lambda self: self._get("dyy"))
     dxy = property(lambda self: self._get("dxy"))
+    dz = property(lambda self: self._get("dz"), doc="d_z psi (3D theories)")
+    dzz = property(lambda self: self._get("dzz"))
+    dxz = property(lambda self: self._get("dxz"))
+    dyz = property(lambda self: self._get("dyz"))
 
 
 def complex_field(site, re: str, im: str) -> ComplexField:
@@ -361,16 +365,20 @@ def complex_field(site, re: str, im: str) -> ComplexField:
 def covariant(psi: ComplexField, a, q):
     """Gauge-covariant derivatives (D_x psi, D_y psi), D_i psi = d_i psi - i q A_i psi.
 
-    ``a`` is the pair (A_x, A_y) of gauge-field values at the site.
+    ``a`` is the pair (A_x, A_y) of gauge-field values at the site, or the triple
+    (A_x, A_y, A_z) in a 3D theory: then (D_x psi, D_y psi, D_z psi).
     """
-    ax, ay = a
+    if len(a) not in (2, 3):
+        raise TypeError(f"fg.covariant takes the gauge field's (A_x, A_y) or (A_x, A_y, A_z), got {len(a)} values")
     v = psi.value
 
     def d(dpsi, ai, i):
         # -i q A psi = q A (psi.im - i psi.re), written out to keep zeros out of the tree
         return _shown(Complex(dpsi.re + q * ai * v.im, dpsi.im - q * ai * v.re), "covariant", v, dpsi, q, ai, i)
 
-    return d(psi.dx, ax, 0), d(psi.dy, ay, 1)
+    # d_z psi is read only for a triple: reading it makes the point source a 3D one
+    derivs = (lambda: psi.dx, lambda: psi.dy, lambda: psi.dz)
+    return tuple(d(derivs[i](), ai, i) for i, ai in enumerate(a))
 
 
 def curl(site, ax: str, ay: str):

@@ -179,14 +179,14 @@ class Minimum(_Extremum):
 
 class Covariant(sympy.Function):
     """(∂_i − i q a_i) ψ, written out so the display needs no separate definition of D_i.
-    Arguments: ψ, ∂_i ψ, q, a_i, i (0 for x, 1 for y)."""
+    Arguments: ψ, ∂_i ψ, q, a_i, i (0 for x, 1 for y, 2 for z)."""
 
     nargs = 5
 
     def _latex(self, printer, exp=None):
         psi, _, q, a, i = self.args
         qa = printer._print(q * a)
-        op = r"\left(\partial_{" + "xy"[int(i)] + r"} - i " + qa + r"\right) "
+        op = r"\left(\partial_{" + "xyz"[int(i)] + r"} - i " + qa + r"\right) "
         tex = op + operand(printer, psi)
         return tex if exp is None else r"\left(" + tex + r"\right)^{" + exp + "}"
 

@@ -7,6 +7,7 @@ its own elliptic equation (``fg.Theory(..., auxiliary=[...])``, docs/auxiliary.m
 """
 
 from .abelian_higgs import abelian_higgs
+from .abelian_higgs_3d import abelian_higgs_3d
 from .anisotropic_gl import anisotropic_gl
 from .baby_skyrme import POTENTIALS as BABY_SKYRME_POTENTIALS
 from .baby_skyrme import baby_skyrme
@@ -31,6 +32,7 @@ __all__ = [
     "chern_simons_higgs",
     "skyrme",
     "faddeev_skyrme",
+    "abelian_higgs_3d",
     "BABY_SKYRME_POTENTIALS",
     "ALL",
 ]
@@ -50,5 +52,6 @@ ALL = {
         chern_simons_higgs,
         skyrme,
         faddeev_skyrme,
+        abelian_higgs_3d,
     )
 }
