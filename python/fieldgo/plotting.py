@@ -15,10 +15,21 @@ from __future__ import annotations
 
 import io
 import sys
+from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["plot", "plot_history", "figure_png", "colormap_for", "is_history", "history_steps"]
+__all__ = [
+    "plot",
+    "plot_history",
+    "figure_png",
+    "colormap_for",
+    "is_history",
+    "history_steps",
+    "Plane",
+    "plane",
+    "take_plane",
+]
 
 # A signed quantity whose negative and positive parts are both real features
 # (charges, fluxes, components of a unit vector) gets a diverging map centred on
@@ -92,17 +103,21 @@ def figure_png(fig, dpi: int = 100) -> bytes:
     return buf.getvalue()
 
 
-def _draw(ax, values, lattice, title, name=None, colorbar=True):
+def _draw(ax, values, lattice, title, name=None, colorbar=True, plane=None):
+    """One panel: a curve on a line, an image on a plane (``plane``: the
+    :class:`Plane` of a 3D lattice's section; default the lattice's own x-y plane)."""
     if values.ndim == 1:  # a line: the values against x
         (line,) = ax.plot(lattice.x, values, color="C0")
         ax.set_title(title)
         ax.set_xlabel("x")
         return line
+    if plane is None:
+        plane = Plane("z", 0, 0.0, lattice.extent, "x", "y")
     cmap, vmin, vmax = colormap_for(values, name)
     im = ax.imshow(
         values,
         origin="lower",
-        extent=lattice.extent,
+        extent=plane.extent,
         cmap=cmap,
         vmin=vmin,
         vmax=vmax,
@@ -110,27 +125,94 @@ def _draw(ax, values, lattice, title, name=None, colorbar=True):
         aspect="equal",
     )
     ax.set_title(title)
-    ax.set_xlabel("x")
-    ax.set_ylabel("y")
+    ax.set_xlabel(plane.xlabel)
+    ax.set_ylabel(plane.ylabel)
     if colorbar:
         ax.figure.colorbar(im, ax=ax, shrink=0.9)
     return im
 
 
-def _section(panels, lattice):
-    """A 3D lattice is drawn by its middle plane along z (k = nz // 2), named in each
-    panel's title; a line's and a plane's panels are drawn as they are."""
+_AXES = ("x", "y", "z")
+
+
+class Plane(NamedTuple):
+    """A plane of a 3D lattice: the ``axis`` across it, the ``index`` of its sites
+    along that axis and their coordinate ``at``; ``extent`` (imshow's) and the axis
+    names of the image's columns and rows."""
+
+    axis: str
+    index: int
+    at: float
+    extent: tuple
+    xlabel: str
+    ylabel: str
+
+
+def plane(lattice, axis="z", index=None, at=None) -> Plane:
+    """The plane across ``axis`` ("x", "y" or "z") of a 3D lattice at site ``index``
+    (default the middle one, n // 2) or at the site nearest the coordinate ``at``.
+    Refused with typed errors: a lattice that is not 3D, an unknown axis, an index
+    outside the lattice, a coordinate outside its extent, both index and at."""
+    from .errors import LatticeError, ParameterError
+
     if lattice.dims != 3:
-        return panels
-    k = lattice.nz // 2
-    return [(f"{title} (z = {lattice.z[k]:.3g})", name, values[k]) for title, name, values in panels]
+        raise LatticeError(f"a plane needs a 3D lattice, got grid={lattice.grid}")
+    if axis not in _AXES:
+        raise ParameterError(f"axis must be 'x', 'y' or 'z', got {axis!r}")
+    a = _AXES.index(axis)
+    coords = (lattice.x, lattice.y, lattice.z)[a]
+    n = len(coords)
+    if index is not None and at is not None:
+        raise ParameterError("give index= or at=, not both")
+    if at is not None:
+        try:
+            at = float(at)
+        except (TypeError, ValueError):
+            raise ParameterError(f"at must be a coordinate, got {at!r}") from None
+        h = lattice.spacing[a]
+        if not (coords[0] - h / 2 <= at <= coords[-1] + h / 2):
+            raise ParameterError(f"at={at:g} is outside the lattice along {axis}: [{coords[0]:g}, {coords[-1]:g}]")
+        index = int(np.argmin(np.abs(coords - at)))
+    elif index is None:
+        index = n // 2
+    else:
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+            raise ParameterError(f"index must be an integer, got {index!r}")
+        if not -n <= index < n:
+            raise ParameterError(f"index={index} is outside the lattice along {axis} (0 to {n - 1})")
+        index = int(index) % n
+    # the image's columns and rows: the other two axes in order (y-z across x, x-z across y)
+    u, v = [b for b in range(3) if b != a]
+    cu, cv = (lattice.x, lattice.y, lattice.z)[u], (lattice.x, lattice.y, lattice.z)[v]
+    extent = (cu[0], cu[-1], cv[0], cv[-1])
+    return Plane(axis, index, float(coords[index]), extent, _AXES[u], _AXES[v])
 
 
-def _panels(obj, density, component):
-    """[(title, name, 2-D array; 1-D on a line)] and the lattice for what ``plot`` was
-    given (a 3D lattice's middle plane: :func:`_section`)."""
+def take_plane(values, p: Plane):
+    """The values (..., nz, ny, nx) on plane ``p``: (..., ny, nx) across z, (..., nz, nx)
+    across y, (..., nz, ny) across x, rows running along the image's vertical axis."""
+    return np.take(values, p.index, axis=values.ndim - 1 - _AXES.index(p.axis))
+
+
+def _section(panels, lattice, axis=None, index=None, at=None):
+    """A 3D lattice is drawn by one plane (default the middle one along z, k = nz // 2),
+    named in each panel's title; a line's and a plane's panels are drawn as they are."""
+    if lattice.dims != 3:
+        if axis is not None or index is not None or at is not None:
+            from .errors import LatticeError
+
+            raise LatticeError(f"axis=, index= and at= choose a plane of a 3D lattice, got grid={lattice.grid}")
+        return panels, None
+    p = plane(lattice, axis or "z", index, at)
+    return [(f"{title} ({p.axis} = {p.at:.3g})", name, take_plane(values, p)) for title, name, values in panels], p
+
+
+def _panels(obj, density, component, axis=None, index=None, at=None):
+    """[(title, name, 2-D array; 1-D on a line)], the lattice and the plane (None but
+    on a 3D lattice) for what ``plot`` was given (a 3D lattice's plane: :func:`_section`)."""
     panels, lattice = _whole_panels(obj, density, component)
-    return _section(panels, lattice), lattice
+    panels, p = _section(panels, lattice, axis, index, at)
+    return panels, lattice, p
 
 
 def _whole_panels(obj, density, component):
@@ -164,7 +246,18 @@ def _whole_panels(obj, density, component):
     raise TypeError(f"fg.plot takes a Simulation or a Field, got {type(obj).__name__}")
 
 
-def plot(obj, density: str | None = None, component=None, ax=None, *, colorbar: bool = True, title: str | None = None):
+def plot(
+    obj,
+    density: str | None = None,
+    component=None,
+    ax=None,
+    *,
+    colorbar: bool = True,
+    title: str | None = None,
+    axis: str | None = None,
+    index: int | None = None,
+    at: float | None = None,
+):
     """A quick picture of a simulation or field on lattice coordinates.
 
     ``obj``: an ``fg.Simulation`` (default: its energy density; ``density="charge"``
@@ -172,22 +265,24 @@ def plot(obj, density: str | None = None, component=None, ax=None, *, colorbar: 
     ``fg.Field`` (every component side by side, or ``component=``). Signed quantities
     get a diverging colour map symmetric about zero, the energy a sequential one.
 
-    A 3D lattice is drawn by its middle plane along z (the title says which z); a
-    line as a curve against x.
+    A 3D lattice is drawn by one plane (the title says which): across ``axis``
+    ("x", "y" or "z"; default z) at site ``index`` (default the middle one) or at the
+    site nearest the coordinate ``at`` (``fg.slice`` is the same picture). A line is
+    drawn as a curve against x.
 
     Returns the new ``matplotlib.figure.Figure``; with ``ax=`` it draws one panel
     into that Axes and returns the image (an ``AxesImage``, e.g. for a colorbar; a
     ``Line2D`` on a line).
     """
-    panels, lattice = _panels(obj, density, component)
+    panels, lattice, p = _panels(obj, density, component, axis, index, at)
     if ax is not None:
         if len(panels) != 1:
             raise ValueError(f"ax= takes one panel; this field has {len(panels)} components: pass component=")
         label, name, values = panels[0]
-        return _draw(ax, values, lattice, title or label, name, colorbar)
+        return _draw(ax, values, lattice, title or label, name, colorbar, p)
     fig, axes = _new_figure(len(panels))
     for a, (label, name, values) in zip(axes, panels):
-        _draw(a, values, lattice, label, name, colorbar)
+        _draw(a, values, lattice, label, name, colorbar, p)
     if title:
         fig.suptitle(title)
     return fig

@@ -1,6 +1,8 @@
 """What ``Simulation.minimize`` shows while it runs: a tqdm progress bar (step,
 energy, max |grad|, rate) and, with ``live=``, a picture of the field redrawn in
-place. Progress is on by default inside a Jupyter kernel and off in scripts and
+place (on a 3D lattice one plane: the middle one along z, or the plane that a dict
+``live={"every": 50, "axis": "x", "density": "energy"}`` chooses with fg.plot's
+arguments). Progress is on by default inside a Jupyter kernel and off in scripts and
 tests ($FIELDGO_PROGRESS=1 or 0 overrides the default)."""
 
 from __future__ import annotations
@@ -66,6 +68,10 @@ class Monitor:
     def __init__(self, sim, max_steps: int, progress=None, live=False):
         if progress is None:
             progress = _progress_default()
+        self.view: dict = {}
+        if isinstance(live, dict):
+            self.view = _live_view(sim, live)
+            live = live.get("every", True)
         if live is True:
             every = LIVE_EVERY
         elif live is False or live is None:
@@ -75,7 +81,9 @@ class Monitor:
         else:
             from ..errors import ParameterError
 
-            raise ParameterError(f"live must be True, False or a positive number of steps, got {live!r}")
+            raise ParameterError(
+                f"live must be True, False, a positive number of steps or a dict of fg.plot's arguments, got {live!r}"
+            )
         if every and not in_notebook():
             warnings.warn("live=True needs a Jupyter kernel to draw in; ignored", stacklevel=3)
             every = 0
@@ -122,7 +130,10 @@ class Monitor:
 
         from ..plotting import figure_png, plot
 
-        fig = plot(self.sim.field)
+        if "density" in self.view or "component" in self.view:
+            fig = plot(self.sim, **self.view)
+        else:
+            fig = plot(self.sim.field, **self.view)
         flow = "converged" if status.get("converged") else "running" if not status.get("done") else "stopped"
         fig.suptitle(
             f"step {status['step']}: energy {_fmt(status.get('energy'), '.10g')}, "
@@ -151,6 +162,23 @@ class Monitor:
             self.bar.close()
             if self.bar_handle is not None:
                 self.bar_handle.update(self.bar.container)
+
+
+_LIVE_KEYS = ("every", "axis", "index", "at", "density", "component")
+
+
+def _live_view(sim, live: dict) -> dict:
+    """fg.plot's arguments of a live view given as a dict (``every`` aside), checked
+    before the flow starts: known keys, and a plane the lattice has."""
+    from ..errors import ParameterError
+    from ..plotting import _section
+
+    unknown = sorted(set(live) - set(_LIVE_KEYS))
+    if unknown:
+        raise ParameterError(f"live= takes the keys {', '.join(_LIVE_KEYS)}; unknown: {', '.join(map(str, unknown))}")
+    view = {k: v for k, v in live.items() if k != "every"}
+    _section([], sim.lattice, view.get("axis"), view.get("index"), view.get("at"))
+    return view
 
 
 def _fmt(v, spec):

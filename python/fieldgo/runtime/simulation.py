@@ -334,7 +334,7 @@ class Simulation:
         dt: float | None = None,
         check_every: int | None = None,
         progress: bool | None = None,
-        live: bool | int = False,
+        live: bool | int | dict = False,
         callback=None,
     ):
         """Relax the field until ``max |dE/dphi| < tol`` or max_steps steps.
@@ -350,7 +350,9 @@ class Simulation:
         Jupyter kernel, off in scripts. ``live``: in Jupyter, redraw the field in place
         every 100 steps (``live=True``) or every ``live`` steps (an int), at most four
         times a second (``fg.plot`` of the field: a 3D lattice's middle plane along z, a
-        line's curve). ``callback(sim, status)`` runs after each chunk (~50 ms).
+        line's curve); a dict chooses the picture with ``fg.plot``'s arguments,
+        ``live={"every": 50, "axis": "x", "index": 10, "density": "energy"}``.
+        ``callback(sim, status)`` runs after each chunk (~50 ms).
         """
         if method not in _METHODS:
             raise ParameterError(f"method must be one of {_METHODS}, got {method!r}")
@@ -397,7 +399,7 @@ class Simulation:
         self._field = None
         return self._run(progress, callback, max_steps, live)
 
-    def resume(self, *, progress: bool | None = None, live: bool | int = False, callback=None):
+    def resume(self, *, progress: bool | None = None, live: bool | int | dict = False, callback=None):
         """Continue the current flow (for instance one read back by ``fg.load``, or
         one stopped by Ctrl-C) to its end, with the settings it was started with.
         The result is bit-identical to a run that was never interrupted."""
