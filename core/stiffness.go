@@ -91,22 +91,23 @@ func (s *Simulation) stiffness(iters int) (float64, error) {
 	// site (the radial stiffness of the unconstrained energy is not a mode of
 	// the flow).
 	uv := s.theory.UnitVector()
-	project := func(x kernels.Buffer) error {
-		if !uv {
-			return nil
-		}
-		return s.prog.Project(s.grid, s.phiB, x)
+	var phi kernels.Buffer // projects CombineDots' output when set
+	if uv {
+		phi = s.phiB
 	}
-	// The Lanczos vectors are kept unnormalised, q_j = scale[j] * u_j, which
-	// saves a pass over the lattice per step; the buffers rotate.
+	// The Lanczos vectors are kept unnormalised, q_j = scale[j] * u_j, and the
+	// buffers rotate. Each step is one gradient evaluation and one
+	// CombineDots, which forms the next vector, projects it and returns its
+	// square and its product with g0: alpha_j = q_j.(g(phi + eps q_j) - g0)/eps
+	// needs q_j.g(phi + eps q_j), which the gradient's power v.g gives with
+	// v = u_j, and u_j.g0, which the CombineDots that made u_j gave. For a
+	// unit-vector field u_j is tangent, so the projected H q has the same
+	// product with it as the unprojected one.
 	u, prev, w := l.v, l.prev, l.w
 	if err := s.prog.FillRandom(u, stiffnessSeed); err != nil {
 		return 0, err
 	}
-	if err := project(u); err != nil {
-		return 0, err
-	}
-	nu, err := s.prog.Dot(u, u)
+	nu, ug0, err := s.prog.CombineDots(s.grid, phi, u, s.g[0], T(1, u))
 	if err != nil {
 		return 0, err
 	}
@@ -120,35 +121,24 @@ func (s *Simulation) stiffness(iters int) (float64, error) {
 	var alpha, beta []float64
 	for it := 0; it < iters; it++ {
 		// The gradient at phi + eps q, the shifted field formed by the
-		// gradient's own loader where the backend can (no trial field stored).
-		ga := s.gradArgs(s.phiB, nil, s.g[1], false, false)
+		// gradient's own loader (no trial field stored), with its power u.g.
+		ga := s.gradArgs(s.phiB, u, s.g[1], false, false)
 		ga.Shift = []kernels.Term{T(eps*scale, u)}
-		if _, err := s.prog.Gradient(ga); err != nil {
-			return 0, err
-		}
-		if err := s.prog.Combine(w, T(1/eps, s.g[1]), T(-1/eps, s.g[0])); err != nil {
-			return 0, err
-		}
-		if err := project(w); err != nil {
-			return 0, err
-		}
-		wu, err := s.prog.Dot(w, u)
+		red, err := s.prog.Gradient(ga)
 		if err != nil {
 			return 0, err
 		}
-		a := wu * scale
+		a := (red.Power - ug0) / eps * scale
 		if math.IsNaN(a) || math.IsInf(a, 0) {
 			break // a non-finite gradient: the flow reports it
 		}
 		alpha = append(alpha, a)
-		terms := []kernels.Term{T(1, w), T(-a*scale, u)}
+		// w = P(H q) - a q_j - beta q_{j-1}, in the unnormalised vectors.
+		terms := []kernels.Term{T(1/eps, s.g[1]), T(-1/eps, s.g[0]), T(-a*scale, u)}
 		if it > 0 {
 			terms = append(terms, T(-beta[it-1]*prevScale, prev))
 		}
-		if err := s.prog.Combine(w, terms...); err != nil {
-			return 0, err
-		}
-		ww, err := s.prog.Dot(w, w)
+		ww, wg0, err := s.prog.CombineDots(s.grid, phi, w, s.g[0], terms...)
 		if err != nil {
 			return 0, err
 		}
@@ -159,6 +149,7 @@ func (s *Simulation) stiffness(iters int) (float64, error) {
 		beta = append(beta, b)
 		prev, u, w = u, w, prev
 		prevScale, scale = scale, 1/b
+		ug0 = wg0
 	}
 	if len(alpha) == 0 {
 		return 0, nil

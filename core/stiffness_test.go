@@ -86,6 +86,16 @@ func (p *countingProgram) Dot(a, b kernels.Buffer) (float64, error) {
 	return p.Program.Dot(a, b)
 }
 
+func (p *countingProgram) Project(g kernels.Grid, phi, x kernels.Buffer) error {
+	p.c.passes++
+	return p.Program.Project(g, phi, x)
+}
+
+func (p *countingProgram) CombineDots(g kernels.Grid, phi, out, y kernels.Buffer, t ...kernels.Term) (float64, float64, error) {
+	p.c.passes++
+	return p.Program.CombineDots(g, phi, out, y, t...)
+}
+
 // A flow's start costs less than two steps of gradient evaluations (a step
 // is four), and a second start from a field the first flow left costs none:
 // the estimate is kept until the field or the parameters change otherwise.
@@ -103,14 +113,18 @@ func TestStartCostsLessThanTwoStepsAndASecondStartNone(t *testing.T) {
 		require.NoError(t, s.Start(core.FlowConfig{MaxSteps: 10}))
 		return c.grads, c.passes
 	}
-	g, _ := start()
+	g, p := start()
 	assert.Equal(t, 7, g, "the gradient at the field and six Lanczos steps")
 	assert.Less(t, g, 2*4)
+	// Besides the gradients, a Lanczos step is one pass (CombineDots: the
+	// next vector, projected, with its two products), as is the start
+	// vector's projection; the flow's start adds three.
+	assert.LessOrEqual(t, p, 7+3, "one pass over the lattice per Lanczos step")
 	cfg, _ := s.Flow()
 	_, err = s.Advance(0, 0)
 	require.NoError(t, err)
 
-	g, p := start()
+	g, p = start()
 	assert.Zero(t, g, "a second start keeps the estimate")
 	assert.LessOrEqual(t, p, 3, "zero the velocity, checkpoint field and velocity")
 	again, _ := s.Flow()

@@ -231,6 +231,12 @@ type Program interface {
 	// FillRandom sets element e of b to RandomValue(seed, e), stored in the
 	// buffer's precision.
 	FillRandom(b Buffer, seed uint64) error
+	// CombineDots sets out = the sum of the terms as Combine does; when phi is
+	// not nil it then projects out as Project(g, phi, out) does; and it
+	// returns out.out and out.y (0 when y is nil), summed in a fixed order.
+	// It is one pass over the lattice where Combine, Project and two Dots are
+	// four: the stiffness estimate's Lanczos step is bound by these passes.
+	CombineDots(g Grid, phi, out, y Buffer, terms ...Term) (oo, oy float64, err error)
 
 	Close() error
 }

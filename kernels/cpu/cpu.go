@@ -584,21 +584,64 @@ func (p *program) Dot(a, b kernels.Buffer) (float64, error) {
 	p.parallel(len(parts), func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			e0, e1 := k*kernels.DotBlock, min((k+1)*kernels.DotBlock, x.n)
-			var s, comp float64
-			for e := e0; e < e1; e++ {
-				v := xs[e] * ys[e]
-				t := s + v
-				if math.Abs(s) >= math.Abs(v) {
-					comp += (s - t) + v
-				} else {
-					comp += (v - t) + s
-				}
-				s = t
-			}
-			parts[k] = s + comp
+			parts[k] = blockDot(xs[e0:e1], ys[e0:e1])
 		}
 	})
 	return kernels.SumCompensated(parts), nil
+}
+
+// blockDot is the sum of x[e]*y[e] in index order, compensated (Neumaier).
+func blockDot(x, y []float64) float64 {
+	var s, comp float64
+	for e := range x {
+		v := x[e] * y[e]
+		t := s + v
+		if math.Abs(s) >= math.Abs(v) {
+			comp += (s - t) + v
+		} else {
+			comp += (v - t) + s
+		}
+		s = t
+	}
+	return s + comp
+}
+
+// CombineDots is Combine, then Project when phi is given, then one pass of
+// both dot products, each summed per kernels.DotBlock as Dot sums: the same
+// bits as the four operations.
+func (p *program) CombineDots(g kernels.Grid, phi, out, y kernels.Buffer, terms ...kernels.Term) (float64, float64, error) {
+	if err := p.Combine(out, terms...); err != nil {
+		return 0, 0, err
+	}
+	if phi != nil {
+		if err := p.Project(g, phi, out); err != nil {
+			return 0, 0, err
+		}
+	}
+	o, _ := buf(out)
+	yb, err := buf(y)
+	if err != nil {
+		return 0, 0, err
+	}
+	if yb != nil && yb.n != o.n {
+		return 0, 0, errs.New(errs.Shape, "CombineDots of buffers of %d and %d values", o.n, yb.n)
+	}
+	xs, ys := o.slice(), []float64(nil)
+	if yb != nil {
+		ys = yb.slice()
+	}
+	nb := (o.n + kernels.DotBlock - 1) / kernels.DotBlock
+	parts := make([]float64, 2*nb)
+	p.parallel(nb, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			e0, e1 := k*kernels.DotBlock, min((k+1)*kernels.DotBlock, o.n)
+			parts[k] = blockDot(xs[e0:e1], xs[e0:e1])
+			if ys != nil {
+				parts[nb+k] = blockDot(xs[e0:e1], ys[e0:e1])
+			}
+		}
+	})
+	return kernels.SumCompensated(parts[:nb]), kernels.SumCompensated(parts[nb:]), nil
 }
 
 // MaxAbs scans kernels.DotBlock blocks on the threads; max is exact, so the

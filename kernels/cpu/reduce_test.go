@@ -179,3 +179,46 @@ func TestGradientOfAShiftedFieldIsTheGradientOfTheCombination(t *testing.T) {
 		Shift: []kernels.Term{{Coef: 1, X: x}, {Coef: 1, X: x}, {Coef: 1, X: x}}})
 	assert.True(t, errs.Is(err, errs.Internal), "at most two shift terms")
 }
+
+// CombineDots is Combine, Project and two Dots in one call: the same bits in
+// its output and its sums, for a unit-vector field (projected) and without
+// the projection; a mismatched buffer is refused.
+func TestCombineDotsIsItsParts(t *testing.T) {
+	p, err := cpu.New(cpu.Options{Threads: 3, CacheDir: t.TempDir()}).Compile(abelianHiggs(t))
+	require.NoError(t, err)
+	defer p.Close()
+	g := kernels.Grid{Nx: 37, Ny: 29, Hx: 0.3, Hy: 0.3}
+	n := 4 * g.Sites()
+	buf := func(f func(i int) float64) (kernels.Buffer, []float64) {
+		b, err := p.NewBuffer(n)
+		require.NoError(t, err)
+		s := cpu.BufferSlice(b)
+		for i := range s {
+			s[i] = f(i)
+		}
+		return b, s
+	}
+	phi, _ := buf(func(i int) float64 { return math.Sin(0.37*float64(i)) + 0.2 })
+	x, _ := buf(func(i int) float64 { return kernels.RandomValue(3, i) * math.Pow(10, float64(i%5-2)) })
+	y, _ := buf(func(i int) float64 { return math.Cos(1.1 * float64(i)) })
+	got, gs := buf(func(int) float64 { return 0 })
+	want, ws := buf(func(int) float64 { return 0 })
+	terms := []kernels.Term{{Coef: 0.7, X: x}, {Coef: -1.3, X: y}}
+	for _, proj := range []kernels.Buffer{nil, phi} {
+		require.NoError(t, p.Combine(want, terms...))
+		if proj != nil {
+			require.NoError(t, p.Project(g, phi, want))
+		}
+		oo, oy, err := p.CombineDots(g, proj, got, y, terms...)
+		require.NoError(t, err)
+		assert.Equal(t, ws, gs)
+		wo, _ := p.Dot(want, want)
+		wy, _ := p.Dot(want, y)
+		assert.Equal(t, math.Float64bits(wo), math.Float64bits(oo))
+		assert.Equal(t, math.Float64bits(wy), math.Float64bits(oy))
+	}
+	short, err := p.NewBuffer(n - 1)
+	require.NoError(t, err)
+	_, _, err = p.CombineDots(g, nil, got, short, terms...)
+	assert.True(t, errs.Is(err, errs.Shape))
+}

@@ -59,6 +59,11 @@ var Budgets = map[string]int{
 	"fg_k_random":       40,
 	// Program.Project: fg_k_constrain without the normalised field's store.
 	"fg_k_project": 40,
+	// Program.CombineDots: a site's components combined from up to eight
+	// terms, projected, and two accumulators; its final level is
+	// fg_k_dot_final's with two sums.
+	"fg_k_combine_dots":       64,
+	"fg_k_combine_dots_final": 40,
 
 	// The grid unit (cuda_site3d.cu: lines, 3D lattices, boundaries per
 	// axis, theories with z derivatives), checked by TestGridUnitCompiles
@@ -81,6 +86,8 @@ var Budgets = map[string]int{
 	// 26-40 measured.
 	"fg_k_nd_constrain": 48,
 	"fg_k_nd_project":   48,
+	// fg_k_combine_dots with the held test of three axes.
+	"fg_k_nd_combine_dots": 64,
 }
 
 // Float32Budgets are the float32-storage variants' exceptions to Budgets

@@ -162,3 +162,19 @@ extern "C" __global__ void fg_k_density(fg_density_args a) {
     fg_chunk_store(a.part, a.grid.ny * a.grid.nchunk, (long long)j * a.grid.nchunk + i / FG_CHUNK, v * (g.hx * g.hy),
                    0.0, 0.0);
 }
+
+/* Program.CombineDots on the planar grid (cuda_elem.cu's fg_combine_dots). */
+typedef struct {
+    fg_cdots_args d;
+    fg_grid grid;
+} fg_combine_dots_args;
+
+struct fg_held2 {
+    const fg_grid& G;
+    __device__ bool operator()(long long idx) const {
+        const long long j = idx / G.nx, i = idx - j * G.nx;
+        return !G.periodic && (i < 2 || i >= G.nx - 2 || j < 2 || j >= G.ny - 2);
+    }
+};
+
+extern "C" __global__ void fg_k_combine_dots(fg_combine_dots_args a) { fg_combine_dots(a.d, fg_held2{a.grid}); }

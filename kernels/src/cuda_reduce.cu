@@ -194,3 +194,105 @@ extern "C" __global__ void fg_k_dot(fg_dot_args a) { fg_chunk_fold<false>(a); }
 extern "C" __global__ void fg_k_dot_final(fg_dot_args a) { fg_chunk_final<false>(a); }
 extern "C" __global__ void fg_k_maxabs(fg_dot_args a) { fg_chunk_fold<true>(a); }
 extern "C" __global__ void fg_k_maxabs_final(fg_dot_args a) { fg_chunk_final<true>(a); }
+
+/* Program.CombineDots: fg_k_combine's sum (rounded to fg_store once), then
+ * fg_k_project's projection when phi is set and the site is not held, the
+ * same bits in out as the two kernels; with the products out.out and out.y
+ * (y 0: not formed). The planar kernel (cuda_ops.cu) and the grid unit's
+ * (cuda_site3d.cu) differ only in their grids' held test. One warp per FG_DOT_CHUNK consecutive sites; lane l takes sites l,
+ * l+32, ... of the chunk with all their components and folds them in order,
+ * the warp combines the lanes with a fixed shuffle tree into part[2 chunk]
+ * and part[2 chunk + 1]: any block size of whole warps gives the same bits. */
+typedef struct {
+    long long sites;   /* sites of the grid; the buffers hold FG_NCOMP columns of them */
+    int nterms;        /* at most FG_CUDA_MAX_TERMS */
+    int pad_;
+    double coef[FG_CUDA_MAX_TERMS];
+    fg_dptr terms[FG_CUDA_MAX_TERMS];
+    fg_dptr phi;       /* 0: no projection */
+    fg_dptr out;
+    fg_dptr y;         /* 0: out.y is not formed */
+    fg_dptr part;      /* two doubles per chunk */
+    fg_dptr res;       /* out.out, out.y */
+} fg_cdots_args;
+
+template <typename HELD>
+static __device__ __forceinline__ void fg_combine_dots(const fg_cdots_args& a, HELD held) {
+    const long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    const long long n = a.sites;
+    const long long nchunk = (n + FG_DOT_CHUNK - 1) / FG_DOT_CHUNK;
+    if (w >= nchunk) return;
+    const fg_store* phi = (const fg_store*)a.phi;
+    const fg_store* y = (const fg_store*)a.y;
+    fg_store* out = (fg_store*)a.out;
+    const long long e1 = min((w + 1) * FG_DOT_CHUNK, n);
+    double oo = 0.0, oy = 0.0;
+    for (long long idx = w * FG_DOT_CHUNK + lane; idx < e1; idx += 32) {
+        double r[FG_NCOMP];
+#pragma unroll
+        for (int c = 0; c < FG_NCOMP; c++) {
+            double v = 0.0;
+            for (int t = 0; t < a.nterms; t++) v += a.coef[t] * (double)((const fg_store*)a.terms[t])[c * n + idx];
+            r[c] = (double)(fg_store)v;
+        }
+        if (phi && !held(idx)) {
+            double nn = 0.0, xp = 0.0;
+#pragma unroll
+            for (int c = 0; c < FG_NCOMP; c++) {
+                if (FG_AUX(c)) continue;
+                const double u = phi[c * n + idx];
+                nn += u * u;
+                xp += r[c] * u;
+            }
+            const double cc = xp / nn;
+#pragma unroll
+            for (int c = 0; c < FG_NCOMP; c++)
+                if (!FG_AUX(c)) r[c] = (double)(fg_store)(r[c] - cc * (double)phi[c * n + idx]);
+        }
+#pragma unroll
+        for (int c = 0; c < FG_NCOMP; c++) {
+            out[c * n + idx] = (fg_store)r[c];
+            oo += r[c] * r[c];
+            if (y) oy += r[c] * (double)y[c * n + idx];
+        }
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        oo += __shfl_down_sync(FG_FULL, oo, off);
+        oy += __shfl_down_sync(FG_FULL, oy, off);
+    }
+    if (lane == 0) {
+        ((double*)a.part)[2 * w] = oo;
+        ((double*)a.part)[2 * w + 1] = oy;
+    }
+}
+
+/* Level 2: one block of exactly FG_FINAL_THREADS; thread t folds the chunks
+ * t, t+256, ... in order, then a fixed shared-memory tree; res[0], res[1]. */
+extern "C" __global__ void fg_k_combine_dots_final(fg_cdots_args a) {
+    __shared__ double sh[2][FG_FINAL_THREADS];
+    const int t = threadIdx.x;
+    if (blockDim.x != FG_FINAL_THREADS) __trap();
+    const long long nchunk = (a.sites + FG_DOT_CHUNK - 1) / FG_DOT_CHUNK;
+    const double* P = (const double*)a.part;
+    double oo = 0.0, oy = 0.0;
+    for (long long c = t; c < nchunk; c += FG_FINAL_THREADS) {
+        oo += P[2 * c];
+        oy += P[2 * c + 1];
+    }
+    sh[0][t] = oo;
+    sh[1][t] = oy;
+    __syncthreads();
+    for (int k = FG_FINAL_THREADS / 2; k > 0; k >>= 1) {
+        if (t < k) {
+            sh[0][t] += sh[0][t + k];
+            sh[1][t] += sh[1][t + k];
+        }
+        __syncthreads();
+    }
+    if (t == 0) {
+        ((double*)a.res)[0] = sh[0][0];
+        ((double*)a.res)[1] = sh[1][0];
+    }
+}

@@ -263,17 +263,23 @@ typedef struct {
     fg_dptr x;   /* constrain: the velocity (0: none); project: projected in place */
 } fg_nd_site_args;
 
+/* Whether site idx is held: in the two outer layers of a fixed axis. */
+struct fg_held3_idx {
+    const fg_grid3& G;
+    __device__ bool operator()(long long idx) const {
+        const long long line = idx / G.nx, i = idx - line * G.nx;
+        const long long j = line % G.ny, k = line / G.ny;
+        return (!G.wrap[0] && (i < 2 || i >= G.nx - 2)) || (G.dims >= 2 && !G.wrap[1] && (j < 2 || j >= G.ny - 2)) ||
+               (G.dims == 3 && !G.wrap[2] && (k < 2 || k >= G.nz - 2));
+    }
+};
+
 /* The site of thread idx (false past the last site or on a held one). */
 static __device__ __forceinline__ bool fg_free_site3(const fg_grid3& G, long long* idx) {
     const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= G.n) return false;
     *idx = t;
-    const long long line = t / G.nx, i = t - line * G.nx;
-    const long long j = line % G.ny, k = line / G.ny;
-    if (!G.wrap[0] && (i < 2 || i >= G.nx - 2)) return false;
-    if (G.dims >= 2 && !G.wrap[1] && (j < 2 || j >= G.ny - 2)) return false;
-    if (G.dims == 3 && !G.wrap[2] && (k < 2 || k >= G.nz - 2)) return false;
-    return true;
+    return !fg_held3_idx{G}(t);
 }
 
 /* Unit-vector constraint: normalise phi and project the velocity x (may be
@@ -527,3 +533,11 @@ extern "C" __global__ void fg_k_nd_consistent(fg_nd_consistent_args a) {
         P[2 * plane + slot] = pw;
     }
 }
+
+/* Program.CombineDots on this file's grids (cuda_reduce.cu's fg_combine_dots). */
+typedef struct {
+    fg_cdots_args d;
+    fg_grid3 grid;
+} fg_nd_combine_dots_args;
+
+extern "C" __global__ void fg_k_nd_combine_dots(fg_nd_combine_dots_args a) { fg_combine_dots(a.d, fg_held3_idx{a.grid}); }
