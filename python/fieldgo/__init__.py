@@ -37,6 +37,7 @@ from .versions import show_versions
 
 # --- jupyter ---
 from .plotting import plot, plot_history  # noqa: E402
+from .visualisation import isosurface, isosurface_mesh, runge_colours, slice, to_vtk, view3d  # noqa: E402,A004
 from .jupyter import load_ipython_extension, unload_ipython_extension  # noqa: E402
 
 # --- trajectories ---

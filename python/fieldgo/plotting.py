@@ -136,12 +136,12 @@ _AXES = ("x", "y", "z")
 
 
 class Plane(NamedTuple):
-    """A plane of a 3D lattice: the ``axis`` across it, the ``index`` of its sites
-    along that axis and their coordinate ``at``; ``extent`` (imshow's) and the axis
+    """A plane of a 3D lattice: the ``axis`` across it, the index ``site`` of its
+    sites along that axis and their coordinate ``at``; ``extent`` (imshow's) and the axis
     names of the image's columns and rows."""
 
     axis: str
-    index: int
+    site: int
     at: float
     extent: tuple
     xlabel: str
@@ -191,7 +191,7 @@ def plane(lattice, axis="z", index=None, at=None) -> Plane:
 def take_plane(values, p: Plane):
     """The values (..., nz, ny, nx) on plane ``p``: (..., ny, nx) across z, (..., nz, nx)
     across y, (..., nz, ny) across x, rows running along the image's vertical axis."""
-    return np.take(values, p.index, axis=values.ndim - 1 - _AXES.index(p.axis))
+    return np.take(values, p.site, axis=values.ndim - 1 - _AXES.index(p.axis))
 
 
 def _section(panels, lattice, axis=None, index=None, at=None):
