@@ -148,6 +148,7 @@ func (s *Simulation) start(cfg FlowConfig) error {
 	if err := s.prog.Combine(s.velB); err != nil {
 		return err
 	}
+	s.endDynamics() // a flow starts at rest; a later evolution too
 	s.flow = &flowState{cfg: cfg, prevEnergy: math.Inf(1), hist: newHistory(s.theory.Spec.Densities), auto: auto}
 	return s.checkpoint()
 }

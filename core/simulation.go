@@ -115,10 +115,19 @@ type Simulation struct {
 	stiff      float64         // the last stiffness estimate, when stiffOK
 	stiffOK    bool            // the field has changed only by flows since, with the same parameters
 
-	flow   *flowState
-	dev    *devFlow // the device flow (kernels.Stepper), if prepared
-	cancel atomic.Bool
-	closed bool
+	flow *flowState
+	dev  *devFlow // the device flow (kernels.Stepper), if prepared
+
+	// Dynamics (evolve.go): the current evolution, the unit-vector RK4's host
+	// buffers, whether the velocity is a dynamical one (set by SetVelocity or
+	// left by an evolution, so the next evolution continues from it) and the
+	// clock.
+	evo     *evolution
+	evoHost *evolveHost
+	dynVel  bool
+	time    float64
+	cancel  atomic.Bool
+	closed  bool
 }
 
 // NewSimulation compiles theory on backend and allocates a zero field on lat.
@@ -436,6 +445,7 @@ func (s *Simulation) Fill(fn func(x, y float64, out []float64)) error {
 
 func (s *Simulation) fieldChanged() error {
 	s.stiffOK = false
+	s.endDynamics()
 	for c := range s.vel.cols {
 		clear(s.vel.cols[c])
 	}
@@ -589,6 +599,10 @@ func (s *Simulation) Close() error {
 	}
 	s.closed = true
 	s.closeDeviceFlow()
+	s.endDynamics()
+	if s.evoHost != nil {
+		s.evoHost.release()
+	}
 	if s.lz != nil {
 		s.lz.release()
 	}
