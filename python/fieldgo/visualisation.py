@@ -322,9 +322,9 @@ def isosurface(
         if not hasattr(ax, "set_zlim"):
             raise ParameterError("ax must be a 3D Axes (add_subplot(projection='3d'))")
     faces = mesh.vertices[mesh.faces]
-    coll = Poly3DCollection(
-        faces, facecolors=_shade(mesh, np.array([0.85, 0.55, 0.25])), edgecolors="none", alpha=alpha
-    )
+    shaded = _shade(mesh, np.array([0.85, 0.55, 0.25]))
+    # edges in the faces' own colours: antialiased edges of "none" leave light seams
+    coll = Poly3DCollection(faces, facecolors=shaded, edgecolors=shaded, linewidths=0.25, alpha=alpha)
     ax.add_collection3d(coll)
     lows, highs = _frame(mesh)
     ax.set_xlim(lows[0], highs[0])

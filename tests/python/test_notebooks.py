@@ -23,6 +23,7 @@ def test_there_are_notebooks():
         "03_arrow_exchange.ipynb",
         "04_numba_to_fieldgo.ipynb",
         "05_sweep.ipynb",
+        "07_skyrmions_3d.ipynb",
     ):
         assert want in names
 

@@ -135,8 +135,10 @@ class Monitor:
         else:
             fig = plot(self.sim.field, **self.view)
         flow = "converged" if status.get("converged") else "running" if not status.get("done") else "stopped"
+        # one panel (and its colorbar) is too narrow for the status on one line
+        sep = "\n" if len(fig.axes) <= 2 else ", "
         fig.suptitle(
-            f"step {status['step']}: energy {_fmt(status.get('energy'), '.10g')}, "
+            f"step {status['step']}: energy {_fmt(status.get('energy'), '.10g')}{sep}"
             f"max |grad| {_fmt(status.get('max_grad'), '.2e')} ({flow})"
         )
         image = Image(data=figure_png(fig, dpi=72), format="png")
