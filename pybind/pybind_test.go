@@ -160,7 +160,7 @@ func TestUnknownOptionsAreRefused(t *testing.T) {
 	if err := decodeOptions(`{"backend": "cpu", "precision": "float32"}`, &o); err != nil || o.Precision != "float32" {
 		t.Fatalf("known fields: %v, %+v", err, o)
 	}
-	_, err := RadiationFields(0, 0, 0, 0, 1, `{"methd": "newton"}`)
+	err := radiationError(0, 0, 0, 1, `{"methd": "newton"}`)
 	if err == nil || !strings.HasPrefix(err.Error(), "fieldgo[ParameterError]") || !strings.Contains(err.Error(), "methd") {
 		t.Fatalf("radiation options with a misspelt field: %v", err)
 	}

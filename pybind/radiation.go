@@ -26,38 +26,6 @@ import (
 	"github.com/fieldgo/fieldgo/errs"
 )
 
-// radiationJob is a cancel flag Python holds while a RadiationFields call
-// runs in a worker thread (Go cannot see Python's Ctrl-C).
-type radiationJob struct{ cancel atomic.Bool }
-
-// RadiationNewJob makes a cancel flag for RadiationFields.
-func RadiationNewJob() int64 { return register(&radiationJob{}) }
-
-// RadiationCancel asks the RadiationFields call holding job to stop; it then
-// fails with CancelledError.
-func RadiationCancel(job int64) (err error) {
-	defer recoverInto(&err)
-	j, err := lookup[*radiationJob](job)
-	if err != nil {
-		return bridge(err)
-	}
-	j.cancel.Store(true)
-	return nil
-}
-
-// RadiationReleaseJob drops a cancel flag.
-func RadiationReleaseJob(job int64) (err error) {
-	defer recoverInto(&err)
-	obj, err := unregister(job)
-	if err != nil {
-		return bridge(err)
-	}
-	if _, ok := obj.(*radiationJob); !ok {
-		return bridge(errs.New(errs.Handle, "handle %d is a %T, not a radiation job", job, obj))
-	}
-	return nil
-}
-
 // importPair moves the RecordBatch exported into pair block p into Go (no
 // copy of the data). Free the block afterwards.
 func importPair(p uintptr, what string) (arrow.RecordBatch, error) {
@@ -143,42 +111,40 @@ func (ro radiationOptions) options() (radiation.Options, error) {
 	return o, nil
 }
 
-// RadiationFields computes the Liénard–Wiechert cube. traj, obs and times are
-// pair blocks holding a trajectory table, the observers (columns x, y, z) and
-// the observation times (column t: nsamples values shared by all observers,
-// or observers x nsamples, observer-major); options is a JSON object (see
-// radiationOptions). It returns a new pair block holding the cube as a
-// RecordBatch (one float64 column per component, observers x samples rows).
-// The input blocks' structs are moved; free all blocks afterwards.
-func RadiationFields(job int64, traj, obs, times uintptr, nsamples int, options string) (p uintptr, err error) {
+// RadiationFieldsStart starts computing the Liénard–Wiechert cube and
+// returns the call's handle (CallWait, CallCancel; a cancelled call fails
+// with CancelledError). traj, obs and times are pair blocks holding a
+// trajectory table, the observers (columns x, y, z) and the observation
+// times (column t: nsamples values shared by all observers, or observers x
+// nsamples, observer-major); options is a JSON object (see
+// radiationOptions). The call reads the blocks' structs until it returns:
+// free them only after. Its result (CallResultPointer) is a new pair block
+// holding the cube as a RecordBatch (one float64 column per component,
+// observers x samples rows); with onDevice, the cube stays in GPU memory
+// and the result (CallResult) is JSON {handle, ptr, bytes, device, columns,
+// observers, samples}: the columns one after the other (observers x samples
+// float64 each, observer-major) from device address ptr, settled;
+// ReleaseRadiationCube(handle) frees it.
+func RadiationFieldsStart(traj, obs, times uintptr, nsamples int, options string, onDevice bool) (h int64, err error) {
 	defer recoverInto(&err)
-	cube, err := radiationCube(job, traj, obs, times, nsamples, options, false)
-	if err != nil {
-		return 0, bridge(err)
-	}
-	rec := cube.Record()
-	cube.Release() // the record holds its own reference
-	defer rec.Release()
-	return exportBatch(rec), nil
-}
-
-// RadiationFieldsOnDevice is RadiationFields with the cube left in GPU
-// memory, for a consumer there: it returns JSON {handle, ptr, bytes, device,
-// columns, observers, samples}, the columns one after the other
-// (observers x samples float64 each, observer-major) from device address
-// ptr, settled. ReleaseRadiationCube(handle) frees it.
-func RadiationFieldsOnDevice(job int64, traj, obs, times uintptr, nsamples int, options string) (info string, err error) {
-	defer recoverInto(&err)
-	cube, err := radiationCube(job, traj, obs, times, nsamples, options, true)
-	if err != nil {
-		return "", bridge(err)
-	}
-	d := map[string]any{"columns": cube.Columns, "observers": cube.O, "samples": cube.S, "ptr": uint64(0), "bytes": 0, "device": 0}
-	if cube.Device != nil {
-		d["ptr"], d["bytes"], d["device"] = cube.Device.Ptr, cube.Device.Bytes, cube.Device.Device
-	}
-	d["handle"] = register(cube)
-	return jsonString(d), nil
+	return startCall(func(cancel *atomic.Bool) (string, uintptr, error) {
+		cube, err := radiationCube(cancel, traj, obs, times, nsamples, options, onDevice)
+		if err != nil {
+			return "", 0, err
+		}
+		if onDevice {
+			d := map[string]any{"columns": cube.Columns, "observers": cube.O, "samples": cube.S, "ptr": uint64(0), "bytes": 0, "device": 0}
+			if cube.Device != nil {
+				d["ptr"], d["bytes"], d["device"] = cube.Device.Ptr, cube.Device.Bytes, cube.Device.Device
+			}
+			d["handle"] = register(cube)
+			return jsonString(d), 0, nil
+		}
+		rec := cube.Record()
+		cube.Release() // the record holds its own reference
+		defer rec.Release()
+		return "", exportBatch(rec), nil
+	}), nil
 }
 
 // ReleaseRadiationCube frees a cube left on the device.
@@ -195,7 +161,7 @@ func ReleaseRadiationCube(h int64) (err error) {
 	return bridge(cube.Release())
 }
 
-func radiationCube(job int64, traj, obs, times uintptr, nsamples int, options string, onDevice bool) (*radiation.Cube, error) {
+func radiationCube(cancel *atomic.Bool, traj, obs, times uintptr, nsamples int, options string, onDevice bool) (*radiation.Cube, error) {
 	var ro radiationOptions
 	if options != "" {
 		if e := decodeOptions(options, &ro); e != nil {
@@ -209,14 +175,7 @@ func radiationCube(job int64, traj, obs, times uintptr, nsamples int, options st
 	if opt.Device, err = radiationDevice(ro.Backend); err != nil {
 		return nil, err
 	}
-	opt.OnDevice = onDevice
-	if job != 0 {
-		j, err := lookup[*radiationJob](job)
-		if err != nil {
-			return nil, err
-		}
-		opt.Cancel = &j.cancel
-	}
+	opt.OnDevice, opt.Cancel = onDevice, cancel
 	recs := make([]arrow.RecordBatch, 3)
 	defer func() {
 		for _, r := range recs {

@@ -12,10 +12,10 @@ func TestRadiationBridgeErrors(t *testing.T) {
 		err  error
 		kind string
 	}{
-		{"null pairs", func() error { _, err := RadiationFields(0, 0, 0, 0, 1, ""); return err }(), "FormatError"},
-		{"bad options", func() error { _, err := RadiationFields(0, 0, 0, 0, 1, "{"); return err }(), "ParameterError"},
-		{"bad method", func() error { _, err := RadiationFields(0, 0, 0, 0, 1, `{"method":"euler"}`); return err }(), "ParameterError"},
-		{"unknown job", func() error { _, err := RadiationFields(1<<40, 0, 0, 0, 1, ""); return err }(), "ReleasedError"},
+		{"null pairs", radiationError(0, 0, 0, 1, ""), "FormatError"},
+		{"bad options", radiationError(0, 0, 0, 1, "{"), "ParameterError"},
+		{"bad method", radiationError(0, 0, 0, 1, `{"method":"euler"}`), "ParameterError"},
+		{"unknown call", func() error { _, err := CallWait(1<<40, 1); return err }(), "ReleasedError"},
 		{"empty info pair", func() error { p := NewArrowPair(); defer FreeArrowPair(p); _, err := TrajectoryInfo(p, 0); return err }(), "FormatError"},
 		{"lab time null", func() error { _, err := TrajectoryFromLabTime(0, "", 1, "1", "1"); return err }(), "FormatError"},
 	}
@@ -24,14 +24,38 @@ func TestRadiationBridgeErrors(t *testing.T) {
 			t.Errorf("%s: %v, want %s", c.name, c.err, c.kind)
 		}
 	}
-	job := RadiationNewJob()
-	if err := RadiationCancel(job); err != nil {
+	// A call's handle is released by its result, once.
+	h, err := RadiationFieldsStart(0, 0, 0, 1, "", false)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := RadiationReleaseJob(job); err != nil {
+	if err := CallCancel(h); err != nil {
 		t.Fatal(err)
 	}
-	if err := RadiationReleaseJob(job); err == nil {
-		t.Fatal("released a job twice")
+	for done := false; !done; {
+		if done, err = CallWait(h, 10); err != nil {
+			t.Fatal(err)
+		}
 	}
+	if _, err := CallResultPointer(h); err == nil {
+		t.Fatal("a call on null pairs succeeded")
+	}
+	if _, err := CallResultPointer(h); err == nil || !strings.Contains(err.Error(), "ReleasedError") {
+		t.Fatalf("a call's result taken twice: %v", err)
+	}
+}
+
+// radiationError runs a radiation call to its end and returns its error.
+func radiationError(traj, obs, times uintptr, nsamples int, options string) error {
+	h, err := RadiationFieldsStart(traj, obs, times, nsamples, options, false)
+	if err != nil {
+		return err
+	}
+	for done := false; !done; {
+		if done, err = CallWait(h, 10); err != nil {
+			return err
+		}
+	}
+	_, err = CallResultPointer(h)
+	return err
 }

@@ -290,40 +290,44 @@ def test_spectrum_parseval():
     assert p.sum() == pytest.approx(np.mean(x**2), rel=1e-12)
 
 
-def test_ctrl_c_while_the_worker_starts(monkeypatch):
-    # Ctrl-C can land inside Thread.start() after the worker thread exists (start()
-    # waits for its first report): fields must wait for the Go call before it frees
-    # the Arrow inputs the call reads. Made deterministic: start() starts the thread
-    # and raises; the call begins 0.2 s late. Then the same call runs normally.
-    import threading
-    import time
+def test_ctrl_c_cancels_the_call_and_waits_for_it(monkeypatch):
+    # Ctrl-C while fields waits for the Go call: the call is cancelled and fields
+    # returns (raising KeyboardInterrupt) only after it has, so the Arrow inputs the
+    # call reads are never freed under it. Made deterministic: the first wait step
+    # raises KeyboardInterrupt as the signal would; the call is big enough to run on.
+    # Then the same call runs normally.
+    from fieldgo.runtime import interruptible
 
-    real_start, real_fields = threading.Thread.start, go.RadiationFields
-    seen = {}
+    real_wait, seen = go.CallWait, {}
 
-    def start(self):
-        real_start(self)
-        if self.name == "fieldgo-radiation":
+    def wait(handle, ms):
+        if "interrupted" not in seen:
+            seen["interrupted"] = handle
             raise KeyboardInterrupt
+        done = real_wait(handle, ms)
+        seen["done"] = done
+        return done
 
-    def fields(*args):
-        time.sleep(0.2)
+    def result(handle):
         try:
-            return real_fields(*args)
-        except BaseException as exc:
+            return real_result(handle)
+        except fg.Error as exc:
             seen["error"] = exc
             raise
 
-    tab, obs, times = uniform_table(), [[5, 1, -2], [0, 3, 3]], np.linspace(-5, 5, 16)
-    monkeypatch.setattr(threading.Thread, "start", start)
-    monkeypatch.setattr(go, "RadiationFields", fields)
+    real_result = go.CallResult
+    tab, obs, times = uniform_table(), np.random.default_rng(0).normal(size=(20000, 3)) * 10, np.linspace(-5, 5, 512)
+    monkeypatch.setattr(go, "CallWait", wait)
+    monkeypatch.setattr(go, "CallResult", result)
     with pytest.raises(KeyboardInterrupt):
-        rad.fields(tab, obs, times)
+        rad.fields(tab, obs, times, backend="cpu")
     monkeypatch.undo()
-    # The call ran to its end before fields returned, cancelled (a typed error), with
-    # its inputs alive.
+    assert seen["done"] is True, seen
     assert isinstance(seen.get("error"), fg.CancelledError), seen
-    cube = rad.fields(tab, obs, times)
+    with pytest.raises(fg.ReleasedError):
+        go.CallWait(seen["interrupted"], 1)
+    assert interruptible._STEP_MS <= 50
+    cube = rad.fields(tab, [[5, 1, -2], [0, 3, 3]], np.linspace(-5, 5, 16))
     assert np.isfinite(cube.numpy()).all()
 
 

@@ -148,19 +148,14 @@ def fields(
     if on_device and backend == "cpu":
         raise BackendError("on_device=True leaves the cube in GPU memory: use backend='cuda' (or 'auto' with a GPU)")
     pairs = [export(traj), export(obs), export(tbatch)]
-    job = go.RadiationNewJob()
-    call = go.RadiationFieldsOnDevice if on_device else go.RadiationFields
     try:
         # The pairs are freed only after the call has returned, Ctrl-C or not.
-        out = _interruptible.call(
-            lambda: call(job, pairs[0], pairs[1], pairs[2], s, opts),
-            lambda: go.RadiationCancel(job),
-            "fieldgo-radiation",
-        )
+        call = go.RadiationFieldsStart(pairs[0], pairs[1], pairs[2], s, opts, bool(on_device))
+        _interruptible.wait(call)
+        out = go.CallResult(call) if on_device else go.CallResultPointer(call)
     finally:
         for p in pairs:
             go.FreeArrowPair(p)
-        go.RadiationReleaseJob(job)
     if on_device:
         return DeviceCube(json.loads(out), ts)
     return Cube(import_batch(out), o, s, ts)
