@@ -1,6 +1,7 @@
 """End to end: a real JupyterLab server, the quickstart opened in headless Chromium
 (Debian's chromium, driven by Playwright), all cells run, and the rendered page holds
-the figures and the simulation card."""
+the figures and the simulation card; and fg.view3d's interactive isosurface drawn in
+a notebook's output and turned with the mouse."""
 
 import os
 import re
@@ -181,3 +182,90 @@ def test_quickstart_in_jupyterlab(lab):
             page.screenshot(path=str(work / "quickstart.png"), full_page=True)
         finally:
             browser.close()
+
+
+VIEW3D_CELLS = [
+    "import fieldgo as fg",
+    "sim = fg.Simulation(fg.theories.skyrme(mass=1.0), grid=(24, 24, 24), spacing=0.3)\n"
+    "sim.set_field(fg.initial.hedgehog(profile='optimal', mass=1.0))\n"
+    "fg.view3d(sim, width=480, height=400)",
+    "print('view3d' + ' shown')",
+]
+
+
+def test_view3d_in_jupyterlab(lab, tmp_path):
+    """The view's inline script runs in JupyterLab's output (a trusted output of the
+    running kernel), draws the Skyrmion with WebGL, and a drag redraws it turned."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    nbformat = pytest.importorskip("nbformat")
+    pytest.importorskip("skimage", reason="fg.view3d needs scikit-image (pip install -e .[test])")
+    import numpy as np
+    from PIL import Image
+
+    base, work = lab
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in VIEW3D_CELLS])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, work / "view3d.ipynb")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.goto(f"{base}/lab/tree/view3d.ipynb?token={TOKEN}", timeout=60_000)
+            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+            page.wait_for_function(
+                f"() => document.querySelectorAll('.jp-CodeCell').length >= {len(VIEW3D_CELLS)}", timeout=60_000
+            )
+            deadline = time.monotonic() + 120
+            view = page.locator(".jp-OutputArea-output .fieldgo-view3d")
+            while not view.count() or not view.first.get_attribute("data-frames"):
+                if (
+                    "view3d shown" not in _outputs(page)
+                    and page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").count()
+                ):
+                    _dismiss_dialogs(page)
+                    page.locator(".jp-Notebook .jp-Cell").first.click()
+                    page.get_by_role("menuitem", name="Run", exact=True).click()
+                    page.get_by_role("menuitem", name=re.compile(r"^Run All Cells")).click()
+                text = _outputs(page)
+                assert "Traceback" not in text, text[-3000:]
+                assert time.monotonic() < deadline, f"no view drawn; outputs: {text[-2000:]}"
+                time.sleep(1.0)
+            view = view.first
+            view.scroll_into_view_if_needed()
+            assert view.get_attribute("data-renderer") in ("webgl2", "webgl", "canvas2d")
+            view.screenshot(path=str(tmp_path / "view3d.png"))
+            box = view.bounding_box()
+            page.mouse.move(box["x"] + 240, box["y"] + 200)
+            page.mouse.down()
+            page.mouse.move(box["x"] + 340, box["y"] + 150, steps=5)
+            page.mouse.up()
+            page.wait_for_function(
+                "() => +document.querySelector('.jp-OutputArea-output .fieldgo-view3d').dataset.frames > 1"
+            )
+            view.screenshot(path=str(tmp_path / "view3d-turned.png"))
+        finally:
+            browser.close()
+    before, after = (
+        np.asarray(Image.open(tmp_path / f"{n}.png").convert("RGB")).astype(int) for n in ("view3d", "view3d-turned")
+    )
+    ink = np.abs(before - 255).sum(axis=2) > 60
+    assert 0.02 < ink.mean() < 0.6, f"{ink.mean():.3f} of the view is drawn"
+    assert ((before.max(axis=2) - before.min(axis=2)) > 120).sum() > 500, "no Runge colours on the surface"
+    assert np.abs(after - before).sum(axis=2).astype(bool).mean() > 0.01, "dragging did not turn the view"
+
+
+def _outputs(page):
+    return page.evaluate(
+        "() => Array.from(document.querySelectorAll('.jp-OutputArea-output')).map(e => e.textContent).join('\\n')"
+    )
+
+
+def _dismiss_dialogs(page):
+    dialogs = page.locator(".jp-Dialog")
+    while dialogs.count():
+        accept = dialogs.first.locator(".jp-Dialog-button.jp-mod-accept")
+        if "kernel" in (dialogs.first.text_content() or "").lower() and accept.count():
+            accept.first.click()
+        else:
+            page.keyboard.press("Escape")
+        page.wait_for_timeout(300)
