@@ -48,8 +48,10 @@ class BridgeOptions:
             object.__setattr__(self, f.name, value)  # frozen: the checked value replaces the given one
 
     def json(self) -> str:
-        """The JSON object pybind decodes into ``GO_STRUCT``."""
-        return json.dumps(dataclasses.asdict(self))
+        """The JSON object pybind decodes into ``GO_STRUCT`` (every value is a plain
+        number, string, bool or None, so a shallow dict: ``dataclasses.asdict`` deep
+        copies, a tenth of a millisecond per call)."""
+        return json.dumps({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
 
 
 @dataclasses.dataclass(frozen=True)
