@@ -333,7 +333,45 @@ CATALOGUE = [
         fg.ParameterError,
         "dt",
     ),
+    # --- pictures of 3D fields ---
+    (
+        "isosurface: unknown density",
+        lambda t: fg.isosurface(_small_skyrmion(), density="charge"),
+        fg.SpecError,
+        "unknown density 'charge'",
+    ),
+    (
+        "isosurface: level outside the density's range",
+        lambda t: fg.isosurface(_small_skyrmion(), level=10.0),
+        fg.ParameterError,
+        "level=10 is outside",
+    ),
+    (
+        "isosurface: a plane's simulation",
+        lambda t: fg.isosurface(_planar_skyrmion(), density="charge"),
+        fg.LatticeError,
+        "3D lattice",
+    ),
+    ("slice: unknown axis", lambda t: fg.slice(_small_skyrmion(), axis="t"), fg.ParameterError, "axis must be"),
+    (
+        "live view: unknown key",
+        lambda t: _small_skyrmion().minimize(max_steps=1, live={"every": 5, "zoom": 2}),
+        fg.ParameterError,
+        "unknown: zoom",
+    ),
 ]
+
+
+def _small_skyrmion():
+    sim = fg.Simulation(fg.theories.skyrme(mass=1.0), grid=(12, 12, 12), spacing=0.5)
+    sim.set_field(fg.initial.hedgehog(profile="optimal", mass=1.0))
+    return sim
+
+
+def _planar_skyrmion():
+    sim = skyrme_sim()
+    sim.set_field(fg.initial.skyrmion(charge=1))
+    return sim
 
 
 @pytest.mark.parametrize("what, call, error, match", CATALOGUE, ids=[c[0] for c in CATALOGUE])
