@@ -4,6 +4,7 @@
     fg.plot(sim, density="charge")    # a declared density (signed: diverging colours)
     fg.plot(sim.field)                # every component side by side
     fg.plot(sim, component="n3")      # one component of the working field
+    fg.plot(sim3d, axis="x", at=0.5)  # a 3D lattice: one plane (default the middle one across z)
     fg.plot_history(sim.history)      # energy and max |grad| (log) against step
 
 Figures are made with matplotlib's object API, not pyplot: a script keeps no global
