@@ -97,6 +97,13 @@ def test_isosurface_figure_of_a_skyrmion(hedgehog):
     assert e.density == "energy" and e.level == 2.0
     from_field = fg.isosurface_mesh(hedgehog.density("baryon"), colour=None)
     np.testing.assert_array_equal(from_field.vertices, mesh.vertices)
+    # the Skyrme field as a Field, its density given: the same surface in the same colours
+    for density in (hedgehog.density("baryon"), hedgehog.density("baryon").numpy()[0]):
+        coloured = fg.isosurface_mesh(hedgehog.field, density=density)
+        np.testing.assert_array_equal(coloured.vertices, mesh.vertices)
+        np.testing.assert_array_equal(coloured.colours, mesh.colours)
+    with pytest.raises(fg.SpecError, match="a Field has no density 'baryon'"):
+        fg.isosurface_mesh(hedgehog.field, density="baryon")
 
 
 # --- Runge colours ----------------------------------------------------------------------
@@ -282,7 +289,11 @@ def browser_pixels(page_path, tmp_path, flags=()):
     return first, after, load[0], load[1]
 
 
-@pytest.mark.parametrize(("flags", "renderer"), [((), "webgl"), (("--disable-webgl",), "canvas2d")])
+# Headless Chromium has no GPU: its WebGL is SwiftShader's, which newer versions offer only
+# when asked (the page is our own, so its "unsafe" warning does not apply).
+@pytest.mark.parametrize(
+    ("flags", "renderer"), [(("--enable-unsafe-swiftshader",), "webgl"), (("--disable-webgl",), "canvas2d")]
+)
 def test_view3d_renders_in_a_real_browser(hedgehog, tmp_path, flags, renderer):
     """The page drawn by Chromium: the surface covers part of the view in saturated
     (Runge) colours, and dragging rotates it (a new frame, other pixels). WebGL where
