@@ -30,6 +30,7 @@ from .runtime import fieldvalues  # fg.fieldvalues.ConstraintWarning (docs/robus
 
 # --- engine (simulations) ---
 from .runtime.simulation import PrecisionWarning, Simulation, load
+from .runtime.evolution import Evolution, read_evolution
 from . import initial
 from . import observables  # noqa: E402  (fg.observables.baryon_number(sim), ...)
 from .runtime.devices import devices

@@ -763,3 +763,123 @@ def hopfion(
     centre, rot, iso = _placement(centre, rotation, isorotation)
     config = Hopfion(int(a), int(b), _checked_profile(profile), size, centre, rot, iso)
     return config if lattice is None else _on(config, lattice)
+
+
+# --- dynamics: Lorentz boosts ---
+
+_AXES = {"x": 0, "y": 1, "z": 2, 0: 0, 1: 1, 2: 2}
+
+# Central-difference weights of the first derivative, O(eps^8): points +-1 .. +-4.
+_D1 = (4 / 5, -1 / 5, 4 / 105, -1 / 280)
+
+
+class _Boosted:
+    """Module-level (picklable) callables of :func:`boost`: the static solution
+    contracted along ``axis`` (``field``), or its time derivative (``velocity``)."""
+
+    __slots__ = ("base", "v", "axis", "centre", "gamma", "eps", "velocity")
+
+    def __init__(self, base, v, axis, centre, velocity, eps):
+        self.base, self.v, self.axis, self.centre = base, v, axis, centre
+        self.gamma = 1.0 / math.sqrt(1.0 - v * v)
+        self.velocity, self.eps = velocity, eps
+
+    def __eq__(self, other):
+        return type(other) is type(self) and all(getattr(self, a) == getattr(other, a) for a in self.__slots__)
+
+    def __hash__(self):
+        return hash((self.v, self.axis, self.centre, self.velocity))
+
+    def __repr__(self):
+        part = "velocity" if self.velocity else "field"
+        return f"boost({self.base!r}, v={self.v!r}, axis={'xyz'[self.axis]!r}, centre={self.centre!r}).{part}"
+
+    def _at(self, coords, shift):
+        cs = [np.asarray(c, dtype=np.float64) for c in coords]
+        a = self.axis
+        if a >= len(cs):
+            raise ShapeError(f"boost along {'xyz'[a]!r} on a lattice of {len(cs)} axes: it has no {'xyz'[a]} axis")
+        cs[a] = self.gamma * (cs[a] - self.centre) + shift
+        out = self.base(*cs)
+        return out
+
+    def __call__(self, *coords):
+        if not self.velocity:
+            return self._at(coords, 0.0)
+        h = self.eps
+        bare = None
+        acc = None
+        for k, w in enumerate(_D1, start=1):
+            plus, minus = self._at(coords, k * h), self._at(coords, -k * h)
+            if bare is None:
+                bare = not isinstance(plus, (tuple, list))
+            p = [plus] if bare else list(plus)
+            m = [minus] if bare else list(minus)
+            terms = [w * (np.asarray(pc, dtype=np.float64) - np.asarray(mc, dtype=np.float64)) for pc, mc in zip(p, m)]
+            acc = terms if acc is None else [x + y for x, y in zip(acc, terms)]
+        # d/dt phi0(gamma (x - x0 - v t)) = -gamma v phi0'
+        comps = [-self.gamma * self.v * c / h for c in acc]
+        return comps[0] if bare else comps
+
+
+class Boost(tuple):
+    """What :func:`boost` returns: the pair ``(field, velocity)`` of callables,
+    ``sim.set_field(b.field); sim.set_velocity(b.velocity)`` (or unpacked)."""
+
+    __slots__ = ()
+
+    def __new__(cls, field, velocity):
+        return super().__new__(cls, (field, velocity))
+
+    @property
+    def field(self):
+        return self[0]
+
+    @property
+    def velocity(self):
+        return self[1]
+
+    @property
+    def gamma(self) -> float:
+        return self[0].gamma
+
+    def __getnewargs__(self):
+        return tuple(self)
+
+
+def boost(field, v: float, axis="x", *, centre: float = 0.0, eps: float | None = None) -> Boost:
+    """Lorentz-boost a static solution into initial data for ``Simulation.evolve``.
+
+    ``field`` is the static solution phi0 as a function of the coordinates (``f(x)``
+    on a line, ``f(x, y)``, ``f(x, y, z)``; an ``fg.initial`` configuration or any
+    callable ``set_field`` takes), centred on the origin. The boosted solution moving
+    with speed ``v`` (``|v| < 1``, the speed of light is 1) along ``axis`` (``"x"``,
+    ``"y"`` or ``"z"``) and through ``centre`` (the coordinate on that axis) at t = 0 is
+    phi(x, t) = phi0(gamma (x - centre - v t)), gamma = 1/sqrt(1 - v^2): returned as the
+    pair of callables (field, velocity)
+
+        phi(x, 0) = phi0(gamma (x - centre)),   phi'(x, 0) = -gamma v dphi0/dx (gamma (x - centre)),
+
+    the derivative by an eighth-order central difference of ``field`` with step
+    ``eps`` (default 1e-3 over gamma; its error is some 1e-13 for fields that vary on
+    the scale of 1). A unit-vector field's velocity is tangent to the sphere. For a
+    Lorentz-invariant theory it is an exact travelling solution: a kink keeps its
+    shape, contracted by gamma, and its energy is gamma E0::
+
+        phi, vel = fg.initial.boost(lambda x: np.tanh(x), 0.5, centre=-4.0)
+        sim.set_field(phi); sim.set_velocity(vel)
+    """
+    if not callable(field):
+        raise ParameterError(
+            f"boost needs the static solution as a function of the coordinates, got {type(field).__name__}"
+        )
+    v = _real("v", v)
+    if not abs(v) < 1:
+        raise ParameterError(f"the boost speed must satisfy |v| < 1 (the speed of light), got {v!r}")
+    if axis not in _AXES or isinstance(axis, bool):
+        raise ParameterError(f"axis must be 'x', 'y' or 'z' (or 0, 1, 2), got {axis!r}")
+    a = _AXES[axis]
+    centre = _real("centre", centre)
+    gamma = 1.0 / math.sqrt(1.0 - v * v)
+    eps = 1e-3 / gamma if eps is None else _real("eps", eps, positive=True)
+    return Boost(_Boosted(field, v, a, centre, False, eps), _Boosted(field, v, a, centre, True, eps))

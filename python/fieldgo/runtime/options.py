@@ -24,7 +24,14 @@ import types
 import typing
 from typing import ClassVar
 
-__all__ = ["BridgeOptions", "BackendOptions", "SimulationOptions", "MinimizeOptions", "RadiationOptions"]
+__all__ = [
+    "BridgeOptions",
+    "BackendOptions",
+    "SimulationOptions",
+    "MinimizeOptions",
+    "EvolveOptions",
+    "RadiationOptions",
+]
 
 
 @functools.cache
@@ -90,6 +97,20 @@ class MinimizeOptions(BridgeOptions):
     arrest: str = ""
     dt: float = 0.0
     check_every: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class EvolveOptions(BridgeOptions):
+    """An evolution's settings (pybind ``evolveOptions``, ``SimStartEvolve``); dt 0 is the
+    runtime's default step, record_every 0 its default interval."""
+
+    GO_STRUCT: ClassVar[str] = "evolveOptions"
+
+    method: str  # "rk4" or "leapfrog"
+    t: float  # how long to evolve
+    dt: float = 0.0
+    record_every: int = 0  # steps between records
+    snapshots: bool = False  # copy the field at every record
 
 
 @dataclasses.dataclass(frozen=True)

@@ -21,15 +21,16 @@ import warnings
 
 import pyarrow as pa
 
-from ..errors import BackendError, ParameterError, ReleasedError, SpecError
+from ..errors import BackendError, Error, ParameterError, ReleasedError, ShapeError, SpecError
 from . import interruptible as _interruptible
-from .bridge import go, import_table
+from .bridge import go, import_batch, import_table
 from .field import Field
 from .fieldvalues import constraint_of, field_values
 from .lattice import Lattice
-from .options import MinimizeOptions, SimulationOptions
+from .options import EvolveOptions, MinimizeOptions, SimulationOptions
 
 _METHODS = ("anf", "gradient")
+_EVOLVE_METHODS = ("rk4", "leapfrog")
 _ARRESTS = ("power", "energy")
 _GRADIENTS = ("auto", "continuum", "consistent")
 _CHUNK_SECONDS = 0.05  # Go returns to Python at least this often: Ctrl-C and progress
@@ -274,8 +275,113 @@ class Simulation:
 
     @property
     def velocity(self) -> Field:
-        """The flow's velocity field (arrested Newton flow)."""
+        """The velocity: the time derivative of the field after ``evolve`` or
+        ``set_velocity``, the flow's velocity after ``minimize`` (arrested Newton flow)."""
         return Field._from_handle(go.SimField(self._h(), 1))
+
+    @property
+    def time(self) -> float:
+        """The simulation's clock: the time its evolutions have reached since the field
+        was last set (0 after ``set_field`` or ``minimize``)."""
+        return go.SimTime(self._h())
+
+    def set_velocity(self, value):
+        """Set the velocity (the field's time derivative) that the next ``evolve``
+        starts from; it takes what ``set_field`` takes (an array shaped like the
+        field, an ``fg.Field``, a function of the coordinates, e.g. the second half
+        of ``fg.initial.boost``) and is not normalised. Sites the boundary holds (the
+        outer two layers of a fixed axis) get zero velocity; under a unit-vector
+        constraint the velocity is projected onto the tangent space of the current
+        field (so set the field first). NaN or Inf is refused (``ParameterError``
+        naming the site), a shape that does not fit too (``ShapeError``).
+
+        ``set_field`` and ``minimize`` reset the velocity to zero; an ``evolve``
+        after a ``minimize`` starts at rest unless ``set_velocity`` came between."""
+        lat = self.lattice
+        try:
+            arr = field_values(value, lat, self.theory.fields)
+        except ShapeError as exc:
+            raise ShapeError(f"velocity: {exc}") from None
+        src = Field.from_numpy(arr, lat, names=self.theory.fields, copy=not arr.flags.writeable)
+        try:
+            go.SimSetVelocity(self._h(), src._handle)
+        finally:
+            src.release()
+        self._field = None
+
+    def evolve(
+        self,
+        t: float,
+        dt: float | None = None,
+        *,
+        method: str = "rk4",
+        record_every: int | None = None,
+        out=None,
+        stream: bool = False,
+        snapshots: bool = True,
+        callback=None,
+    ):
+        """Evolve the field in time for a duration ``t`` under second-order
+        (relativistic) dynamics, phi'' = -dE/dphi (per unit cell), from the current
+        field and velocity (``set_velocity``; at rest after ``set_field`` or
+        ``minimize``; an earlier ``evolve``'s velocity and clock otherwise, so two
+        calls make one longer run). Under a unit-vector constraint the field stays
+        on the sphere and the velocity tangent. docs/dynamics.md has the equations.
+
+        ``method``: ``"rk4"`` (classic Runge-Kutta, error O(dt^4), four gradients a
+        step) or ``"leapfrog"`` (velocity Verlet, O(dt^2), one gradient a step,
+        time-reversible: its energy error stays bounded over long runs).
+        ``dt``: the largest step; the step taken is ``t / ceil(t / dt)`` so that the
+        run ends at exactly ``sim.time + t``. None: a quarter of the smallest
+        spacing, capped by half the scheme's stability limit for the field's
+        stiffest mode.
+        ``record_every``: steps between records (default 10); a record is also taken
+        at the start and at the end. Each record is a history row (``t``,
+        ``kinetic``, ``potential``, ``energy``, ``momentum_x`` .., the declared
+        densities' integrals) and, with ``snapshots`` (default True), a copy of the
+        field.
+
+        Returns an :class:`fieldgo.Evolution` (``history``, ``times``,
+        ``snapshots``: numpy arrays shaped like ``sim.field.numpy()``). With
+        ``out=path`` the snapshots go to an Arrow IPC stream as the run goes, not to
+        memory (``fg.read_evolution(path)`` reads it back, times bit for bit). With
+        ``stream=True`` it returns an iterator of pyarrow RecordBatches, one per
+        snapshot, each batch's schema metadata holding ``t``, ``step`` and the
+        record's values.
+
+        Refused with ``ParameterError``: a negative or non-finite ``t``, a ``dt``
+        that is not positive and finite, an unknown method. A run that blows up
+        raises ``DivergenceError`` naming the step, stage and site; the field and
+        velocity are then the last recorded ones, and the exception's ``evolution``
+        holds what was recorded. Ctrl-C stops it within about 50 ms, at a step."""
+        from .evolution import _check_time
+
+        t = _check_time("t", t)
+        dt = _check_time("dt", dt, positive=True, allow_none=True)
+        if method not in _EVOLVE_METHODS:
+            raise ParameterError(f"method must be one of {_EVOLVE_METHODS}, got {method!r}")
+        if record_every is not None and (
+            isinstance(record_every, bool) or not isinstance(record_every, numbers.Integral) or record_every < 1
+        ):
+            raise ParameterError(f"record_every must be a positive integer number of steps, got {record_every!r}")
+        if stream and out is not None:
+            raise ParameterError("stream=True and out= are exclusive: stream the batches, or write them to a file")
+        self._require_field("evolve")
+        if self._views_out:
+            go.SimFieldWritten(self._h())
+        opts = EvolveOptions(
+            method=method,
+            t=t,
+            dt=dt or 0.0,
+            record_every=int(record_every or 0),
+            snapshots=bool(snapshots or out or stream),
+        )
+        go.SimStartEvolve(self._h(), opts.json())
+        self._field = None
+        run = _EvolveRun(self, method, out, callback)
+        if stream:
+            return run.batches()
+        return run.collect()
 
     def set_field(self, value):
         """Set the field from an array shaped (ncomp, ny, nx) ((ny, nx) for one
@@ -514,6 +620,124 @@ class Simulation:
             f"<Simulation {self.theory.name!r} on {self.lattice!r}, backend={d['backend']}{prec}, "
             f"step={d.get('step', 0)}>"
         )
+
+
+class _EvolveRun:
+    """An evolution started in Go, advanced in ~50 ms chunks; after each chunk its new
+    history rows and snapshots are taken."""
+
+    def __init__(self, sim, method, out, callback):
+        from .evolution import _FORMAT, _lattice_info
+
+        self.sim, self.out, self.callback = sim, out, callback
+        self.method = method
+        self.rows = 0
+        self.history = []  # pyarrow batches
+        self.times, self.snaps = [], []
+        self.status = {}
+        lat = sim.lattice
+        self.settings = dict(
+            format=_FORMAT,
+            lattice=_lattice_info(lat),
+            fields=list(sim.theory.fields),
+            theory=sim.theory.name,
+            method=method,
+            dt=None,
+            columns=None,
+        )
+
+    def _chunk(self):
+        sim = self.sim
+        h = sim._h()
+        status = _interruptible.call(
+            lambda: go.SimAdvanceEvolve(h, int(_CHUNK_SECONDS * 1000)), lambda: go.SimCancel(h), "fieldgo-evolve"
+        )
+        sim._field = None
+        self.status = json.loads(status)
+        self.settings["dt"] = self.status["dt"]
+        if self.callback is not None:
+            self.callback(sim, self.status)
+
+    def _take(self):
+        """The new history rows and snapshots, paired (a snapshot per record)."""
+        h = self.sim._h()
+        rows = import_batch(go.SimEvolveHistory(h, self.rows))
+        self.rows += rows.num_rows
+        if rows.num_rows:
+            self.history.append(rows)
+        self.settings["columns"] = rows.schema.names
+        out = []
+        recs = rows.to_pylist()
+        k = 0
+        while True:
+            p = go.SimEvolveSnapshot(h)
+            if not p:
+                break
+            batch = import_batch(p)
+            row = recs[k] if k < len(recs) else {}
+            k += 1
+            out.append((batch, row))
+        return out
+
+    def _table(self):
+        if self.history:
+            return pa.Table.from_batches(self.history)
+        return import_table(go.SimEvolveHistory(self.sim._h(), 0))
+
+    def _result(self, path=None):
+        from .evolution import Evolution
+
+        return Evolution(
+            self.sim.lattice,
+            self.sim.theory.fields,
+            self.method,
+            self.settings["dt"] if self.settings["dt"] is not None else float("nan"),
+            self._table(),
+            self.times,
+            self.snaps,
+            path,
+        )
+
+    def _steps(self):
+        """Yields (batch, row) as the run produces them; the first ones are the
+        start's record."""
+        self.settings["dt"] = json.loads(go.SimEvolveStatus(self.sim._h()))["dt"]
+        yield from self._take()
+        while True:
+            self._chunk()
+            yield from self._take()
+            if self.status["done"]:
+                return
+
+    def collect(self):
+        from .evolution import _snapshot_array, _Writer
+
+        writer = _Writer(self.out, self.settings) if self.out is not None else None
+        shape = self.sim.lattice.shape
+        try:
+            for batch, row in self._steps():
+                self.times.append(float(batch.schema.metadata[b"t"]))
+                if writer is not None:
+                    writer.write(batch, row)
+                else:
+                    self.snaps.append(_snapshot_array(batch, shape))
+        except Error as exc:
+            exc.evolution = self._result(self.out)
+            raise
+        finally:
+            if writer is not None:
+                writer.close()
+        if writer is not None:
+            from .evolution import read_evolution
+
+            return read_evolution(self.out)
+        return self._result()
+
+    def batches(self):
+        for batch, row in self._steps():
+            md = dict(batch.schema.metadata or {})
+            md.update({k.encode(): (str(int(v)) if k == "step" else repr(float(v))).encode() for k, v in row.items()})
+            yield batch.replace_schema_metadata(md)
 
 
 def load(path, backend="auto", precision=None) -> Simulation:
