@@ -60,6 +60,12 @@ def test_isosurface_of_a_radial_density_is_the_sphere_of_its_level():
     assert V - E + F == 2
     # normals point down the density: outwards
     assert np.all(np.einsum("ij,ij->i", mesh.normals, mesh.vertices) > 0)
+    # the density's spline on a finer grid: the same sphere, closer
+    fine = fg.isosurface_mesh(rho, level=np.exp(-(R**2) / 2), colour=None, lattice=lat, refine=2)
+    assert len(fine.faces) > 3 * len(mesh.faces)
+    assert fine.area() == pytest.approx(4 * np.pi * R**2, rel=0.01)
+    assert abs(fine.volume() - 4 / 3 * np.pi * R**3) < 0.5 * abs(mesh.volume() - 4 / 3 * np.pi * R**3)
+    assert np.abs(np.linalg.norm(fine.vertices, axis=1) - R).max() < 0.5 * np.abs(r - R).max()
 
 
 def test_isosurface_is_placed_in_lattice_coordinates():
@@ -365,6 +371,8 @@ def test_bad_input_is_refused_naming_the_problem(hedgehog, tmp_path):
         fg.isosurface_mesh(hedgehog, level=float(b.min()))
     with pytest.raises(fg.ParameterError, match="colour must be 'runge' or None"):
         fg.isosurface_mesh(hedgehog, colour="rainbow")
+    with pytest.raises(fg.ParameterError, match="refine must be an integer from 1 to 8, got 0.5"):
+        fg.isosurface_mesh(hedgehog, refine=0.5)
     plane = fg.Simulation(fg.theories.baby_skyrme(), grid=(12, 10), spacing=0.3)
     plane.set_field(fg.initial.skyrmion(charge=1))
     with pytest.raises(fg.LatticeError, match=r"isosurface needs a 3D lattice, got grid=\(12, 10\)"):
