@@ -1,16 +1,22 @@
 package cuda
 
-import "reflect"
+import (
+	"reflect"
+
+	"github.com/fieldgo/fieldgo/kernels/cuda/driver"
+)
 
 // Every kernel of the field engine takes one argument block by value: a C
 // struct declared beside the kernel in kernels/src/cuda_*.cu and its Go twin
 // here, field for field with the C name in the c tag, in the same order and
 // with the same padding (explicit blank fields where C pads). Device
 // pointers are uint64 (CUdeviceptr). registerArgs ties a kernel to its Go
-// type; a launch with any other type is refused (launchArgs), and
-// TestArgumentLayouts compiles the sources with NVRTC and static_asserts of
-// every field's offset and size, so Go and the CUDA compiler agree on the
-// layout without a GPU.
+// type in the driver's registry (driver.Register, driver.Block); a launch
+// with any other type is refused (driver.Launch), and TestArgumentLayouts
+// compiles the sources with NVRTC and static_asserts of every field's offset
+// and size, so Go and the CUDA compiler agree on the layout without a GPU.
+// The same test holds the constants and the flow's control block below
+// (cuda_args.h) to their C definitions.
 
 // argTypes maps each kernel to the Go type of its argument block.
 var argTypes = map[string]reflect.Type{}
@@ -21,8 +27,51 @@ func registerArgs[A any](kernels ...string) bool {
 	for _, k := range kernels {
 		argTypes[k] = reflect.TypeFor[A]()
 	}
-	return true
+	return driver.Register[A](driver.Block, kernels...)
 }
+
+// The constants of cuda_args.h the host uses (TestArgumentLayouts checks
+// them against the header).
+const (
+	chunk         = 32   // FG_CHUNK: sites of one reduction chunk
+	finalThreads  = 256  // FG_FINAL_THREADS: the final reduction's block
+	dotChunk      = 2048 // FG_DOT_CHUNK: elements of one Dot partial
+	stopConverged = 1    // FG_STOP_CONVERGED
+	stopNonFinite = 2    // FG_STOP_NONFINITE
+	stopHalted    = 3    // FG_STOP_HALTED
+)
+
+// headerConstants are the C names and Go values of the constants above.
+var headerConstants = map[string]int{"FG_CHUNK": chunk, "FG_FINAL_THREADS": finalThreads, "FG_DOT_CHUNK": dotChunk,
+	"FG_STOP_CONVERGED": stopConverged, "FG_STOP_NONFINITE": stopNonFinite, "FG_STOP_HALTED": stopHalted,
+	"FG_CUDA_MAX_TERMS": maxTerms}
+
+// flowCtl is fg_flowctl: the device flow's control block, which the host
+// writes at the start of a run and reads back with the record ring.
+type flowCtl struct {
+	Step       int64   `c:"step"`
+	Resets     int64   `c:"resets"`
+	Taken      int64   `c:"taken"`
+	Nrec       int64   `c:"nrec"`
+	Stop       int32   `c:"stop"`
+	Nonfinite  int32   `c:"nonfinite"`
+	Arrest     int32   `c:"arrest"`
+	Pending    int32   `c:"pending"`
+	Kv         float64 `c:"kv"`
+	PrevEnergy float64 `c:"prev_energy"`
+	Energy1    float64 `c:"energy1"`
+}
+
+// flowRec is fg_flowrec: one step's stage-1 reductions in the ring.
+type flowRec struct {
+	Step    int64   `c:"step"`
+	Resets  int64   `c:"resets"`
+	Energy  float64 `c:"energy"`
+	MaxGrad float64 `c:"max_grad"`
+}
+
+// hostStructs are the structs of cuda_args.h the host reads, by C name.
+var hostStructs = map[string]reflect.Type{"fg_flowctl": reflect.TypeFor[flowCtl](), "fg_flowrec": reflect.TypeFor[flowRec]()}
 
 // gridArgs is fg_grid: the lattice as the site kernels read it.
 type gridArgs struct {
@@ -329,3 +378,37 @@ type ndConsistentArgs struct {
 }
 
 var _ = registerArgs[ndConsistentArgs]("fg_k_nd_partials", "fg_k_nd_consistent")
+
+// cdotsArgs is fg_cdots_args (cuda_reduce.cu): Program.CombineDots' terms,
+// projection, products and partials; fg_k_combine_dots_final takes it, the
+// two grids' combine-dots kernels take it with their grid.
+type cdotsArgs struct {
+	Sites  int64 `c:"sites"`
+	Nterms int32 `c:"nterms"`
+	_      int32
+	Coef   [maxTerms]float64 `c:"coef"`
+	Terms  [maxTerms]uint64  `c:"terms"`
+	Phi    uint64            `c:"phi"`
+	Out    uint64            `c:"out"`
+	Y      uint64            `c:"y"`
+	Part   uint64            `c:"part"`
+	Res    uint64            `c:"res"`
+}
+
+var _ = registerArgs[cdotsArgs]("fg_k_combine_dots_final")
+
+// combineDotsArgs is fg_combine_dots_args (fg_k_combine_dots).
+type combineDotsArgs struct {
+	D    cdotsArgs `c:"d"`
+	Grid gridArgs  `c:"grid"`
+}
+
+var _ = registerArgs[combineDotsArgs]("fg_k_combine_dots")
+
+// ndCombineDotsArgs is fg_nd_combine_dots_args (fg_k_nd_combine_dots).
+type ndCombineDotsArgs struct {
+	D    cdotsArgs `c:"d"`
+	Grid grid3Args `c:"grid"`
+}
+
+var _ = registerArgs[ndCombineDotsArgs]("fg_k_nd_combine_dots")

@@ -1,16 +1,20 @@
 package cuda
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/fieldgo/fieldgo/kernels/cuda/driver"
 	"github.com/fieldgo/fieldgo/kernels/src"
 )
 
 // TestArgumentLayouts: every kernel of the templates has a Go argument block
-// registered (registerArgs) whose layout the CUDA compiler agrees with: the
-// templates and a static_assert per field compile with NVRTC (no GPU needed).
+// registered (registerArgs, with the driver) whose layout the CUDA compiler
+// agrees with, and so do the constants and the flow's control block and
+// records the host reads (cuda_args.h): the templates and a static_assert
+// per field and constant compile with NVRTC (no GPU needed).
 func TestArgumentLayouts(t *testing.T) {
 	ctypes := map[string]string{}
 	for _, m := range kernelSignature.FindAllStringSubmatch(src.CUDAKernels+src.CUDAGridKernels, -1) {
@@ -49,10 +53,21 @@ func TestArgumentLayouts(t *testing.T) {
 			asserts = append(asserts, LayoutAsserts(ctypes[k], gt)...)
 		}
 	}
-	for k := range argTypes {
+	for k, gt := range argTypes {
 		if _, ok := ctypes[k]; !ok {
 			t.Errorf("registerArgs names %s, which is no kernel of the templates", k)
 		}
+		if at, ok := driver.Lookup(k); !ok || at.Type != gt || at.Kind != driver.Block {
+			t.Errorf("the driver launches %s with %v (%v), not its argument block %v", k, at.Type, at.Kind, gt)
+		}
+	}
+	// What the host shares with the kernels through cuda_args.h: the
+	// constants and the flow's control block and records.
+	for name, v := range headerConstants {
+		asserts = append(asserts, fmt.Sprintf("static_assert(%s == %d, \"%s\");", name, v, name))
+	}
+	for ctype, gt := range hostStructs {
+		asserts = append(asserts, LayoutAsserts(ctype, gt)...)
 	}
 	if _, _, _, err := NVRTCVersion(); err != nil {
 		t.Skipf("no NVRTC, layouts not compiled (pip install nvidia-cuda-nvrtc into .venv or set FIELDGO_NVRTC): %v", err)

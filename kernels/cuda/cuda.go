@@ -1,5 +1,7 @@
-// Package cuda is the NVIDIA GPU kernels.Backend. It dlopens libcuda.so.1 and
-// NVRTC at run time (nothing from CUDA is needed to build it), compiles the
+// Package cuda is the NVIDIA GPU kernels.Backend. It reaches libcuda.so.1 and
+// NVRTC through kernels/cuda/driver, which dlopens them at run time (nothing
+// from CUDA is needed to build it) and is the only package with cgo; this
+// one is pure Go. It compiles the
 // point source and the templates of kernels/src to a CUBIN for the device's
 // architecture (cached on disk), and runs every Program operation on device
 // buffers with deterministic on-device reductions.
@@ -7,12 +9,6 @@
 // When the libraries or a device are missing, New and Compile return
 // errs.Backend saying why, so a caller can fall back to the CPU backend.
 package cuda
-
-/*
-#include <stdlib.h>
-#include "api.h"
-*/
-import "C"
 
 import (
 	"fmt"
@@ -26,6 +22,7 @@ import (
 	"github.com/fieldgo/fieldgo/errs"
 	"github.com/fieldgo/fieldgo/internal/diskcache"
 	"github.com/fieldgo/fieldgo/kernels"
+	"github.com/fieldgo/fieldgo/kernels/cuda/driver"
 )
 
 // Options configure the CUDA backend. The zero value is the default.
@@ -37,8 +34,8 @@ type Options struct {
 // Backend compiles and runs kernels on one NVIDIA GPU.
 type Backend struct {
 	opt     Options
-	dev     C.CUdevice
-	ctx     C.CUcontext
+	dev     driver.Device
+	ctx     driver.Context
 	name    string
 	arch    string // "sm_90"
 	sms     int
@@ -48,25 +45,22 @@ type Backend struct {
 	release sync.Once
 }
 
-var driver struct {
+var libcuda struct {
 	once sync.Once
 	err  error
 }
 
 func loadDriver() error {
-	driver.once.Do(func() {
-		var buf [512]C.char
-		cp := C.CString("libcuda.so.1")
-		defer C.free(unsafe.Pointer(cp))
-		if C.fg_cuda_load(cp, &buf[0], C.int(len(buf))) != 0 {
-			driver.err = errs.New(errs.Backend, "no CUDA driver: %s", C.GoString(&buf[0]))
+	libcuda.once.Do(func() {
+		if err := driver.LoadCUDA("libcuda.so.1"); err != nil {
+			libcuda.err = errs.New(errs.Backend, "no CUDA driver: %s", err)
 			return
 		}
-		if rc := C.fg_cuInit(0); rc != C.CUDA_SUCCESS {
-			driver.err = errs.New(errs.Backend, "cuInit: %s", C.GoString(C.fg_cuErrorString(rc)))
+		if rc := driver.Init(); rc != driver.Success {
+			libcuda.err = errs.New(errs.Backend, "cuInit: %s", rc)
 		}
 	})
-	return driver.err
+	return libcuda.err
 }
 
 // DriverVersion is the CUDA version the installed driver supports
@@ -76,20 +70,15 @@ func DriverVersion() (int, error) {
 	if err := loadDriver(); err != nil {
 		return 0, err
 	}
-	var v C.int
-	if err := check(C.fg_cuDriverGetVersion(&v), "cuDriverGetVersion"); err != nil {
+	v, rc := driver.DriverVersion()
+	if err := check(rc, "cuDriverGetVersion"); err != nil {
 		return 0, err
 	}
-	return int(v), nil
+	return v, nil
 }
 
 // check turns a driver result into an errs.Backend error.
-func check(rc C.CUresult, what string) error {
-	if rc == C.CUDA_SUCCESS {
-		return nil
-	}
-	return errs.New(errs.Backend, "%s: %s (CUDA error %d)", what, C.GoString(C.fg_cuErrorString(rc)), int(rc))
-}
+func check(rc driver.Result, what string) error { return driver.Check(rc, what) }
 
 // New opens device opt.Device: it loads the driver and NVRTC and retains the
 // device's primary context.
@@ -100,33 +89,28 @@ func New(opt Options) (*Backend, error) {
 	if err := loadNVRTC(); err != nil {
 		return nil, err
 	}
-	var n C.int
-	if err := check(C.fg_cuDeviceGetCount(&n), "cuDeviceGetCount"); err != nil {
+	n, rc := driver.DeviceCount()
+	if err := check(rc, "cuDeviceGetCount"); err != nil {
 		return nil, err
 	}
-	if opt.Device < 0 || opt.Device >= int(n) {
-		return nil, errs.New(errs.Backend, "no CUDA device %d (%d present)", opt.Device, int(n))
+	if opt.Device < 0 || opt.Device >= n {
+		return nil, errs.New(errs.Backend, "no CUDA device %d (%d present)", opt.Device, n)
 	}
 	b := &Backend{opt: opt}
-	if err := check(C.fg_cuDeviceGet(&b.dev, C.int(opt.Device)), "cuDeviceGet"); err != nil {
+	var err error
+	b.dev, rc = driver.DeviceGet(opt.Device)
+	if err = check(rc, "cuDeviceGet"); err != nil {
 		return nil, err
 	}
-	var name [256]C.char
-	C.fg_cuDeviceGetName(&name[0], C.int(len(name)), b.dev)
-	b.name = C.GoString(&name[0])
-	attr := func(a C.int) int {
-		var v C.int
-		C.fg_cuDeviceGetAttribute(&v, a, b.dev)
-		return int(v)
-	}
-	b.arch = fmt.Sprintf("sm_%d%d", attr(C.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR), attr(C.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR))
-	b.sms = attr(C.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-	b.maxTPM = attr(C.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)
-	b.smemOpt = attr(C.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-	var dv C.int
-	C.fg_cuDriverGetVersion(&dv)
-	b.driver = int(dv)
-	if err := check(C.fg_cuDevicePrimaryCtxRetain(&b.ctx, b.dev), "cuDevicePrimaryCtxRetain"); err != nil {
+	b.name = b.dev.Name()
+	attr := b.dev.Attribute
+	b.arch = fmt.Sprintf("sm_%d%d", attr(driver.AttrComputeCapabilityMajor), attr(driver.AttrComputeCapabilityMinor))
+	b.sms = attr(driver.AttrMultiprocessorCount)
+	b.maxTPM = attr(driver.AttrMaxThreadsPerMultiprocessor)
+	b.smemOpt = attr(driver.AttrMaxSharedMemoryPerBlockOptin)
+	b.driver, _ = driver.DriverVersion()
+	b.ctx, rc = b.dev.PrimaryCtxRetain()
+	if err := check(rc, "cuDevicePrimaryCtxRetain"); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -151,7 +135,7 @@ func (b *Backend) Arch() string { return b.arch }
 // first.
 func (b *Backend) Close() error {
 	var err error
-	b.release.Do(func() { err = check(C.fg_cuDevicePrimaryCtxRelease(b.dev), "cuDevicePrimaryCtxRelease") })
+	b.release.Do(func() { err = check(b.dev.PrimaryCtxRelease(), "cuDevicePrimaryCtxRelease") })
 	return err
 }
 
@@ -170,9 +154,12 @@ func (b *Backend) MemoryFree() (int64, error) {
 }
 
 func (b *Backend) memInfo() (free, total int64, err error) {
-	var f, t C.size_t
-	err = b.onDevice(func() error { return check(C.fg_cuMemGetInfo(&f, &t), "cuMemGetInfo") })
-	return int64(f), int64(t), err
+	err = b.onDevice(func() error {
+		var rc driver.Result
+		free, total, rc = driver.MemGetInfo()
+		return check(rc, "cuMemGetInfo")
+	})
+	return free, total, err
 }
 
 // onDevice runs f on a locked OS thread with b's context current: the one
@@ -191,7 +178,7 @@ func (b *Backend) onDevice(f func() error) error {
 // bind makes b's context current on this OS thread; the caller holds the
 // thread (runtime.LockOSThread) until its driver calls are done.
 func (b *Backend) bind() error {
-	return check(C.fg_cuCtxSetCurrent(b.ctx), "cuCtxSetCurrent")
+	return check(driver.CtxSetCurrent(b.ctx), "cuCtxSetCurrent")
 }
 
 // cacheDir is Options.CacheDir, else the cuda/ folder of the one cache root
@@ -318,8 +305,8 @@ func (b *Backend) HostAlloc(n int) ([]float64, func(), error) {
 	if err := b.bind(); err != nil {
 		return nil, nil, err
 	}
-	var ptr unsafe.Pointer
-	if err := check(C.fg_cuMemAllocHost(&ptr, C.size_t(8*n)), "cuMemAllocHost"); err != nil {
+	ptr, rc := driver.MemAllocHost(8 * n)
+	if err := check(rc, "cuMemAllocHost"); err != nil {
 		return nil, nil, err
 	}
 	s := unsafe.Slice((*float64)(ptr), n)
@@ -330,7 +317,7 @@ func (b *Backend) HostAlloc(n int) ([]float64, func(), error) {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			if b.bind() == nil {
-				C.fg_cuMemFreeHost(ptr)
+				driver.MemFreeHost(ptr)
 			}
 		})
 	}

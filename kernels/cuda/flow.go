@@ -1,13 +1,5 @@
 package cuda
 
-/*
-#include <stdlib.h>
-#include <string.h>
-#include "api.h"
-#include "cuda_args.h"
-*/
-import "C"
-
 import (
 	"fmt"
 	"math"
@@ -17,6 +9,7 @@ import (
 
 	"github.com/fieldgo/fieldgo/errs"
 	"github.com/fieldgo/fieldgo/kernels"
+	"github.com/fieldgo/fieldgo/kernels/cuda/driver"
 )
 
 // flowRing is the number of step records the device keeps between host
@@ -45,21 +38,21 @@ type Flow struct {
 	p      *Program
 	spec   kernels.FlowSpec
 	shape  tileShape // of every stage's tile launch
-	stream C.CUstream
-	graphs []C.CUgraph
-	single [2]C.CUgraphExec // one step from parity 0 / 1
-	pair   C.CUgraphExec    // two steps from parity 0
-	why    string           // why there is no graph, "" if there is one
+	stream driver.Stream
+	graphs []driver.Graph
+	single [2]driver.GraphExec // one step from parity 0 / 1
+	pair   driver.GraphExec    // two steps from parity 0
+	why    string              // why there is no graph, "" if there is one
 
 	fusedUpdate        bool // stage 4 writes phi', v' (fg_k_tile_up or fg_k_stages234): ping-pong buffers
 	fused234           bool // stages 2-4 in one kernel (fg_k_stages234)
 	fieldBytes         int
-	phiD, velD         C.CUdeviceptr // the spec's Phi and Vel
+	phiD, velD         driver.DevicePtr // the spec's Phi and Vel
 	params, part, rows devScratch
 	phi2, vel2         devScratch
-	ctl                C.CUdeviceptr  // fg_flowctl followed by the ring
-	snap               unsafe.Pointer // pinned: 2 snapshots of ctl+ring, then one upload slot
-	ev                 [2]C.CUevent
+	ctl                driver.DevicePtr // fg_flowctl followed by the ring
+	snap               unsafe.Pointer   // pinned: 2 snapshots of ctl+ring, then one upload slot
+	ev                 [2]driver.Event
 
 	steps  [2][]flowLaunch    // one step from parity 0 (spec buffers) / 1 (own pair)
 	diag   [2][5][]flowLaunch // fused stages: launches that store stage k's gradient again, to name a non-finite site
@@ -76,7 +69,14 @@ type flowLaunch struct {
 	args   any
 }
 
-func snapBytes() int { return int(C.sizeof_fg_flowctl) + flowRing*int(C.sizeof_fg_flowrec) }
+// ctlBytes and recBytes are sizeof(fg_flowctl) and sizeof(fg_flowrec)
+// (TestArgumentLayouts checks flowCtl's and flowRec's layouts).
+const (
+	ctlBytes = int(unsafe.Sizeof(flowCtl{}))
+	recBytes = int(unsafe.Sizeof(flowRec{}))
+)
+
+func snapBytes() int { return ctlBytes + flowRing*recBytes }
 
 // NewFlow implements kernels.Stepper for the continuum gradient form.
 func (p *Program) NewFlow(spec kernels.FlowSpec) (kernels.Flow, error) {
@@ -125,13 +125,13 @@ func (f *Flow) build() error {
 		}
 		d[i] = uint64(cb.d)
 	}
-	f.phiD, f.velD = C.CUdeviceptr(d[0]), C.CUdeviceptr(d[1])
+	f.phiD, f.velD = driver.DevicePtr(d[0]), driver.DevicePtr(d[1])
 	f.fieldBytes = p.prec.Bytes() * p.unit.NComp * g.Sites()
 	// The fused kernels hold more registers and shared memory than fg_k_tile
 	// for some theories: each needs a launchable shape, else the step falls
 	// back to the kernels before it (Flow).
-	f.fusedUpdate = p.anyTile("fg_k_tile_up")
-	f.fused234 = f.fusedUpdate && p.anyTile("fg_k_stages234")
+	f.fusedUpdate = p.anyTile("fg_k_tile_up") && !p.noFusedUpdate
+	f.fused234 = f.fusedUpdate && p.anyTile("fg_k_stages234") && !p.noFused234
 	if err := f.alloc(grid); err != nil {
 		return err
 	}
@@ -161,7 +161,7 @@ func (f *Flow) alloc(grid gridArgs) error {
 		return err
 	}
 	if len(spec.Params) > 0 {
-		if err := check(C.fg_cuMemcpyHtoD(f.params.d, unsafe.Pointer(&spec.Params[0]), C.size_t(8*len(spec.Params))), "cuMemcpyHtoD params"); err != nil {
+		if err := check(driver.MemcpyHtoD(f.params.d, unsafe.Pointer(&spec.Params[0]), 8*len(spec.Params)), "cuMemcpyHtoD params"); err != nil {
 			return err
 		}
 	}
@@ -171,23 +171,28 @@ func (f *Flow) alloc(grid gridArgs) error {
 	if err := f.rows.ensure(8 * 3 * int(grid.Ny)); err != nil {
 		return err
 	}
-	if err := check(C.fg_cuMemAlloc(&f.ctl, C.size_t(snapBytes())), "cuMemAlloc flow control"); err != nil {
+	var rc driver.Result
+	f.ctl, rc = driver.MemAlloc(snapBytes())
+	if err := check(rc, "cuMemAlloc flow control"); err != nil {
 		return err
 	}
-	if err := check(C.fg_cuMemsetD8(f.ctl, 0, C.size_t(snapBytes())), "cuMemsetD8"); err != nil {
+	if err := check(driver.MemsetD8(f.ctl, 0, snapBytes()), "cuMemsetD8"); err != nil {
 		return err
 	}
-	if err := check(C.fg_cuMemAllocHost(&f.snap, C.size_t(3*snapBytes())), "cuMemAllocHost"); err != nil {
+	f.snap, rc = driver.MemAllocHost(3 * snapBytes())
+	if err := check(rc, "cuMemAllocHost"); err != nil {
 		return err
 	}
 	for i := range f.ev {
-		if err := check(C.fg_cuEventCreate(&f.ev[i], C.CU_EVENT_DISABLE_TIMING), "cuEventCreate"); err != nil {
+		f.ev[i], rc = driver.EventCreate(driver.EventDisableTiming)
+		if err := check(rc, "cuEventCreate"); err != nil {
 			return err
 		}
 	}
 	// A blocking stream: ordered with the default stream the Program's
 	// other operations use.
-	if err := check(C.fg_cuStreamCreate(&f.stream, 0), "cuStreamCreate"); err != nil {
+	f.stream, rc = driver.StreamCreate(0)
+	if err := check(rc, "cuStreamCreate"); err != nil {
 		return err
 	}
 	if f.fusedUpdate {
@@ -240,7 +245,7 @@ func (f *Flow) step(sa *stepArgs, cur, cvel, nxt, nvel uint64) (st []flowLaunch,
 		return flowLaunch{name: name, grid: (threads + bs - 1) / bs, bx: bs, by: 1, args: a}
 	}
 	st = []flowLaunch{f.tile("fg_k_tile", sa.stage1(cur, cvel)), one("fg_k_rows", sa.rowsArgs(), int(sa.grid.Ny)*32),
-		{name: "fg_k_decide", grid: 1, bx: C.FG_FINAL_THREADS, by: 1, args: sa.decide()}}
+		{name: "fg_k_decide", grid: 1, bx: finalThreads, by: 1, args: sa.decide()}}
 	s2, s3, s4 := f.tile("fg_k_tile", sa.stage(2, cur, cvel)), f.tile("fg_k_tile", sa.stage(3, cur, cvel)), f.tile("fg_k_tile", sa.stage(4, cur, cvel))
 	switch {
 	case f.fused234:
@@ -267,7 +272,7 @@ func (f *Flow) tile(name string, a tileBlock) flowLaunch {
 // driver, or a capture that failed: f.why says which) Run launches them one
 // by one.
 func (f *Flow) captureGraphs() {
-	if C.fg_cuGraphsAvailable() == 0 {
+	if !driver.GraphsAvailable() {
 		f.why = "the driver has no CUDA graph API"
 		return
 	}
@@ -352,55 +357,55 @@ func (sa *stepArgs) rowsArgs() *rowsArgs {
 
 // decide is fg_k_decide on the row partials.
 func (sa *stepArgs) decide() *decideArgs {
-	return &decideArgs{Ny: sa.grid.Ny, Rows: sa.rows, Ctl: sa.ctl, Ring: sa.ctl + uint64(C.sizeof_fg_flowctl),
+	return &decideArgs{Ny: sa.grid.Ny, Rows: sa.rows, Ctl: sa.ctl, Ring: sa.ctl + uint64(ctlBytes),
 		Ringcap: flowRing, Tol: sa.tol, EnergyArrest: sa.energyArrest}
 }
 
 // capture records launches on the flow's stream into an instantiated graph.
-func (f *Flow) capture(ls []flowLaunch) (C.CUgraphExec, error) {
-	if err := check(C.fg_cuStreamBeginCapture(f.stream), "cuStreamBeginCapture"); err != nil {
-		return nil, err
+func (f *Flow) capture(ls []flowLaunch) (driver.GraphExec, error) {
+	if err := check(f.stream.BeginCapture(), "cuStreamBeginCapture"); err != nil {
+		return driver.GraphExec{}, err
 	}
 	lerr := f.launchList(ls)
-	var graph C.CUgraph
-	cerr := check(C.fg_cuStreamEndCapture(f.stream, &graph), "cuStreamEndCapture")
+	graph, rc := f.stream.EndCapture()
+	cerr := check(rc, "cuStreamEndCapture")
 	if lerr != nil || cerr != nil {
-		if graph != nil {
-			C.fg_cuGraphDestroy(graph)
+		if !graph.Nil() {
+			graph.Destroy()
 		}
 		if lerr != nil {
-			return nil, lerr
+			return driver.GraphExec{}, lerr
 		}
-		return nil, cerr
+		return driver.GraphExec{}, cerr
 	}
 	f.graphs = append(f.graphs, graph)
-	var exec C.CUgraphExec
-	if err := check(C.fg_cuGraphInstantiate(&exec, graph), "cuGraphInstantiate"); err != nil {
-		return nil, err
+	exec, rc := graph.Instantiate()
+	if err := check(rc, "cuGraphInstantiate"); err != nil {
+		return driver.GraphExec{}, err
 	}
 	return exec, nil
 }
 
 func (f *Flow) freeGraphs() {
 	for i := range f.single {
-		if f.single[i] != nil {
-			C.fg_cuGraphExecDestroy(f.single[i])
-			f.single[i] = nil
+		if !f.single[i].Nil() {
+			f.single[i].Destroy()
+			f.single[i] = driver.GraphExec{}
 		}
 	}
-	if f.pair != nil {
-		C.fg_cuGraphExecDestroy(f.pair)
-		f.pair = nil
+	if !f.pair.Nil() {
+		f.pair.Destroy()
+		f.pair = driver.GraphExec{}
 	}
 	for _, g := range f.graphs {
-		C.fg_cuGraphDestroy(g)
+		g.Destroy()
 	}
 	f.graphs = nil
 }
 
 func (f *Flow) launchList(ls []flowLaunch) error {
 	for _, l := range ls {
-		if err := launchArgs(f.p.k[l.name], l.name, l.grid, l.bx, l.by, l.smem, f.stream, l.args); err != nil {
+		if err := launchArgs(f.p.k[l.name], l.grid, l.bx, l.by, l.smem, f.stream, l.args); err != nil {
 			return err
 		}
 	}
@@ -423,14 +428,14 @@ func (f *Flow) launch(from, k int) error {
 		par := f.parity(from)
 		var err error
 		switch {
-		case f.pair == nil:
+		case f.pair.Nil():
 			err = f.launchList(f.steps[par])
 			from, k = from+1, k-1
 		case par == 0 && k >= 2:
-			err = check(C.fg_cuGraphLaunch(f.pair, f.stream), "cuGraphLaunch")
+			err = check(f.pair.Launch(f.stream), "cuGraphLaunch")
 			from, k = from+2, k-2
 		default:
-			err = check(C.fg_cuGraphLaunch(f.single[par], f.stream), "cuGraphLaunch")
+			err = check(f.single[par].Launch(f.stream), "cuGraphLaunch")
 			from, k = from+1, k-1
 		}
 		if err != nil {
@@ -443,7 +448,7 @@ func (f *Flow) launch(from, k int) error {
 // Describe says how the flow runs.
 func (f *Flow) Describe() string {
 	mode := "CUDA graphs of 2 steps"
-	if f.pair == nil {
+	if f.pair.Nil() {
 		mode = "plain launches (" + f.why + ")"
 	}
 	var how []string
@@ -458,7 +463,7 @@ func (f *Flow) Describe() string {
 }
 
 // Graphed reports whether the steps run as CUDA graphs.
-func (f *Flow) Graphed() bool { return f.pair != nil }
+func (f *Flow) Graphed() bool { return !f.pair.Nil() }
 
 // Run implements kernels.Flow.
 func (f *Flow) Run(st kernels.FlowState, maxSteps, pollEvery int, cancel *atomic.Bool) (kernels.FlowResult, error) {
@@ -482,33 +487,31 @@ func (f *Flow) Run(st kernels.FlowState, maxSteps, pollEvery int, cancel *atomic
 		return res, err
 	}
 	sb := snapBytes()
-	up := (*C.fg_flowctl)(unsafe.Add(f.snap, 2*sb))
-	C.memset(unsafe.Pointer(up), 0, C.sizeof_fg_flowctl)
-	up.step, up.resets = C.longlong(st.Step), C.longlong(st.Resets)
-	up.kv, up.prev_energy = 1, C.double(st.PrevEnergy)
-	if err := check(C.fg_cuMemcpyHtoDAsync(f.ctl, unsafe.Pointer(up), C.size_t(C.sizeof_fg_flowctl), f.stream), "cuMemcpyHtoDAsync"); err != nil {
+	up := (*flowCtl)(unsafe.Add(f.snap, 2*sb))
+	*up = flowCtl{Step: int64(st.Step), Resets: int64(st.Resets), Kv: 1, PrevEnergy: st.PrevEnergy}
+	if err := check(driver.MemcpyHtoDAsync(f.ctl, unsafe.Pointer(up), ctlBytes, f.stream), "cuMemcpyHtoDAsync"); err != nil {
 		return res, err
 	}
 	var queue []int // snapshot slots in flight, oldest first
 	launched, slot := 0, 0
 	var seen int64
 	halt := false
-	var last *C.fg_flowctl
+	var last *flowCtl
 	for {
 		for len(queue) < 2 && launched < maxSteps && !halt {
 			k := min(pollEvery, maxSteps-launched)
 			if err := f.launch(launched, k); err != nil {
-				C.fg_cuStreamSynchronize(f.stream)
+				f.stream.Synchronize()
 				return res, err
 			}
 			launched += k
 			dst := unsafe.Add(f.snap, slot*sb)
-			if err := check(C.fg_cuMemcpyDtoHAsync(dst, f.ctl, C.size_t(sb), f.stream), "cuMemcpyDtoHAsync"); err != nil {
-				C.fg_cuStreamSynchronize(f.stream)
+			if err := check(driver.MemcpyDtoHAsync(dst, f.ctl, sb, f.stream), "cuMemcpyDtoHAsync"); err != nil {
+				f.stream.Synchronize()
 				return res, err
 			}
-			if err := check(C.fg_cuEventRecord(f.ev[slot], f.stream), "cuEventRecord"); err != nil {
-				C.fg_cuStreamSynchronize(f.stream)
+			if err := check(f.ev[slot].Record(f.stream), "cuEventRecord"); err != nil {
+				f.stream.Synchronize()
 				return res, err
 			}
 			queue = append(queue, slot)
@@ -519,21 +522,21 @@ func (f *Flow) Run(st kernels.FlowState, maxSteps, pollEvery int, cancel *atomic
 		}
 		s := queue[0]
 		queue = queue[1:]
-		if err := check(C.fg_cuEventSynchronize(f.ev[s]), "cuEventSynchronize"); err != nil {
-			C.fg_cuStreamSynchronize(f.stream)
+		if err := check(f.ev[s].Synchronize(), "cuEventSynchronize"); err != nil {
+			f.stream.Synchronize()
 			return res, err
 		}
-		c := (*C.fg_flowctl)(unsafe.Add(f.snap, s*sb))
-		ring := unsafe.Slice((*C.fg_flowrec)(unsafe.Add(unsafe.Pointer(c), C.sizeof_fg_flowctl)), flowRing)
-		for r := seen; r < int64(c.nrec); r++ {
+		c := (*flowCtl)(unsafe.Add(f.snap, s*sb))
+		ring := unsafe.Slice((*flowRec)(unsafe.Add(unsafe.Pointer(c), ctlBytes)), flowRing)
+		for r := seen; r < c.Nrec; r++ {
 			rec := ring[r%flowRing]
-			res.Records = append(res.Records, kernels.FlowRecord{Step: int(rec.step), Resets: int(rec.resets),
-				Energy: float64(rec.energy), MaxGrad: float64(rec.max_grad)})
+			res.Records = append(res.Records, kernels.FlowRecord{Step: int(rec.Step), Resets: int(rec.Resets),
+				Energy: rec.Energy, MaxGrad: rec.MaxGrad})
 		}
-		seen = int64(c.nrec)
+		seen = c.Nrec
 		cp := *c
 		last = &cp
-		if c.stop != 0 || c.nonfinite != 0 {
+		if c.Stop != 0 || c.Nonfinite != 0 {
 			halt = true
 		}
 		if cancel != nil && cancel.Load() && launched < maxSteps {
@@ -541,46 +544,46 @@ func (f *Flow) Run(st kernels.FlowState, maxSteps, pollEvery int, cancel *atomic
 		}
 	}
 	c := last
-	if c.pending != 0 && c.nonfinite == 0 && c.stop == 0 {
+	if c.Pending != 0 && c.Nonfinite == 0 && c.Stop == 0 {
 		// The last step decided was taken; its commit is the host's.
-		c.step++
-		c.taken++
-		if c.arrest != 0 {
-			c.resets++
+		c.Step++
+		c.Taken++
+		if c.Arrest != 0 {
+			c.Resets++
 		}
-		c.prev_energy = c.energy1
+		c.PrevEnergy = c.Energy1
 	}
 	if f.fusedUpdate {
-		par := int(c.taken) & 1 // the pair holding the state
-		if c.nonfinite >= 2 && c.nonfinite <= 4 && len(f.diag[par][c.nonfinite]) > 0 {
+		par := int(c.Taken) & 1 // the pair holding the state
+		if c.Nonfinite >= 2 && c.Nonfinite <= 4 && len(f.diag[par][c.Nonfinite]) > 0 {
 			// The stage stored no gradient: recompute it (same bits) so the
 			// caller can name the site.
-			if err := f.launchList(f.diag[par][c.nonfinite]); err != nil {
-				C.fg_cuStreamSynchronize(f.stream)
+			if err := f.launchList(f.diag[par][c.Nonfinite]); err != nil {
+				f.stream.Synchronize()
 				return res, err
 			}
 		}
 		if par == 1 {
-			for _, cp := range [][2]C.CUdeviceptr{{f.phiD, f.phi2.d}, {f.velD, f.vel2.d}} {
-				if err := check(C.fg_cuMemcpyDtoDAsync(cp[0], cp[1], C.size_t(f.fieldBytes), f.stream), "cuMemcpyDtoDAsync"); err != nil {
-					C.fg_cuStreamSynchronize(f.stream)
+			for _, cp := range [][2]driver.DevicePtr{{f.phiD, f.phi2.d}, {f.velD, f.vel2.d}} {
+				if err := check(driver.MemcpyDtoDAsync(cp[0], cp[1], f.fieldBytes, f.stream), "cuMemcpyDtoDAsync"); err != nil {
+					f.stream.Synchronize()
 					return res, err
 				}
 			}
 		}
 	}
-	if err := check(C.fg_cuStreamSynchronize(f.stream), "cuStreamSynchronize"); err != nil {
+	if err := check(f.stream.Synchronize(), "cuStreamSynchronize"); err != nil {
 		return res, err
 	}
-	res.State = kernels.FlowState{Step: int(c.step), Resets: int(c.resets), PrevEnergy: float64(c.prev_energy)}
-	res.Taken = int(c.taken)
+	res.State = kernels.FlowState{Step: int(c.Step), Resets: int(c.Resets), PrevEnergy: c.PrevEnergy}
+	res.Taken = int(c.Taken)
 	switch {
-	case c.stop == C.FG_STOP_CONVERGED:
+	case c.Stop == stopConverged:
 		res.Stop = kernels.FlowConverged
-	case c.stop == C.FG_STOP_NONFINITE:
+	case c.Stop == stopNonFinite:
 		res.Stop, res.Stage = kernels.FlowNonFinite, 1
-	case c.nonfinite != 0:
-		res.Stop, res.Stage = kernels.FlowNonFinite, int(c.nonfinite)
+	case c.Nonfinite != 0:
+		res.Stop, res.Stage = kernels.FlowNonFinite, int(c.Nonfinite)
 	}
 	if res.Stop != kernels.FlowRunning {
 		res.Cancelled = false
@@ -598,18 +601,18 @@ func (f *Flow) Close() error {
 }
 
 func (f *Flow) free() {
-	if f.stream != nil {
-		C.fg_cuStreamSynchronize(f.stream)
+	if !f.stream.Nil() {
+		f.stream.Synchronize()
 	}
 	f.freeGraphs()
-	if f.stream != nil {
-		C.fg_cuStreamDestroy(f.stream)
-		f.stream = nil
+	if !f.stream.Nil() {
+		f.stream.Destroy()
+		f.stream = driver.Stream{}
 	}
 	for i := range f.ev {
-		if f.ev[i] != nil {
-			C.fg_cuEventDestroy(f.ev[i])
-			f.ev[i] = nil
+		if !f.ev[i].Nil() {
+			f.ev[i].Destroy()
+			f.ev[i] = driver.Event{}
 		}
 	}
 	f.params.free()
@@ -618,11 +621,11 @@ func (f *Flow) free() {
 	f.phi2.free()
 	f.vel2.free()
 	if f.ctl != 0 {
-		C.fg_cuMemFree(f.ctl)
+		driver.MemFree(f.ctl)
 		f.ctl = 0
 	}
 	if f.snap != nil {
-		C.fg_cuMemFreeHost(f.snap)
+		driver.MemFreeHost(f.snap)
 		f.snap = nil
 	}
 	f.steps = [2][]flowLaunch{}

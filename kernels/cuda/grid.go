@@ -1,14 +1,9 @@
 package cuda
 
-/*
-#include "api.h"
-#include "cuda_args.h"
-*/
-import "C"
-
 import (
 	"github.com/fieldgo/fieldgo/errs"
 	"github.com/fieldgo/fieldgo/kernels"
+	"github.com/fieldgo/fieldgo/kernels/cuda/driver"
 )
 
 // The field engine on lines, 3D lattices and boundaries set per axis: the
@@ -26,7 +21,7 @@ func (p *Program) onGrid(g kernels.Grid) bool { return p.unit.ThreeD || !g.Plana
 // grid3Of is g as cuda_site3d.cu reads it (fg_grid3).
 func grid3Of(g kernels.Grid) grid3Args {
 	a := grid3Args{Nx: int64(g.Nx), Ny: int64(g.Ny), Nz: int64(g.Planes()), N: int64(g.Sites()), Lines: int64(g.Lines()),
-		Nchunk: int64((g.Nx + C.FG_CHUNK - 1) / C.FG_CHUNK), Dims: int32(g.Dim()),
+		Nchunk: int64((g.Nx + chunk - 1) / chunk), Dims: int32(g.Dim()),
 		Hx: g.Hx, Hy: g.Hy, Hz: g.Hz, Ox: g.Ox, Oy: g.Oy, Oz: g.Oz}
 	for ax := range a.Wrap {
 		a.Wrap[ax] = flag(g.Wraps(ax))
@@ -79,7 +74,7 @@ func (p *Program) launchGrid(name string, blocks int, a any) error {
 	if k == nil {
 		return errs.New(errs.Internal, "no kernel %s in the grid unit", name)
 	}
-	return launchArgs(k, name, max(blocks, 1), k.info.BlockSize, 1, 0, nil, a)
+	return launchArgs(k, max(blocks, 1), k.info.BlockSize, 1, 0, driver.Stream{}, a)
 }
 
 // lineBlocks is the number of blocks of kernel name covering the chunk-padded
@@ -89,7 +84,7 @@ func (p *Program) lineBlocks(name string, g grid3Args) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	threads := int(g.Lines) * int(g.Nchunk) * C.FG_CHUNK
+	threads := int(g.Lines) * int(g.Nchunk) * chunk
 	bs := ks[name].info.BlockSize
 	return (threads + bs - 1) / bs, nil
 }

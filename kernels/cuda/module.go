@@ -1,20 +1,12 @@
 package cuda
 
-/*
-#include <stdlib.h>
-#include <string.h>
-#include "api.h"
-*/
-import "C"
-
 import (
-	"encoding/binary"
-	"math"
 	"runtime"
 	"sync"
 	"unsafe"
 
 	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/kernels/cuda/driver"
 )
 
 // Module is a standalone CUDA translation unit compiled by NVRTC (through the
@@ -29,7 +21,7 @@ import (
 // serialised).
 type Module struct {
 	b      *Backend
-	mod    C.CUmodule
+	mod    driver.Module
 	log    string
 	cached bool
 	ptx    map[string]Resources
@@ -43,21 +35,21 @@ type Module struct {
 // Function is one kernel entry point of a Module.
 type Function struct {
 	m    *Module
-	fn   C.CUfunction
+	fn   driver.Function
 	name string
 }
 
 // DeviceBuffer is device memory of a Module.
 type DeviceBuffer struct {
 	m *Module
-	d C.CUdeviceptr
+	d driver.DevicePtr
 	n int // bytes
 }
 
 // Event is a point in the default stream's work, for timing.
 type Event struct {
 	m  *Module
-	ev C.CUevent
+	ev driver.Event
 }
 
 // ModuleOption changes how LoadModule builds a module.
@@ -85,15 +77,14 @@ func (b *Backend) LoadModule(source string, opts ...ModuleOption) (*Module, erro
 	if err != nil {
 		return nil, err
 	}
-	var mod C.CUmodule
-	rc := C.fg_cuModuleLoadData(&mod, unsafe.Pointer(&image[0]))
-	if rc != C.CUDA_SUCCESS && cached {
+	mod, rc := driver.ModuleLoadData(image)
+	if rc != driver.Success && cached {
 		// A cached image that will not load: compile afresh once.
 		if image, log, _, err = b.cubin(source, true); err != nil {
 			return nil, err
 		}
 		cached = false
-		rc = C.fg_cuModuleLoadData(&mod, unsafe.Pointer(&image[0]))
+		mod, rc = driver.ModuleLoadData(image)
 	}
 	if err := check(rc, "cuModuleLoadData"); err != nil {
 		return nil, err
@@ -129,10 +120,8 @@ func (m *Module) Function(name string) (*Function, error) {
 			out = f
 			return nil
 		}
-		cn := C.CString(name)
-		defer C.free(unsafe.Pointer(cn))
-		var fn C.CUfunction
-		if err := check(C.fg_cuModuleGetFunction(&fn, m.mod, cn), "cuModuleGetFunction "+name); err != nil {
+		fn, rc := m.mod.Function(name)
+		if err := check(rc, "cuModuleGetFunction "+name); err != nil {
 			return err
 		}
 		out = &Function{m: m, fn: fn, name: name}
@@ -144,12 +133,6 @@ func (m *Module) Function(name string) (*Function, error) {
 
 // Name is the entry point's name.
 func (f *Function) Name() string { return f.name }
-
-func (f *Function) attr(a C.int) int {
-	var v C.int
-	C.fg_cuFuncGetAttribute(&v, a, f.fn)
-	return int(v)
-}
 
 // Describe returns the kernel's registers and local memory
 // (cuFuncGetAttribute), spills (ptxas log), static shared memory, and the
@@ -175,24 +158,22 @@ func (f *Function) DescribeAt(blockThreads, dynShared int) KernelInfo {
 
 func (f *Function) describe(block, smem int) KernelInfo {
 	r := f.m.ptx[f.name]
-	in := KernelInfo{Name: f.name, Registers: f.attr(C.CU_FUNC_ATTRIBUTE_NUM_REGS),
-		LocalBytes: f.attr(C.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES), SharedBytes: f.attr(C.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
+	in := KernelInfo{Name: f.name, Registers: f.fn.Attribute(driver.FuncNumRegs),
+		LocalBytes: f.fn.Attribute(driver.FuncLocalSizeBytes), SharedBytes: f.fn.Attribute(driver.FuncSharedSizeBytes),
 		SpillStores: r.SpillStores, SpillLoads: r.SpillLoads, DynShared: smem}
 	if block <= 0 {
-		var minGrid, bs C.int
-		if C.fg_cuOccupancyMaxPotentialBlockSize(&minGrid, &bs, f.fn, C.size_t(smem), 0) == C.CUDA_SUCCESS {
-			block = int(bs) / 32 * 32
+		if _, bs, rc := f.fn.MaxPotentialBlockSize(smem, 0); rc == driver.Success {
+			block = bs / 32 * 32
 		}
 		if block < 32 {
 			block = 32
 		}
 	}
 	in.BlockSize = block
-	var nb C.int
-	C.fg_cuOccupancyMaxActiveBlocksPerMultiprocessor(&nb, f.fn, C.int(block), C.size_t(smem))
-	in.BlocksPerSM = int(nb)
+	nb := f.fn.MaxActiveBlocksPerMultiprocessor(block, smem)
+	in.BlocksPerSM = nb
 	if f.m.b.maxTPM > 0 {
-		in.Occupancy = float64(int(nb)*block) / float64(f.m.b.maxTPM)
+		in.Occupancy = float64(nb*block) / float64(f.m.b.maxTPM)
 	}
 	return in
 }
@@ -205,12 +186,12 @@ func (m *Module) Alloc(bytes int) (*DeviceBuffer, error) {
 	var buf *DeviceBuffer
 	err := m.do(func() error {
 		sz := max(bytes, 8)
-		var d C.CUdeviceptr
-		if err := check(C.fg_cuMemAlloc(&d, C.size_t(sz)), "cuMemAlloc"); err != nil {
+		d, rc := driver.MemAlloc(sz)
+		if err := check(rc, "cuMemAlloc"); err != nil {
 			return err
 		}
-		if err := check(C.fg_cuMemsetD8(d, 0, C.size_t(sz)), "cuMemsetD8"); err != nil {
-			C.fg_cuMemFree(d)
+		if err := check(driver.MemsetD8(d, 0, sz), "cuMemsetD8"); err != nil {
+			driver.MemFree(d)
 			return err
 		}
 		buf = &DeviceBuffer{m: m, d: d, n: bytes}
@@ -225,6 +206,9 @@ func (d *DeviceBuffer) Len() int { return d.n }
 
 // Ptr is the device address (0 once freed).
 func (d *DeviceBuffer) Ptr() uint64 { return uint64(d.d) }
+
+// Addr is Ptr as a kernel parameter (a DevicePtr field of a parameter list).
+func (d *DeviceBuffer) Addr() driver.DevicePtr { return d.d }
 
 func (d *DeviceBuffer) span(off, n int) error {
 	if d.d == 0 {
@@ -247,7 +231,7 @@ func Upload[T any](d *DeviceBuffer, off int, src []T) error {
 		if err := d.span(off, n); err != nil {
 			return err
 		}
-		return check(C.fg_cuMemcpyHtoD(d.d+C.CUdeviceptr(off), unsafe.Pointer(unsafe.SliceData(src)), C.size_t(n)), "cuMemcpyHtoD")
+		return check(driver.MemcpyHtoD(d.d+driver.DevicePtr(off), unsafe.Pointer(unsafe.SliceData(src)), n), "cuMemcpyHtoD")
 	})
 }
 
@@ -263,7 +247,7 @@ func Download[T any](dst []T, d *DeviceBuffer, off int) error {
 		if err := d.span(off, n); err != nil {
 			return err
 		}
-		return check(C.fg_cuMemcpyDtoH(unsafe.Pointer(unsafe.SliceData(dst)), d.d+C.CUdeviceptr(off), C.size_t(n)), "cuMemcpyDtoH")
+		return check(driver.MemcpyDtoH(unsafe.Pointer(unsafe.SliceData(dst)), d.d+driver.DevicePtr(off), n), "cuMemcpyDtoH")
 	})
 }
 
@@ -277,7 +261,7 @@ func DownloadFrom[T any](dst []T, m *Module, ptr uint64) error {
 		return nil
 	}
 	return m.do(func() error {
-		return check(C.fg_cuMemcpyDtoH(unsafe.Pointer(unsafe.SliceData(dst)), C.CUdeviceptr(ptr), C.size_t(n)), "cuMemcpyDtoH")
+		return check(driver.MemcpyDtoH(unsafe.Pointer(unsafe.SliceData(dst)), driver.DevicePtr(ptr), n), "cuMemcpyDtoH")
 	})
 }
 
@@ -287,7 +271,7 @@ func (d *DeviceBuffer) Memset(off, n int, v byte) error {
 		if err := d.span(off, n); err != nil {
 			return err
 		}
-		return check(C.fg_cuMemsetD8(d.d+C.CUdeviceptr(off), C.uchar(v), C.size_t(n)), "cuMemsetD8")
+		return check(driver.MemsetD8(d.d+driver.DevicePtr(off), v, n), "cuMemsetD8")
 	})
 }
 
@@ -309,18 +293,19 @@ func (d *DeviceBuffer) free() error {
 	if d.d == 0 {
 		return nil
 	}
-	err := check(C.fg_cuMemFree(d.d), "cuMemFree")
+	err := check(driver.MemFree(d.d), "cuMemFree")
 	d.d = 0
 	delete(d.m.bufs, d)
 	return err
 }
 
-// Launch queues fn on a grid of blocks. Each argument is one kernel parameter,
-// passed by value: *DeviceBuffer (its device address, nil for NULL), int32,
-// int64, uint32, uint64, float32, float64, or []byte holding a struct laid
-// out as the kernel declares it (alignment 8 assumed for a struct; the
-// caller mirrors the C layout).
-func (m *Module) Launch(fn *Function, grid, block [3]uint32, sharedBytes int, args ...any) error {
+// Launch queues fn on a grid of blocks of block threads with sharedBytes of
+// dynamic shared memory on the default stream. args points to the Go struct
+// registered for the kernel (driver.Register: the kernel's argument block,
+// or one field per parameter), whose layout the package's layout test holds
+// to the CUDA compiler's; a launch with any other type is refused. Device
+// addresses go in as driver.DevicePtr (DeviceBuffer.Ptr).
+func (m *Module) Launch(fn *Function, grid, block [3]uint32, sharedBytes int, args any) error {
 	if fn == nil || fn.m != m {
 		return errs.New(errs.Backend, "function of another module handed to Launch")
 	}
@@ -329,84 +314,22 @@ func (m *Module) Launch(fn *Function, grid, block [3]uint32, sharedBytes int, ar
 			return errs.New(errs.Parameter, "launch of %s with an empty grid or block %v x %v", fn.name, grid, block)
 		}
 	}
-	// Pack the values into one block of C memory (8-byte slots, structs
-	// rounded up), and point the parameter array into it.
-	var vals []byte
-	offs := make([]int, len(args))
-	put := func(i int, b []byte) {
-		offs[i] = len(vals)
-		vals = append(vals, b...)
-		for len(vals)%8 != 0 {
-			vals = append(vals, 0)
-		}
-	}
-	le := binary.LittleEndian
-	for i, a := range args {
-		var b [8]byte
-		switch v := a.(type) {
-		case *DeviceBuffer:
-			if v != nil {
-				if v.d == 0 {
-					return errs.New(errs.Released, "argument %d of %s: device buffer has been freed", i, fn.name)
-				}
-				le.PutUint64(b[:], uint64(v.d))
-			}
-			put(i, b[:8])
-		case int32:
-			le.PutUint32(b[:], uint32(v))
-			put(i, b[:4])
-		case uint32:
-			le.PutUint32(b[:], v)
-			put(i, b[:4])
-		case int64:
-			le.PutUint64(b[:], uint64(v))
-			put(i, b[:8])
-		case uint64:
-			le.PutUint64(b[:], v)
-			put(i, b[:8])
-		case float32:
-			le.PutUint32(b[:], math.Float32bits(v))
-			put(i, b[:4])
-		case float64:
-			le.PutUint64(b[:], math.Float64bits(v))
-			put(i, b[:8])
-		case []byte:
-			if len(v) == 0 {
-				return errs.New(errs.Parameter, "argument %d of %s: empty struct", i, fn.name)
-			}
-			put(i, v)
-		default:
-			return errs.New(errs.Parameter, "argument %d of %s: unsupported type %T", i, fn.name, a)
-		}
-	}
-	return m.do(func() error {
-		n := len(args)
-		cvals := C.malloc(C.size_t(max(len(vals), 8)))
-		defer C.free(cvals)
-		if len(vals) > 0 {
-			C.memcpy(cvals, unsafe.Pointer(&vals[0]), C.size_t(len(vals)))
-		}
-		cparams := C.malloc(C.size_t(max(n, 1)) * C.size_t(unsafe.Sizeof(uintptr(0))))
-		defer C.free(cparams)
-		ps := unsafe.Slice((*unsafe.Pointer)(cparams), max(n, 1))
-		for i := range n {
-			ps[i] = unsafe.Add(cvals, offs[i])
-		}
-		return check(C.fg_cuLaunch3(fn.fn, C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
-			C.uint(block[0]), C.uint(block[1]), C.uint(block[2]), C.uint(sharedBytes), nil, (*unsafe.Pointer)(cparams)),
-			"launch "+fn.name)
-	})
+	return m.do(func() error { return driver.Launch(fn.fn, grid, block, sharedBytes, driver.Stream{}, args) })
 }
 
 // Synchronize waits for all queued work; a kernel's fault shows here.
 func (m *Module) Synchronize() error {
-	return m.do(func() error { return check(C.fg_cuCtxSynchronize(), "cuCtxSynchronize") })
+	return m.do(func() error { return check(driver.CtxSynchronize(), "cuCtxSynchronize") })
 }
 
 // NewEvent creates a timing event.
 func (m *Module) NewEvent() (*Event, error) {
 	e := &Event{m: m}
-	err := m.do(func() error { return check(C.fg_cuEventCreate(&e.ev, 0), "cuEventCreate") })
+	err := m.do(func() error {
+		var rc driver.Result
+		e.ev, rc = driver.EventCreate(0)
+		return check(rc, "cuEventCreate")
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -415,12 +338,12 @@ func (m *Module) NewEvent() (*Event, error) {
 
 // Record marks the current end of the queued work.
 func (e *Event) Record() error {
-	return e.m.do(func() error { return check(C.fg_cuEventRecord(e.ev, nil), "cuEventRecord") })
+	return e.m.do(func() error { return check(e.ev.Record(driver.Stream{}), "cuEventRecord") })
 }
 
 // Synchronize waits until the work before the event's Record is done.
 func (e *Event) Synchronize() error {
-	return e.m.do(func() error { return check(C.fg_cuEventSynchronize(e.ev), "cuEventSynchronize") })
+	return e.m.do(func() error { return check(e.ev.Synchronize(), "cuEventSynchronize") })
 }
 
 // Elapsed returns the device time from start to end in seconds (both
@@ -429,18 +352,22 @@ func Elapsed(start, end *Event) (float64, error) {
 	if err := end.Synchronize(); err != nil {
 		return 0, err
 	}
-	var ms C.float
-	err := end.m.do(func() error { return check(C.fg_cuEventElapsedTime(&ms, start.ev, end.ev), "cuEventElapsedTime") })
+	var ms float32
+	err := end.m.do(func() error {
+		var rc driver.Result
+		ms, rc = driver.ElapsedTime(start.ev, end.ev)
+		return check(rc, "cuEventElapsedTime")
+	})
 	return float64(ms) / 1e3, err
 }
 
 // Destroy releases the event.
 func (e *Event) Destroy() {
-	if e == nil || e.ev == nil {
+	if e == nil || e.ev.Nil() {
 		return
 	}
-	_ = e.m.do(func() error { C.fg_cuEventDestroy(e.ev); return nil })
-	e.ev = nil
+	_ = e.m.do(func() error { e.ev.Destroy(); return nil })
+	e.ev = driver.Event{}
 }
 
 // Close frees the module's buffers and unloads it.
@@ -459,7 +386,7 @@ func (m *Module) Close() error {
 		d.free()
 	}
 	m.closed = true
-	return check(C.fg_cuModuleUnload(m.mod), "cuModuleUnload")
+	return check(m.mod.Unload(), "cuModuleUnload")
 }
 
 // SMs is the device's multiprocessor count; MaxThreadsPerSM its resident

@@ -2,7 +2,30 @@ package cuda
 
 import (
 	"testing"
-	"unsafe"
+
+	"github.com/fieldgo/fieldgo/kernels/cuda/driver"
+)
+
+// saxpyArgs is the test kernel saxpy's argument block (saxpy_args);
+// scaleArgs scale's parameter list.
+type saxpyArgs struct {
+	X uint64 `c:"x"`
+	Y uint64 `c:"y"`
+	N int32  `c:"n"`
+	_ int32
+	A float64 `c:"a"`
+}
+
+type scaleArgs struct {
+	Y driver.DevicePtr `c:"y"`
+	N int32            `c:"n"`
+	S float32          `c:"s"`
+	K int64            `c:"k"`
+}
+
+var (
+	_ = driver.Register[saxpyArgs](driver.Block, "saxpy")
+	_ = driver.Register[scaleArgs](driver.Params, "scale")
 )
 
 const moduleTestSource = `
@@ -19,7 +42,8 @@ extern "C" __global__ void scale(float* y, int n, float s, long long k) {
 
 // TestModuleAPI exercises the generic module API on the device: compile and
 // cache, Describe, a struct passed by value, a 2-D grid with a 2-D block,
-// scalar arguments of every kind, Memset, events, Close.
+// a parameter list of scalars of every kind, Memset, events, the refusal of
+// an unregistered argument type, Close.
 func TestModuleAPI(t *testing.T) {
 	b := gpu(t)
 	b.opt.CacheDir = cacheDir(t)
@@ -58,19 +82,12 @@ func TestModuleAPI(t *testing.T) {
 	if err := Upload(dy, 0, y); err != nil {
 		t.Fatal(err)
 	}
-	type args struct {
-		X, Y uint64
-		N    int32
-		_    int32
-		A    float64
-	}
-	a := args{X: dx.Ptr(), Y: dy.Ptr(), N: n, A: 2}
-	raw := (*[32]byte)(unsafePointer(&a))[:]
+	a := &saxpyArgs{X: dx.Ptr(), Y: dy.Ptr(), N: n, A: 2}
 	start, _ := m.NewEvent()
 	end, _ := m.NewEvent()
 	start.Record()
 	// 8 x 8 threads per block, a 2-D grid of 16 x 10 blocks = 10240 threads.
-	if err := m.Launch(fn, [3]uint32{16, 10, 1}, [3]uint32{8, 8, 1}, 0, raw); err != nil {
+	if err := m.Launch(fn, [3]uint32{16, 10, 1}, [3]uint32{8, 8, 1}, 0, a); err != nil {
 		t.Fatal(err)
 	}
 	end.Record()
@@ -94,7 +111,7 @@ func TestModuleAPI(t *testing.T) {
 	if err := df.Memset(0, 400, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Launch(sc, [3]uint32{1, 1, 1}, [3]uint32{128, 1, 1}, 0, df, int32(100), float32(3), int64(7)); err != nil {
+	if err := m.Launch(sc, [3]uint32{1, 1, 1}, [3]uint32{128, 1, 1}, 0, &scaleArgs{Y: df.Addr(), N: 100, S: 3, K: 7}); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Synchronize(); err != nil {
@@ -106,11 +123,15 @@ func TestModuleAPI(t *testing.T) {
 	if f[0] != 7 || f[99] != 7 {
 		t.Fatalf("scale: %v %v", f[0], f[99])
 	}
+	if err := m.Launch(sc, [3]uint32{1, 1, 1}, [3]uint32{128, 1, 1}, 0, a); err == nil {
+		t.Fatal("scale launched with saxpy's argument block")
+	}
+	if err := m.Launch(sc, [3]uint32{1, 1, 1}, [3]uint32{128, 1, 1}, 0, scaleArgs{Y: df.Addr(), N: 1}); err == nil {
+		t.Fatal("scale launched with its parameters by value, not by pointer")
+	}
 	df.Free()
 	df.Free()
-	if err := m.Launch(sc, [3]uint32{1, 1, 1}, [3]uint32{128, 1, 1}, 0, df, int32(1), float32(1), int64(0)); err == nil {
-		t.Fatal("launch with a freed buffer succeeded")
+	if df.Ptr() != 0 {
+		t.Fatal("a freed buffer keeps its address")
 	}
 }
-
-func unsafePointer[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }

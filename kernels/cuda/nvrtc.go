@@ -1,14 +1,7 @@
 package cuda
 
-/*
-#cgo CFLAGS: -I${SRCDIR}/../src -O2
-#cgo LDFLAGS: -ldl
-#include <stdlib.h>
-#include "api.h"
-*/
-import "C"
-
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,10 +11,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/fieldgo/fieldgo/errs"
 	"github.com/fieldgo/fieldgo/kernels"
+	"github.com/fieldgo/fieldgo/kernels/cuda/driver"
 	"github.com/fieldgo/fieldgo/kernels/src"
 )
 
@@ -176,17 +169,13 @@ func loadNVRTC() error {
 		var tried []string
 		for _, p := range nvrtcCandidates() {
 			preloadBuiltins(p)
-			cp := C.CString(p)
-			var buf [512]C.char
-			rc := C.fg_nvrtc_load(cp, &buf[0], C.int(len(buf)))
-			C.free(unsafe.Pointer(cp))
-			if rc == 0 {
-				var ma, mi C.int
-				C.fg_nvrtcVersion(&ma, &mi)
-				nvrtc.path, nvrtc.major, nvrtc.minor = p, int(ma), int(mi)
+			err := driver.LoadNVRTC(p)
+			if err == nil {
+				nvrtc.major, nvrtc.minor = driver.NVRTCVersion()
+				nvrtc.path = p
 				return
 			}
-			tried = append(tried, p+": "+C.GoString(&buf[0]))
+			tried = append(tried, p+": "+err.Error())
 		}
 		nvrtc.err = errs.New(errs.Backend, "NVRTC not found (pip install \"fieldgo[cuda]\", or set FIELDGO_NVRTC to a libnvrtc.so); tried:\n  %s",
 			strings.Join(tried, "\n  "))
@@ -208,9 +197,7 @@ func preloadBuiltins(nvrtcPath string) {
 		if strings.Contains(filepath.Base(b), ".alt.") {
 			continue
 		}
-		cb := C.CString(b)
-		C.fg_preload(cb)
-		C.free(unsafe.Pointer(cb))
+		driver.Preload(b)
 	}
 }
 
@@ -277,59 +264,26 @@ func compileCUBIN(source, arch string) (cubin []byte, log string, err error) {
 	if err := loadNVRTC(); err != nil {
 		return nil, "", err
 	}
-	csrc := C.CString(source)
-	defer C.free(unsafe.Pointer(csrc))
-	cname := C.CString("fieldgo.cu")
-	defer C.free(unsafe.Pointer(cname))
 	names := make([]string, 0, len(stubHeaders))
 	for k := range stubHeaders {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	hdrs := C.malloc(C.size_t(len(names)) * C.size_t(unsafe.Sizeof(uintptr(0))))
-	hnames := C.malloc(C.size_t(len(names)) * C.size_t(unsafe.Sizeof(uintptr(0))))
-	defer C.free(hdrs)
-	defer C.free(hnames)
-	hs := unsafe.Slice((**C.char)(hdrs), len(names))
-	hn := unsafe.Slice((**C.char)(hnames), len(names))
+	hdrs := make([]string, len(names))
 	for i, n := range names {
-		hs[i], hn[i] = C.CString(stubHeaders[n]), C.CString(n)
-		defer C.free(unsafe.Pointer(hs[i]))
-		defer C.free(unsafe.Pointer(hn[i]))
+		hdrs[i] = stubHeaders[n]
 	}
-	var prog C.nvrtcProgram
-	if rc := C.fg_nvrtcCreateProgram(&prog, csrc, cname, C.int(len(names)), (**C.char)(hdrs), (**C.char)(hnames)); rc != C.NVRTC_SUCCESS {
-		return nil, "", errs.New(errs.Backend, "nvrtcCreateProgram: %s", C.GoString(C.fg_nvrtcErrorString(rc)))
+	cubin, log, err = driver.Compile(source, "fieldgo.cu", names, hdrs, NVRTCOptions(arch))
+	var ne *driver.NVRTCError
+	switch {
+	case err == nil:
+		return cubin, log, nil
+	case errors.As(err, &ne) && ne.Call == "nvrtcCompileProgram":
+		return nil, log, errs.New(errs.Compile, "NVRTC (%s) failed for %s: %s\n%s", nvrtc.path, arch, ne.Msg, log)
+	case errors.As(err, &ne):
+		return nil, log, errs.New(errs.Backend, "%s: %s", ne.Call, ne.Msg)
 	}
-	defer C.fg_nvrtcDestroyProgram(&prog)
-	opts := NVRTCOptions(arch)
-	copts := C.malloc(C.size_t(len(opts)) * C.size_t(unsafe.Sizeof(uintptr(0))))
-	defer C.free(copts)
-	co := unsafe.Slice((**C.char)(copts), len(opts))
-	for i, o := range opts {
-		co[i] = C.CString(o)
-		defer C.free(unsafe.Pointer(co[i]))
-	}
-	rc := C.fg_nvrtcCompileProgram(prog, C.int(len(opts)), (**C.char)(copts))
-	var lsz C.size_t
-	C.fg_nvrtcGetProgramLogSize(prog, &lsz)
-	if lsz > 1 {
-		lb := make([]byte, lsz)
-		C.fg_nvrtcGetProgramLog(prog, (*C.char)(unsafe.Pointer(&lb[0])))
-		log = strings.TrimRight(string(lb), "\x00")
-	}
-	if rc != C.NVRTC_SUCCESS {
-		return nil, log, errs.New(errs.Compile, "NVRTC (%s) failed for %s: %s\n%s", nvrtc.path, arch, C.GoString(C.fg_nvrtcErrorString(rc)), log)
-	}
-	var csz C.size_t
-	if rc := C.fg_nvrtcGetCUBINSize(prog, &csz); rc != C.NVRTC_SUCCESS || csz == 0 {
-		return nil, log, errs.New(errs.Backend, "nvrtcGetCUBINSize: %s", C.GoString(C.fg_nvrtcErrorString(rc)))
-	}
-	cubin = make([]byte, csz)
-	if rc := C.fg_nvrtcGetCUBIN(prog, (*C.char)(unsafe.Pointer(&cubin[0]))); rc != C.NVRTC_SUCCESS {
-		return nil, log, errs.New(errs.Backend, "nvrtcGetCUBIN: %s", C.GoString(C.fg_nvrtcErrorString(rc)))
-	}
-	return cubin, log, nil
+	return nil, log, errs.Wrap(errs.Backend, err, "NVRTC")
 }
 
 // Resources is what ptxas reports for one kernel.

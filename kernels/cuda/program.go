@@ -1,22 +1,14 @@
 package cuda
 
-/*
-#include <stdlib.h>
-#include <string.h>
-#include "api.h"
-#include "cuda_args.h"
-*/
-import "C"
-
 import (
 	"math"
-	"reflect"
 	"strings"
 	"sync"
 	"unsafe"
 
 	"github.com/fieldgo/fieldgo/errs"
 	"github.com/fieldgo/fieldgo/kernels"
+	"github.com/fieldgo/fieldgo/kernels/cuda/driver"
 )
 
 // KernelInfo is one loaded kernel's resources and launch shape.
@@ -40,7 +32,7 @@ type KernelInfo struct {
 }
 
 type kernel struct {
-	fn     C.CUfunction
+	fn     driver.Function
 	info   KernelInfo
 	maxDyn int // dynamic shared memory a launch may take (bytes)
 }
@@ -55,7 +47,7 @@ const ConsistentMaxComponents = 8
 // operation or Download sees their results).
 type Program struct {
 	b      *Backend
-	mod    C.CUmodule
+	mod    driver.Module
 	k      map[string]*kernel
 	names  []string // the kernels of mod, in source order (KernelNames or GridKernelNames)
 	unit   kernels.Unit
@@ -70,6 +62,11 @@ type Program struct {
 	// at Compile for a unit with z derivatives (then they are mod and k).
 	grid *gridModule
 
+	// Test hooks (flow_fallback_gpu_test.go): a Flow built while set takes
+	// the fallback path as if fg_k_stages234 (noFused234) or also
+	// fg_k_tile_up (noFusedUpdate) could not launch.
+	noFused234, noFusedUpdate bool
+
 	tiles      map[string]tileShape // tuned tile shape per size class
 	tilesRead  bool
 	tuneReport []string
@@ -82,13 +79,13 @@ type Program struct {
 	shifted    devScratch // Gradient's Phi + Shift for the consistent form
 	rows       devScratch // row partials
 	stage      devScratch // float32 storage: float64 staging of Upload/Download
-	res        C.CUdeviceptr
+	res        driver.DevicePtr
 	hostRes    unsafe.Pointer // pinned: 3 doubles + one index
 	closed     bool
 }
 
 type devScratch struct {
-	d C.CUdeviceptr
+	d driver.DevicePtr
 	n int // bytes
 }
 
@@ -97,26 +94,28 @@ func (s *devScratch) ensure(n int) error {
 		return nil
 	}
 	if s.d != 0 {
-		C.fg_cuMemFree(s.d)
+		driver.MemFree(s.d)
 		s.d, s.n = 0, 0
 	}
-	if err := check(C.fg_cuMemAlloc(&s.d, C.size_t(n)), "cuMemAlloc"); err != nil {
+	d, rc := driver.MemAlloc(n)
+	if err := check(rc, "cuMemAlloc"); err != nil {
 		return err
 	}
+	s.d = d
 	s.n = n
 	return nil
 }
 
 func (s *devScratch) free() {
 	if s.d != 0 {
-		C.fg_cuMemFree(s.d)
+		driver.MemFree(s.d)
 	}
 	s.d, s.n = 0, 0
 }
 
 // gridModule is the second translation unit's module (TranslationUnitGridAs).
 type gridModule struct {
-	mod    C.CUmodule
+	mod    driver.Module
 	k      map[string]*kernel
 	log    string
 	cached bool
@@ -130,13 +129,16 @@ func (b *Backend) load(image []byte, log string, names []string) (*Program, erro
 	if p.mod, p.k, err = b.loadModule(image, log, names); err != nil {
 		return nil, err
 	}
-	if err := check(C.fg_cuMemAlloc(&p.res, 32), "cuMemAlloc"); err != nil {
-		C.fg_cuModuleUnload(p.mod)
+	var rc driver.Result
+	p.res, rc = driver.MemAlloc(32)
+	if err := check(rc, "cuMemAlloc"); err != nil {
+		p.mod.Unload()
 		return nil, err
 	}
-	if err := check(C.fg_cuMemAllocHost(&p.hostRes, 32), "cuMemAllocHost"); err != nil {
-		C.fg_cuMemFree(p.res)
-		C.fg_cuModuleUnload(p.mod)
+	p.hostRes, rc = driver.MemAllocHost(32)
+	if err := check(rc, "cuMemAllocHost"); err != nil {
+		driver.MemFree(p.res)
+		p.mod.Unload()
 		return nil, err
 	}
 	return p, nil
@@ -144,40 +146,33 @@ func (b *Backend) load(image []byte, log string, names []string) (*Program, erro
 
 // loadModule loads image and looks up the kernels names with their
 // resources and launch shapes.
-func (b *Backend) loadModule(image []byte, log string, names []string) (C.CUmodule, map[string]*kernel, error) {
-	var mod C.CUmodule
+func (b *Backend) loadModule(image []byte, log string, names []string) (driver.Module, map[string]*kernel, error) {
 	ks := map[string]*kernel{}
-	if err := check(C.fg_cuModuleLoadData(&mod, unsafe.Pointer(&image[0])), "cuModuleLoadData"); err != nil {
+	mod, rc := driver.ModuleLoadData(image)
+	if err := check(rc, "cuModuleLoadData"); err != nil {
 		return mod, nil, err
 	}
 	ptx := ParsePtxasLog(log)
 	for _, name := range names {
-		cn := C.CString(name)
-		var fn C.CUfunction
-		rc := C.fg_cuModuleGetFunction(&fn, mod, cn)
-		C.free(unsafe.Pointer(cn))
+		fn, rc := mod.Function(name)
 		if err := check(rc, "cuModuleGetFunction "+name); err != nil {
-			C.fg_cuModuleUnload(mod)
+			mod.Unload()
 			return mod, nil, err
 		}
-		attr := func(a C.int) int {
-			var v C.int
-			C.fg_cuFuncGetAttribute(&v, a, fn)
-			return int(v)
-		}
-		in := KernelInfo{Name: name, Registers: attr(C.CU_FUNC_ATTRIBUTE_NUM_REGS),
-			LocalBytes: attr(C.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES), SharedBytes: attr(C.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
+		attr := fn.Attribute
+		in := KernelInfo{Name: name, Registers: attr(driver.FuncNumRegs),
+			LocalBytes: attr(driver.FuncLocalSizeBytes), SharedBytes: attr(driver.FuncSharedSizeBytes),
 			SpillStores: ptx[name].SpillStores, SpillLoads: ptx[name].SpillLoads}
 		if name == "fg_k_final" || name == "fg_k_decide" || name == "fg_k_dot_final" || name == "fg_k_maxabs_final" {
-			in.BlockSize = C.FG_FINAL_THREADS // part of the reduction order
+			in.BlockSize = finalThreads // part of the reduction order
 		} else {
-			var minGrid, block C.int
-			if err := check(C.fg_cuOccupancyMaxPotentialBlockSize(&minGrid, &block, fn, 0, 0), "cuOccupancyMaxPotentialBlockSize "+name); err != nil {
-				C.fg_cuModuleUnload(mod)
+			_, block, rc := fn.MaxPotentialBlockSize(0, 0)
+			if err := check(rc, "cuOccupancyMaxPotentialBlockSize "+name); err != nil {
+				mod.Unload()
 				return mod, nil, err
 			}
 			// Whole warps: a warp must be one reduction chunk.
-			in.BlockSize = int(block) / 32 * 32
+			in.BlockSize = block / 32 * 32
 			if in.BlockSize < 32 {
 				in.BlockSize = 32
 			}
@@ -192,15 +187,14 @@ func (b *Backend) loadModule(image []byte, log string, names []string) (C.CUmodu
 		if name == "fg_k_stages234" && b.smemOpt > maxDynShared {
 			// Its three planes (tileSmem) take tall tiles past the 48 KB a
 			// kernel gets without opting in.
-			if opt := b.smemOpt - in.SharedBytes; C.fg_cuFuncSetAttribute(fn, C.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, C.int(opt)) == C.CUDA_SUCCESS {
+			if opt := b.smemOpt - in.SharedBytes; fn.SetAttribute(driver.FuncMaxDynamicSharedMemory, opt) == driver.Success {
 				maxDyn = opt
 			}
 		}
-		var nb C.int
-		C.fg_cuOccupancyMaxActiveBlocksPerMultiprocessor(&nb, fn, C.int(in.BlockSize), C.size_t(smem))
-		in.BlocksPerSM = int(nb)
+		nb := fn.MaxActiveBlocksPerMultiprocessor(in.BlockSize, smem)
+		in.BlocksPerSM = nb
 		if b.maxTPM > 0 {
-			in.Occupancy = float64(int(nb)*in.BlockSize) / float64(b.maxTPM)
+			in.Occupancy = float64(nb*in.BlockSize) / float64(b.maxTPM)
 		}
 		ks[name] = &kernel{fn: fn, info: in, maxDyn: maxDyn}
 	}
@@ -266,7 +260,7 @@ func (p *Program) SetBlockSize(name string, block int) error {
 // host.
 type buffer struct {
 	p      *Program
-	d      C.CUdeviceptr
+	d      driver.DevicePtr
 	n      int
 	host   unsafe.Pointer // bound host memory, or nil
 	pinned bool           // host registered with the driver (page-locked)
@@ -286,7 +280,7 @@ func (b *buffer) Upload() error {
 	}
 	if b.p.prec == Float64 {
 		return b.p.b.onDevice(func() error {
-			return check(C.fg_cuMemcpyHtoD(b.d, b.host, C.size_t(8*b.n)), "cuMemcpyHtoD")
+			return check(driver.MemcpyHtoD(b.d, b.host, 8*b.n), "cuMemcpyHtoD")
 		})
 	}
 	return b.p.convert(b, true)
@@ -303,7 +297,7 @@ func (b *buffer) Download() error {
 	}
 	if b.p.prec == Float64 {
 		return b.p.b.onDevice(func() error {
-			return check(C.fg_cuMemcpyDtoH(b.host, b.d, C.size_t(8*b.n)), "cuMemcpyDtoH")
+			return check(driver.MemcpyDtoH(b.host, b.d, 8*b.n), "cuMemcpyDtoH")
 		})
 	}
 	return b.p.convert(b, false)
@@ -327,7 +321,7 @@ func (p *Program) convert(b *buffer, up bool) error {
 		name := "fg_k_widen"
 		if up {
 			name = "fg_k_narrow"
-			if err := check(C.fg_cuMemcpyHtoD(p.stage.d, b.host, C.size_t(8*b.n)), "cuMemcpyHtoD"); err != nil {
+			if err := check(driver.MemcpyHtoD(p.stage.d, b.host, 8*b.n), "cuMemcpyHtoD"); err != nil {
 				return err
 			}
 			a.In, a.Out = uint64(p.stage.d), uint64(b.d)
@@ -339,7 +333,7 @@ func (p *Program) convert(b *buffer, up bool) error {
 		if up {
 			return nil
 		}
-		return check(C.fg_cuMemcpyDtoH(b.host, p.stage.d, C.size_t(8*b.n)), "cuMemcpyDtoH")
+		return check(driver.MemcpyDtoH(b.host, p.stage.d, 8*b.n), "cuMemcpyDtoH")
 	})
 }
 
@@ -361,7 +355,7 @@ func (p *Program) DeviceArray(b kernels.Buffer) (DeviceArray, error) {
 // Sync waits for all work queued on the device (before a consumer reads a
 // DeviceArray on another stream).
 func (p *Program) Sync() error {
-	return p.b.onDevice(func() error { return check(C.fg_cuCtxSynchronize(), "cuCtxSynchronize") })
+	return p.b.onDevice(func() error { return check(driver.CtxSynchronize(), "cuCtxSynchronize") })
 }
 
 func (b *buffer) Release() {
@@ -369,9 +363,9 @@ func (b *buffer) Release() {
 		return
 	}
 	_ = b.p.b.onDevice(func() error {
-		C.fg_cuMemFree(b.d)
+		driver.MemFree(b.d)
 		if b.pinned {
-			C.fg_cuMemHostUnregister(b.host)
+			driver.MemHostUnregister(b.host)
 		}
 		return nil
 	})
@@ -384,11 +378,13 @@ func (p *Program) alloc(n int) (*buffer, error) {
 	if sz < 8 {
 		sz = 8
 	}
-	if err := check(C.fg_cuMemAlloc(&b.d, C.size_t(sz)), "cuMemAlloc"); err != nil {
+	var rc driver.Result
+	b.d, rc = driver.MemAlloc(sz)
+	if err := check(rc, "cuMemAlloc"); err != nil {
 		return nil, err
 	}
-	if err := check(C.fg_cuMemsetD8(b.d, 0, C.size_t(sz)), "cuMemsetD8"); err != nil {
-		C.fg_cuMemFree(b.d)
+	if err := check(driver.MemsetD8(b.d, 0, sz), "cuMemsetD8"); err != nil {
+		driver.MemFree(b.d)
 		return nil, err
 	}
 	return b, nil
@@ -423,7 +419,7 @@ func (p *Program) Bind(host []float64) (kernels.Buffer, error) {
 			return err
 		}
 		b.host = unsafe.Pointer(unsafe.SliceData(host))
-		b.pinned = C.fg_cuMemHostRegister(b.host, C.size_t(8*len(host)), 0) == C.CUDA_SUCCESS
+		b.pinned = driver.MemHostRegister(b.host, 8*len(host), 0) == driver.Success
 		return nil
 	})
 	if err != nil {
@@ -480,7 +476,7 @@ func (p *Program) CheckGrid(g kernels.Grid) error {
 
 // gridOf is g as the site kernels read it.
 func gridOf(g kernels.Grid) gridArgs {
-	return gridArgs{Nx: int64(g.Nx), Ny: int64(g.Ny), N: int64(g.Sites()), Nchunk: int64((g.Nx + C.FG_CHUNK - 1) / C.FG_CHUNK),
+	return gridArgs{Nx: int64(g.Nx), Ny: int64(g.Ny), N: int64(g.Sites()), Nchunk: int64((g.Nx + chunk - 1) / chunk),
 		Periodic: flag(g.Periodic), Hx: g.Hx, Hy: g.Hy, Ox: g.Ox, Oy: g.Oy}
 }
 
@@ -509,7 +505,7 @@ func (p *Program) prepare(g kernels.Grid, params []float64) (gridArgs, error) {
 		return a, err
 	}
 	if !equal(params, p.lastParams) && len(params) > 0 {
-		if err := check(C.fg_cuMemcpyHtoD(p.params.d, unsafe.Pointer(&params[0]), C.size_t(8*len(params))), "cuMemcpyHtoD params"); err != nil {
+		if err := check(driver.MemcpyHtoD(p.params.d, unsafe.Pointer(&params[0]), 8*len(params)), "cuMemcpyHtoD params"); err != nil {
 			return a, err
 		}
 		p.lastParams = append(p.lastParams[:0], params...)
@@ -543,24 +539,20 @@ func (p *Program) launch(name string, grid int, a any) error {
 	if grid > math.MaxInt32 {
 		return errs.New(errs.Lattice, "lattice too large for one launch of %s", name)
 	}
-	return launchArgs(k, name, grid, k.info.BlockSize, 1, 0, nil, a)
+	return launchArgs(k, grid, k.info.BlockSize, 1, 0, driver.Stream{}, a)
 }
 
-// launchArgs is the one launch path of the field engine's kernels: kernel k
-// (named name) on stream st (nil: the default stream), grid blocks of bx x by
-// threads, smem bytes of dynamic shared memory, and a, a pointer to the
-// kernel's argument block (args.go), which the driver copies at the call.
-func launchArgs(k *kernel, name string, grid, bx, by, smem int, st C.CUstream, a any) error {
-	v := reflect.ValueOf(a)
-	if v.Kind() != reflect.Pointer || argTypes[name] != v.Type().Elem() {
-		return errs.New(errs.Internal, "kernel %s takes *%v, not %T", name, argTypes[name], a)
-	}
-	return check(C.fg_cuLaunch(k.fn, C.uint(grid), C.uint(bx), C.uint(by), C.uint(smem), st, v.UnsafePointer()), "launch "+name)
+// launchArgs launches a field-engine kernel k on stream st (the zero Stream:
+// the default stream), grid blocks of bx x by threads, smem bytes of dynamic
+// shared memory, and a, a pointer to the kernel's argument block (args.go),
+// through driver.Launch, which refuses any type but the registered one.
+func launchArgs(k *kernel, grid, bx, by, smem int, st driver.Stream, a any) error {
+	return driver.Launch(k.fn, [3]uint32{uint32(grid), 1, 1}, [3]uint32{uint32(bx), uint32(by), 1}, smem, st, a)
 }
 
 // siteGrid is the number of blocks covering the chunk-padded rows.
 func (p *Program) siteGrid(name string, g gridArgs) int {
-	threads := int(g.Ny) * int(g.Nchunk) * C.FG_CHUNK
+	threads := int(g.Ny) * int(g.Nchunk) * chunk
 	bs := p.k[name].info.BlockSize
 	return (threads + bs - 1) / bs
 }
@@ -577,7 +569,7 @@ func (p *Program) reduce(g gridArgs) (e, m, pw float64, err error) {
 	if err = p.launch("fg_k_final", 1, &f); err != nil {
 		return
 	}
-	if err = check(C.fg_cuMemcpyDtoH(p.hostRes, p.res, 24), "cuMemcpyDtoH reduction"); err != nil {
+	if err = check(driver.MemcpyDtoH(p.hostRes, p.res, 24), "cuMemcpyDtoH reduction"); err != nil {
 		return
 	}
 	h := unsafe.Slice((*float64)(p.hostRes), 3)
@@ -645,7 +637,7 @@ func (p *Program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 			if err != nil {
 				return err
 			}
-			if err := p.launchTileOf("fg_k_tile", a, sh, nil); err != nil {
+			if err := p.launchTileOf("fg_k_tile", a, sh, driver.Stream{}); err != nil {
 				return err
 			}
 		case kernels.Consistent:
@@ -704,7 +696,7 @@ func (p *Program) Combine(out kernels.Buffer, terms ...kernels.Term) error {
 
 // combine sets the n values at out to the sum of the terms with
 // fg_k_combine (p.mu held, context current).
-func (p *Program) combine(out C.CUdeviceptr, n int, terms []kernels.Term) error {
+func (p *Program) combine(out driver.DevicePtr, n int, terms []kernels.Term) error {
 	if len(terms) > maxTerms {
 		return errs.New(errs.Internal, "Combine takes at most %d terms, got %d", maxTerms, len(terms))
 	}
@@ -831,7 +823,7 @@ func (p *Program) FirstNonFinite(b kernels.Buffer) (int, error) {
 	idx := -1
 	err = p.b.onDevice(func() error {
 		slot := p.res + 24
-		if err := check(C.fg_cuMemsetD8(slot, 0xff, 8), "cuMemsetD8"); err != nil {
+		if err := check(driver.MemsetD8(slot, 0xff, 8), "cuMemsetD8"); err != nil {
 			return err
 		}
 		if cb.n > 0 {
@@ -842,7 +834,7 @@ func (p *Program) FirstNonFinite(b kernels.Buffer) (int, error) {
 			}
 		}
 		hp := unsafe.Add(p.hostRes, 24)
-		if err := check(C.fg_cuMemcpyDtoH(hp, slot, 8), "cuMemcpyDtoH"); err != nil {
+		if err := check(driver.MemcpyDtoH(hp, slot, 8), "cuMemcpyDtoH"); err != nil {
 			return err
 		}
 		if v := *(*uint64)(hp); v != math.MaxUint64 {
@@ -883,7 +875,7 @@ func (p *Program) fold(op, kernel string, a, b kernels.Buffer) (float64, error) 
 	}
 	var res float64
 	err = p.b.onDevice(func() error {
-		nchunk := (x.n + C.FG_DOT_CHUNK - 1) / C.FG_DOT_CHUNK
+		nchunk := (x.n + dotChunk - 1) / dotChunk
 		if nchunk == 0 {
 			return nil
 		}
@@ -898,7 +890,7 @@ func (p *Program) fold(op, kernel string, a, b kernels.Buffer) (float64, error) 
 		if err := p.launch(kernel+"_final", 1, a); err != nil {
 			return err
 		}
-		if err := check(C.fg_cuMemcpyDtoH(p.hostRes, p.res, 8), "cuMemcpyDtoH "+op); err != nil {
+		if err := check(driver.MemcpyDtoH(p.hostRes, p.res, 8), "cuMemcpyDtoH "+op); err != nil {
 			return err
 		}
 		res = *(*float64)(p.hostRes)
@@ -947,11 +939,11 @@ func (p *Program) Close() error {
 		if p.grid != nil {
 			p.grid.work.free()
 			if !p.grid.shared {
-				C.fg_cuModuleUnload(p.grid.mod)
+				p.grid.mod.Unload()
 			}
 		}
-		C.fg_cuMemFree(p.res)
-		C.fg_cuMemFreeHost(p.hostRes)
-		return check(C.fg_cuModuleUnload(p.mod), "cuModuleUnload")
+		driver.MemFree(p.res)
+		driver.MemFreeHost(p.hostRes)
+		return check(p.mod.Unload(), "cuModuleUnload")
 	})
 }

@@ -1,11 +1,5 @@
 package cuda
 
-/*
-#include "api.h"
-#include "cuda_args.h"
-*/
-import "C"
-
 import (
 	"crypto/sha256"
 	"encoding/hex"
@@ -19,6 +13,7 @@ import (
 	"github.com/fieldgo/fieldgo/errs"
 	"github.com/fieldgo/fieldgo/internal/diskcache"
 	"github.com/fieldgo/fieldgo/kernels"
+	"github.com/fieldgo/fieldgo/kernels/cuda/driver"
 )
 
 // tileShape is a launch shape of fg_k_tile: blocks of 32 x BY threads, each
@@ -38,7 +33,7 @@ var defaultTile = tileShape{BY: 8, RPT: 2}
 var tileCandidates = []tileShape{{8, 1}, {8, 2}, {8, 4}, {4, 2}, {4, 4}, {4, 8}, {2, 8}, {2, 16}, {16, 1}, {16, 2}}
 
 // smem is the dynamic shared memory of the tile for ncomp components.
-func (s tileShape) smem(ncomp int) int { return 8 * ncomp * (s.BY*s.RPT + 4) * (C.FG_CHUNK + 4) }
+func (s tileShape) smem(ncomp int) int { return 8 * ncomp * (s.BY*s.RPT + 4) * (chunk + 4) }
 
 // tileSmem is the dynamic shared memory of tile kernel name at shape s:
 // the tile with its 2-site halo, or for fg_k_stages234 its three planes
@@ -47,7 +42,7 @@ func (s tileShape) smem(ncomp int) int { return 8 * ncomp * (s.BY*s.RPT + 4) * (
 func (p *Program) tileSmem(name string, s tileShape) int {
 	if name == "fg_k_stages234" {
 		ty := s.BY * s.RPT
-		return 8 * p.unit.NComp * ((ty+8)*(C.FG_CHUNK+8) + (ty+4)*(C.FG_CHUNK+4) + ty*C.FG_CHUNK)
+		return 8 * p.unit.NComp * ((ty+8)*(chunk+8) + (ty+4)*(chunk+4) + ty*chunk)
 	}
 	return s.smem(p.unit.NComp)
 }
@@ -120,14 +115,10 @@ func (p *Program) validTileOf(name string, s tileShape) bool {
 	if s.BY <= 0 || s.RPT <= 0 || 32*s.BY > 1024 || p.tileSmem(name, s) > k.maxDyn {
 		return false
 	}
-	var maxT C.int
-	C.fg_cuFuncGetAttribute(&maxT, C.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k.fn)
-	if 32*s.BY > int(maxT) {
+	if 32*s.BY > k.fn.Attribute(driver.FuncMaxThreadsPerBlock) {
 		return false
 	}
-	var nb C.int
-	C.fg_cuOccupancyMaxActiveBlocksPerMultiprocessor(&nb, k.fn, C.int(32*s.BY), C.size_t(p.tileSmem(name, s)))
-	return nb > 0
+	return k.fn.MaxActiveBlocksPerMultiprocessor(32*s.BY, p.tileSmem(name, s)) > 0
 }
 
 // anyTile says whether kernel name can launch any candidate shape.
@@ -182,9 +173,9 @@ func tileGrid(g gridArgs, s tileShape) int {
 
 // launchTileOf launches tile kernel name (fg_k_tile, fg_k_tile_up, fg_k_stages234) over a's
 // grid with shape s on stream st (nil: the default stream).
-func (p *Program) launchTileOf(name string, a tileBlock, s tileShape, st C.CUstream) error {
+func (p *Program) launchTileOf(name string, a tileBlock, s tileShape, st driver.Stream) error {
 	a.setRows(s.RPT)
-	return launchArgs(p.k[name], name, tileGrid(a.lattice(), s), 32, s.BY, p.tileSmem(name, s), st, a)
+	return launchArgs(p.k[name], tileGrid(a.lattice(), s), 32, s.BY, p.tileSmem(name, s), st, a)
 }
 
 // tileOverride is FIELDGO_TILE=BYxRPT (e.g. 8x2): a fixed shape, untuned and
@@ -221,18 +212,19 @@ type tileLaunch struct {
 func (p *Program) tuneShape(ls []tileLaunch) (tileShape, string, error) {
 	cands := append([]tileShape(nil), tileCandidates...)
 	// The occupancy API's block size for the default tile's shared memory.
-	var minGrid, block C.int
-	if C.fg_cuOccupancyMaxPotentialBlockSize(&minGrid, &block, p.k[ls[0].name].fn, C.size_t(p.tileSmem(ls[0].name, defaultTile)), 0) == C.CUDA_SUCCESS {
-		if by := int(block) / 32; by > 0 {
+	if _, block, rc := p.k[ls[0].name].fn.MaxPotentialBlockSize(p.tileSmem(ls[0].name, defaultTile), 0); rc == driver.Success {
+		if by := block / 32; by > 0 {
 			cands = append(cands, tileShape{BY: by, RPT: 1}, tileShape{BY: by, RPT: 2})
 		}
 	}
-	var ev [2]C.CUevent
+	var ev [2]driver.Event
 	for i := range ev {
-		if err := check(C.fg_cuEventCreate(&ev[i], 0), "cuEventCreate"); err != nil {
+		var rc driver.Result
+		ev[i], rc = driver.EventCreate(0)
+		if err := check(rc, "cuEventCreate"); err != nil {
 			return defaultTile, "", err
 		}
-		defer C.fg_cuEventDestroy(ev[i])
+		defer ev[i].Destroy()
 	}
 	t := make([]tileLaunch, len(ls))
 	for i, l := range ls {
@@ -240,7 +232,7 @@ func (p *Program) tuneShape(ls []tileLaunch) (tileShape, string, error) {
 	}
 	round := func(s tileShape) error {
 		for i := range t {
-			if err := p.launchTileOf(t[i].name, t[i].args, s, nil); err != nil {
+			if err := p.launchTileOf(t[i].name, t[i].args, s, driver.Stream{}); err != nil {
 				return err
 			}
 		}
@@ -264,19 +256,18 @@ cand:
 			continue
 		}
 		const reps = 3
-		C.fg_cuEventRecord(ev[0], nil)
+		ev[0].Record(driver.Stream{})
 		for r := 0; r < reps; r++ {
 			if err := round(s); err != nil {
 				return defaultTile, "", err
 			}
 		}
-		C.fg_cuEventRecord(ev[1], nil)
-		if err := check(C.fg_cuEventSynchronize(ev[1]), "cuEventSynchronize"); err != nil {
+		ev[1].Record(driver.Stream{})
+		if err := check(ev[1].Synchronize(), "cuEventSynchronize"); err != nil {
 			return defaultTile, "", err
 		}
-		var ms C.float
-		C.fg_cuEventElapsedTime(&ms, ev[0], ev[1])
-		m := float32(ms) / reps
+		ms, _ := driver.ElapsedTime(ev[0], ev[1])
+		m := ms / reps
 		report = append(report, fmt.Sprintf("32x%d/%d: %.1f us", s.BY, s.RPT, 1e3*m))
 		if bestMs < 0 || m < bestMs {
 			best, bestMs = s, m
@@ -345,11 +336,10 @@ func (p *Program) setTileInfo(name string, s tileShape) {
 	k := p.k[name]
 	k.info.BlockSize, k.info.BlockY, k.info.TileRows = 32*s.BY, s.BY, s.RPT
 	k.info.DynShared = p.tileSmem(name, s)
-	var nb C.int
-	C.fg_cuOccupancyMaxActiveBlocksPerMultiprocessor(&nb, k.fn, C.int(32*s.BY), C.size_t(k.info.DynShared))
-	k.info.BlocksPerSM = int(nb)
+	nb := k.fn.MaxActiveBlocksPerMultiprocessor(32*s.BY, k.info.DynShared)
+	k.info.BlocksPerSM = nb
 	if p.b.maxTPM > 0 {
-		k.info.Occupancy = float64(int(nb)*32*s.BY) / float64(p.b.maxTPM)
+		k.info.Occupancy = float64(nb*32*s.BY) / float64(p.b.maxTPM)
 	}
 }
 

@@ -106,12 +106,14 @@ func UntiledName(prec kernels.Precision, pot bool) string {
 	return s
 }
 
-func eps2Arg(softening float64, prec kernels.Precision) any {
+// accel is the acceleration kernels' parameters in prec: eps2 is the
+// softening squared in the kernel's precision.
+func accel(body, acc *cuda.DeviceBuffer, n int, softening float64, prec kernels.Precision) any {
 	if prec == kernels.Float32 {
 		e := float32(softening)
-		return e * e
+		return &accelArgs[float32]{Body: body.Addr(), Acc: acc.Addr(), N: int32(n), Eps2: e * e}
 	}
-	return softening * softening
+	return &accelArgs[float64]{Body: body.Addr(), Acc: acc.Addr(), N: int32(n), Eps2: softening * softening}
 }
 
 // TiledName is the tiled kernel's entry point for P threads per target and
@@ -165,7 +167,7 @@ func (d *Device) launchTiledName(name string, p, nt int, body, acc *cuda.DeviceB
 	}
 	t := Block / p
 	grid := uint32((n + nt*t - 1) / (nt * t))
-	return d.m.Launch(fn, [3]uint32{grid, 1, 1}, [3]uint32{uint32(t), uint32(p), 1}, 0, body, acc, int32(n), eps2Arg(softening, prec))
+	return d.m.Launch(fn, [3]uint32{grid, 1, 1}, [3]uint32{uint32(t), uint32(p), 1}, 0, accel(body, acc, n, softening, prec))
 }
 
 // LaunchUntiled queues the untiled kernel (blocks of 256).
@@ -175,7 +177,7 @@ func (d *Device) LaunchUntiled(prec kernels.Precision, pot bool, body, acc *cuda
 		return err
 	}
 	grid := uint32((n + Block - 1) / Block)
-	return d.m.Launch(fn, [3]uint32{grid, 1, 1}, [3]uint32{Block, 1, 1}, 0, body, acc, int32(n), eps2Arg(softening, prec))
+	return d.m.Launch(fn, [3]uint32{grid, 1, 1}, [3]uint32{Block, 1, 1}, 0, accel(body, acc, n, softening, prec))
 }
 
 func checkN(n int) error {
@@ -344,26 +346,32 @@ func (l *leapfrog) Forces(pot bool) error {
 	return l.d.LaunchTiled(0, l.prec, pot, l.body, l.acc, l.n, l.eps)
 }
 
-func (l *leapfrog) real(v float64) any {
+// kicks are the kick-drift and kick kernels' parameters for a step of dt in
+// the leapfrog's precision (h = dt/2).
+func (l *leapfrog) kicks(dt float64) (kd, k any) {
+	n := int32(l.n)
 	if l.prec == kernels.Float32 {
-		return float32(v)
+		h, step := float32(0.5*dt), float32(dt)
+		return &kickDriftArgs[float32]{Body: l.body.Addr(), Vel: l.vel.Addr(), Acc: l.acc.Addr(), N: n, H: h, Dt: step},
+			&kickArgs[float32]{Vel: l.vel.Addr(), Acc: l.acc.Addr(), N: n, H: h}
 	}
-	return v
+	h, step := 0.5*dt, dt
+	return &kickDriftArgs[float64]{Body: l.body.Addr(), Vel: l.vel.Addr(), Acc: l.acc.Addr(), N: n, H: h, Dt: step},
+		&kickArgs[float64]{Vel: l.vel.Addr(), Acc: l.acc.Addr(), N: n, H: h}
 }
 
 func (l *leapfrog) Steps(k int, dt float64, pot bool) error {
 	grid := [3]uint32{uint32((l.n + Block - 1) / Block), 1, 1}
 	block := [3]uint32{Block, 1, 1}
-	h, step := l.real(0.5*dt), l.real(dt)
-	n := int32(l.n)
+	kd, kick := l.kicks(dt)
 	for s := 0; s < k; s++ {
-		if err := l.d.m.Launch(l.kd, grid, block, 0, l.body, l.vel, l.acc, n, h, step); err != nil {
+		if err := l.d.m.Launch(l.kd, grid, block, 0, kd); err != nil {
 			return err
 		}
 		if err := l.Forces(pot && s == k-1); err != nil {
 			return err
 		}
-		if err := l.d.m.Launch(l.k, grid, block, 0, l.vel, l.acc, n, h); err != nil {
+		if err := l.d.m.Launch(l.k, grid, block, 0, kick); err != nil {
 			return err
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/fieldgo/fieldgo/core/nbody"
 	"github.com/fieldgo/fieldgo/errs"
 	"github.com/fieldgo/fieldgo/kernels/cuda"
+	"github.com/fieldgo/fieldgo/kernels/cuda/driver"
 )
 
 // The benchmarks' machine figures, flags of the test binary (go test -bench
@@ -587,12 +588,16 @@ func checkLaunch(t *testing.T, d *Device, name string, n int, bufs ...*cuda.Devi
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []any{}
-	for _, b := range bufs {
-		args = append(args, b)
+	var args any
+	switch len(bufs) {
+	case 3:
+		args = &checkArgs32{X: bufs[0].Addr(), Lib: bufs[1].Addr(), Fast: bufs[2].Addr(), N: int32(n)}
+	case 4:
+		args = &checkArgs64{X: bufs[0].Addr(), Lib: bufs[1].Addr(), Fast: bufs[2].Addr(), Est: bufs[3].Addr(), N: int32(n)}
+	default:
+		t.Fatalf("%s: %d buffers", name, len(bufs))
 	}
-	args = append(args, int32(n))
-	if err := d.m.Launch(fn, [3]uint32{uint32(n+255) / 256, 1, 1}, [3]uint32{256, 1, 1}, 0, args...); err != nil {
+	if err := d.m.Launch(fn, [3]uint32{uint32(n+255) / 256, 1, 1}, [3]uint32{256, 1, 1}, 0, args); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -823,6 +828,16 @@ FG_PROBE(13)
 FG_PROBE(16)
 `
 
+// probeArgs are fg_probe_<F>'s parameters.
+type probeArgs struct {
+	Out   driver.DevicePtr `c:"out"`
+	Iters int32            `c:"iters"`
+	A     float32          `c:"a"`
+	B     float32          `c:"b"`
+}
+
+var _ = driver.RegisterMatching[probeArgs](driver.Params, `fg_probe_\d+`)
+
 // BenchmarkGPUMufuRate: MUFU.RSQ per SM per clock (clock -sm-mhz,
 // default the H200's 1980, which nvidia-smi showed held during the float32
 // benchmark) and FP32+MUFU instructions issued per SM per clock, for F FP32
@@ -851,7 +866,8 @@ func BenchmarkGPUMufuRate(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("F=%d", f), func(b *testing.B) {
 			launch := func() error {
-				return m.Launch(fn, [3]uint32{uint32(grid), 1, 1}, [3]uint32{threads, 1, 1}, 0, out, int32(iters), float32(0.5), float32(0.75))
+				return m.Launch(fn, [3]uint32{uint32(grid), 1, 1}, [3]uint32{threads, 1, 1}, 0,
+					&probeArgs{Out: out.Addr(), Iters: iters, A: 0.5, B: 0.75})
 			}
 			if err := launch(); err != nil {
 				b.Fatal(err)

@@ -425,7 +425,7 @@ func TestGPUWarmSearchAgrees(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := m.Launch(fn, [3]uint32{n / 256, 1, 1}, [3]uint32{256, 1, 1}, 0, tb, ob, pb, gb, xb, int32(n), db); err != nil {
+	if err := m.Launch(fn, [3]uint32{n / 256, 1, 1}, [3]uint32{256, 1, 1}, 0, gpuradiation.SearchAgreeArgs(tb, ob, pb, gb, xb, n, db)); err != nil {
 		t.Fatal(err)
 	}
 	diff := make([]int32, n)

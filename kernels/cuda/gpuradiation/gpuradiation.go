@@ -16,6 +16,7 @@ import (
 	"github.com/fieldgo/fieldgo/errs"
 	"github.com/fieldgo/fieldgo/kernels"
 	"github.com/fieldgo/fieldgo/kernels/cuda"
+	"github.com/fieldgo/fieldgo/kernels/cuda/driver"
 	"github.com/fieldgo/fieldgo/kernels/src"
 )
 
@@ -266,18 +267,14 @@ type launchBuffers struct {
 	tile, seg                                     int
 }
 
-// argsBytes is fg_rad_args<F> for a launch over observer slots o0 .. o0+oc-1.
-func argsBytes[F float32 | float64](ar arrays, job *kernels.RadiationJob, lb launchBuffers, o0, oc int) []byte {
+// argsFor is fg_rad_args<F> for a launch over observer slots o0 .. o0+oc-1.
+func argsFor[F float32 | float64](ar arrays, job *kernels.RadiationJob, lb launchBuffers, o0, oc int) *args[F] {
 	opt := job.Kernel
-	return bytesOf(&args[F]{T: ar.T, Y0: ar.Y0, Y1: ar.Y1, A1: ar.A1, A0: ar.A0, AY0: ar.AY0, AY1: ar.AY1, AA1: ar.AA1, AA0: ar.AA0, Off: lb.off,
+	return &args[F]{T: ar.T, Y0: ar.Y0, Y1: ar.Y1, A1: ar.A1, A0: ar.A0, AY0: ar.AY0, AY1: ar.AY1, AA1: ar.AA1, AA0: ar.AA0, Off: lb.off,
 		P: int32(job.P), N: int32(job.N), Charge: ar.Charge, OX: ar.OX, OY: ar.OY, OZ: ar.OZ, R0: ar.R0, O: int32(job.O),
 		TP: ar.TP, S: int32(job.S), C: F(job.C), IC: 1 / F(job.C), NIters: int32(opt.NIters), NSubst: int32(opt.NSubsteps),
 		Out: lb.out, Tret: lb.tret, Rec: ar.Rec, Perm: lb.perm, WTau: lb.wTau, WIdx: lb.wIdx, WWalk: lb.wWalk, Part: lb.part,
-		Tile: int32(lb.tile), Seg: int32(lb.seg), O0: int32(o0), OC: int32(oc), Queue: lb.queue, TPSlot: lb.tpSlot, Scale: lb.scale})
-}
-
-func bytesOf[T any](v *T) []byte {
-	return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(v)), unsafe.Sizeof(*v))...)
+		Tile: int32(lb.tile), Seg: int32(lb.seg), O0: int32(o0), OC: int32(oc), Queue: lb.queue, TPSlot: lb.tpSlot, Scale: lb.scale}
 }
 
 // alloc hands out a run's device buffers from the Device's scratch pool and
@@ -679,7 +676,8 @@ func (d *Device) Run(job *kernels.RadiationJob) error {
 		if err != nil {
 			return err
 		}
-		err = d.m.Launch(shift, shiftGrid, [3]uint32{256, 1, 1}, 0, ar.Times, tstride, ar.Shift, perm, int32(job.O), int32(job.S), tpSlot)
+		err = d.m.Launch(shift, shiftGrid, [3]uint32{256, 1, 1}, 0, &shiftSlotArgs{Times: driver.DevicePtr(ar.Times), Tstride: tstride,
+			Shift: driver.DevicePtr(ar.Shift), Perm: driver.DevicePtr(perm), O: int32(job.O), S: int32(job.S), TP: driver.DevicePtr(tpSlot)})
 		if err != nil {
 			return err
 		}
@@ -692,7 +690,8 @@ func (d *Device) Run(job *kernels.RadiationJob) error {
 		if err != nil {
 			return err
 		}
-		if err := d.m.Launch(shift, shiftGrid, [3]uint32{256, 1, 1}, 0, ar.Times, tstride, ar.Shift, int32(job.O), int32(job.S), ar.TP); err != nil {
+		if err := d.m.Launch(shift, shiftGrid, [3]uint32{256, 1, 1}, 0, &shiftObsArgs{Times: driver.DevicePtr(ar.Times), Tstride: tstride,
+			Shift: driver.DevicePtr(ar.Shift), O: int32(job.O), S: int32(job.S), TP: driver.DevicePtr(ar.TP)}); err != nil {
 			return err
 		}
 	}
@@ -731,11 +730,11 @@ func (d *Device) Run(job *kernels.RadiationJob) error {
 	if tiled {
 		lb.scale = scale
 	}
-	argsAt := func(o0, oc int) []byte {
+	argsAt := func(o0, oc int) any {
 		if job.F32 != nil {
-			return argsBytes[float32](ar, job, lb, o0, oc)
+			return argsFor[float32](ar, job, lb, o0, oc)
 		}
-		return argsBytes[float64](ar, job, lb, o0, oc)
+		return argsFor[float64](ar, job, lb, o0, oc)
 	}
 	d.LastSplit, d.LastTile = SplitLaunch{}, 0
 	if tiled {
@@ -793,7 +792,7 @@ func (d *Device) Run(job *kernels.RadiationJob) error {
 		}
 		if cols := n/(job.O*job.S) - first; cols > 0 {
 			g := [3]uint32{uint32(min(max(1, (job.O*job.S+255)/256), 4*d.b.SMs())), uint32(cols), 1}
-			if err := d.m.Launch(unscale, g, [3]uint32{256, 1, 1}, 0, ptr, int64(job.O*job.S), f); err != nil {
+			if err := d.m.Launch(unscale, g, [3]uint32{256, 1, 1}, 0, &unscaleArgs{Out: driver.DevicePtr(ptr), N: int64(job.O * job.S), F: driver.DevicePtr(f)}); err != nil {
 				return err
 			}
 		}

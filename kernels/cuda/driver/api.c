@@ -219,12 +219,15 @@ CUresult fg_cuEventElapsedTime(float* ms, CUevent a, CUevent b) { return cu.cuEv
 CUresult fg_cuMemcpyHtoDAsync(CUdeviceptr d, const void* s, size_t n, CUstream st) { return cu.cuMemcpyHtoDAsync_v2(d, s, n, st); }
 CUresult fg_cuMemcpyDtoHAsync(void* d, CUdeviceptr s, size_t n, CUstream st) { return cu.cuMemcpyDtoHAsync_v2(d, s, n, st); }
 CUresult fg_cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return cu.cuMemcpyDtoDAsync_v2(d, s, n, st); }
-CUresult fg_cuLaunch(CUfunction f, unsigned gx, unsigned bx, unsigned by, unsigned smem, CUstream s, void* args) {
-    void* params[1] = {args};
-    return cu.cuLaunchKernel(f, gx, 1, 1, bx, by, 1, smem, s, params, NULL);
-}
-CUresult fg_cuLaunch3(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                      unsigned smem, CUstream s, void** params) {
+CUresult fg_cuLaunch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                     unsigned smem, CUstream s, void* args, int nparams, const long long* offs) {
+    void* params[FG_MAX_PARAMS];
+    if (nparams < 0) {
+        params[0] = args;
+    } else {
+        if (nparams > FG_MAX_PARAMS) return 1; /* CUDA_ERROR_INVALID_VALUE; the caller refuses it first */
+        for (int i = 0; i < nparams; i++) params[i] = (char*)args + offs[i];
+    }
     return cu.cuLaunchKernel(f, gx, gy, gz, bx, by, bz, smem, s, params, NULL);
 }
 int fg_cuGraphsAvailable(void) {

@@ -88,13 +88,13 @@ CUresult fg_cuEventElapsedTime(float* ms, CUevent a, CUevent b);
 CUresult fg_cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, size_t n, CUstream s);
 CUresult fg_cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, size_t n, CUstream s);
 CUresult fg_cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s);
-/* A launch with a (bx, by) block and smem bytes of dynamic shared memory on
- * stream s. */
-CUresult fg_cuLaunch(CUfunction f, unsigned gx, unsigned bx, unsigned by, unsigned smem, CUstream s, void* args);
-/* A launch with a 3-D grid and block and the driver's own parameter array
- * (one pointer per kernel parameter), for Module.Launch. */
-CUresult fg_cuLaunch3(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                      unsigned smem, CUstream s, void** params);
+/* The one launch: a 3-D grid and block, smem bytes of dynamic shared memory
+ * on stream s, the arguments in one block at args. With nparams < 0 the block
+ * is the kernel's one parameter (an argument struct passed by value); else
+ * the kernel takes nparams parameters, parameter i at args + offs[i]. */
+#define FG_MAX_PARAMS 64
+CUresult fg_cuLaunch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                     unsigned smem, CUstream s, void* args, int nparams, const long long* offs);
 int fg_cuGraphsAvailable(void);
 CUresult fg_cuStreamBeginCapture(CUstream s);
 CUresult fg_cuStreamEndCapture(CUstream s, CUgraph* g);
