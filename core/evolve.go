@@ -420,6 +420,11 @@ func (s *Simulation) EvolveDt() float64 {
 	return s.evo.dt
 }
 
+// EvolveShift has RK4's stage gradients form their field in the gradient's
+// loader (kernels.GradientArgs.Shift) instead of a Combine into a buffer
+// first. Benchmarks turn it off to compare.
+var EvolveShift = true
+
 // stepRK4 takes one classic RK4 step of (phi, v)' = (v, -m(phi, v)), with m
 // the projected gradient plus, under the constraint, the centripetal term:
 //
@@ -452,7 +457,14 @@ func (s *Simulation) stepRK4(ev *evolution) error {
 			}
 		} else {
 			a := s.gradArgs(phi, nil, g[k], false, false)
-			a.Shift = st.shift
+			if EvolveShift {
+				a.Shift = st.shift
+			} else if len(st.shift) > 0 {
+				if err := s.prog.Combine(s.trial, append([]kernels.Term{T(1, phi)}, st.shift...)...); err != nil {
+					return err
+				}
+				a.Phi = s.trial
+			}
 			r, err := s.prog.Gradient(a)
 			if err != nil {
 				return err
@@ -485,16 +497,43 @@ func (s *Simulation) stepRK4(ev *evolution) error {
 	return nil
 }
 
+// CentripetalProgram is optionally implemented by a kernels.Program that
+// adds the centripetal term of a unit-vector field's acceleration on the
+// backend: out += (|w|^2/|p|^2) p at every site that is not held, over the
+// components that are not auxiliary. The kernels' contract has no per-site
+// product of two fields (Combine's coefficients are numbers, Project and
+// Constrain depend on directions only), so without it the unit-vector RK4
+// forms the term on the host: free on the CPU backend, whose buffers are host
+// memory, but a download of p and w and an upload of the term per RK4 stage
+// on a GPU (docs/dynamics.md). A GPU backend implements this method to keep
+// the step on the device; core needs no change.
+type CentripetalProgram interface {
+	AddCentripetal(g kernels.Grid, p, w, out kernels.Buffer) error
+}
+
 // centripetalStage writes m = P g(phi + shift) + (|w|^2/|p|^2) p into out,
 // with p = phi + shift the stage field and w the stage velocity: minus the
 // acceleration of a unit-vector field. The stage field and velocity are
-// formed on the backend into host-bound buffers; the per-site term is
-// computed on the host (no copy on the CPU backend, a download and an upload
-// on a device) and added on the backend.
+// formed on the backend into host-bound buffers; the per-site term is added
+// by the Program (CentripetalProgram) or computed on the host (no copy on the
+// CPU backend, a download and an upload on a device) and added on the
+// backend.
 func (s *Simulation) centripetalStage(phi kernels.Buffer, shift, vel []kernels.Term, out kernels.Buffer) error {
 	hb, err := s.evolveHostBuffers()
 	if err != nil {
 		return err
+	}
+	if cp, ok := s.prog.(CentripetalProgram); ok {
+		if err := s.prog.Combine(hb.phiB, append([]kernels.Term{{Coef: 1, X: phi}}, shift...)...); err != nil {
+			return err
+		}
+		if err := s.prog.Combine(hb.velB, vel...); err != nil {
+			return err
+		}
+		if _, err := s.prog.Gradient(s.gradArgs(hb.phiB, nil, out, false, true)); err != nil {
+			return err
+		}
+		return cp.AddCentripetal(s.grid, hb.phiB, hb.velB, out)
 	}
 	if err := s.prog.Combine(hb.phiB, append([]kernels.Term{{Coef: 1, X: phi}}, shift...)...); err != nil {
 		return err
