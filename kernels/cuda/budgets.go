@@ -88,6 +88,12 @@ var Budgets = map[string]int{
 	"fg_k_nd_project":   48,
 	// fg_k_combine_dots with the held test of three axes.
 	"fg_k_nd_combine_dots": 64,
+	// The device flow on these grids: a stage is fg_k_nd_continuum with the
+	// control block's reads, a trial fg_k_combine's three-term sum, the
+	// update fg_k_update's arithmetic with the held test of three axes.
+	"fg_k_nd_stage":  128,
+	"fg_k_nd_trial":  40,
+	"fg_k_nd_update": 48,
 }
 
 // Float32Budgets are the float32-storage variants' exceptions to Budgets
@@ -185,13 +191,16 @@ var TheoryBudgets = map[string]map[string]BudgetOverride{
 	},
 	"skyrme": {
 		"fg_k_nd_continuum": {255, "the 3D Skyrme model, 4 components: the site struct of a 3D source (10 values per component plus x, y, z) and the quartic term's generated gradient live at once; measured 242 (NVRTC 13.5, sm_80/sm_90, both precisions, no spill, 2026-12-04), +8 reaches the hardware limit"},
+		"fg_k_nd_stage":     {255, "fg_k_nd_continuum in a device flow: the same site struct and gradient"},
 	},
 	"abelian_higgs_3d": {
 		"fg_k_project":      {56, "5 components: the site's components of the field and the projected vector are loaded together; measured 46-48 (NVRTC 13.5, sm_80/sm_90, float64 and float32, no spill), +8 for NVRTC 13.0"},
 		"fg_k_nd_continuum": {176, "the 3D abelian Higgs model, 5 components: the site struct of a 3D source and the three covariant derivatives' generated gradient live at once; measured 168 on sm_80 and 130 on sm_90 (NVRTC 13.5, both precisions, no spill, 2026-12-04), +8 for NVRTC 13.0"},
+		"fg_k_nd_stage":     {176, "fg_k_nd_continuum in a device flow: the same site struct and gradient"},
 	},
 	"faddeev_skyrme": {
 		"fg_k_nd_continuum": {176, "the Faddeev-Skyrme model, 3 components: the site struct of a 3D source and the quartic term's generated gradient live at once; measured 166-168 (NVRTC 13.5, sm_80/sm_90, both precisions, no spill, 2026-12-04), +8 for NVRTC 13.0"},
+		"fg_k_nd_stage":     {176, "fg_k_nd_continuum in a device flow: the same site struct and gradient"},
 	},
 	"spin_triplet": {
 		"fg_k_project":   {72, "10 components: the site's components of the field and the projected vector are loaded together; measured 64 (NVRTC 13.5, sm_80/sm_90, float64 and float32, no spill), +8 for NVRTC 13.0"},

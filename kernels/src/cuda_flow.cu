@@ -83,55 +83,6 @@ static __device__ __forceinline__ void fg_rk4_site(double dt, int project, doubl
     }
 }
 
-/* A flow's decision from its stage-1 reductions (one thread): commit the
- * step decided before (it was taken: nothing stopped the flow since), stop
- * on a non-finite energy or gradient, record the step, stop when converged,
- * else the arrest; the step is then pending until the next decision (or the
- * host at the end of a run) commits it. */
-typedef struct {
-    long long ny;
-    fg_dptr rows;       /* stage 1's row partials: 3 planes of ny */
-    fg_dptr ctl;        /* fg_flowctl */
-    fg_dptr ring;       /* fg_flowrec[ringcap]: one record per step evaluated */
-    long long ringcap;
-    double tol;         /* convergence: max|grad| < tol */
-    int energy_arrest;  /* arrest when the energy rose (else when v.g > 0) */
-    int pad_;
-} fg_decide_args;
-
-static __device__ __forceinline__ void fg_decide_apply(const fg_decide_args& a, double E, double M, double P) {
-    volatile fg_flowctl* c = (volatile fg_flowctl*)a.ctl;
-    if (c->pending) {
-        c->step = c->step + 1;
-        c->taken = c->taken + 1;
-        if (c->arrest) c->resets = c->resets + 1;
-        c->prev_energy = c->energy1;
-        c->pending = 0;
-    }
-    if (M != M || E != E || isinf(E)) {
-        c->stop = FG_STOP_NONFINITE;
-        return;
-    }
-    const long long r = c->nrec;
-    fg_flowrec* ring = (fg_flowrec*)a.ring;
-    fg_flowrec rec;
-    rec.step = c->step;
-    rec.resets = c->resets;
-    rec.energy = E;
-    rec.max_grad = M;
-    ring[r % a.ringcap] = rec;
-    c->nrec = r + 1;
-    c->energy1 = E;
-    if (M < a.tol) {
-        c->stop = FG_STOP_CONVERGED;
-        return;
-    }
-    const int arrest = a.energy_arrest ? (E > c->prev_energy) : (P > 0.0);
-    c->arrest = arrest;
-    c->kv = arrest ? 0.0 : 1.0;
-    c->pending = 1;
-}
-
 /* The global site of tile element t (a (TY + 4) x FG_TW plane from (x0, y0)
  * less the halo): wrapped when periodic; false when it lies outside a fixed
  * domain. */
@@ -439,16 +390,6 @@ static __device__ __forceinline__ bool fg_wrap_site(const fg_geo& g, int gi, int
     return true;
 }
 
-static __device__ __forceinline__ void fg_nonfinite_min(fg_dptr ctl, int nf) {
-    if (!nf || !ctl) return;
-    int* p = &((fg_flowctl*)ctl)->nonfinite;
-    int cur = atomicAdd(p, 0);
-    while (cur == 0 || cur > nf) {
-        const int prev = atomicCAS(p, cur, nf);
-        if (prev == cur) break;
-        cur = prev;
-    }
-}
 
 typedef struct {
     fg_grid grid;
@@ -612,16 +553,6 @@ extern "C" __global__ void fg_k_stages234(fg_stages234_args a) {
                     phio, velo);
     }
     fg_nonfinite_min(a.ctl, nf);
-}
-
-/* The last reduction level of a flow's stage 1 (fg_k_final's order exactly),
- * then the decisions the host loop made: stop on a non-finite energy or
- * gradient, record the step, stop when converged, else the arrest. */
-extern "C" __global__ void fg_k_decide(fg_decide_args a) {
-    if (fg_halted(a.ctl, 1)) return;   /* uniform over the block */
-    double e, m, pw;
-    fg_reduce_rows(a.ny, a.rows, &e, &m, &pw);
-    if (threadIdx.x == 0) fg_decide_apply(a, e, m, pw);
 }
 
 typedef struct {

@@ -195,6 +195,82 @@ extern "C" __global__ void fg_k_dot_final(fg_dot_args a) { fg_chunk_final<false>
 extern "C" __global__ void fg_k_maxabs(fg_dot_args a) { fg_chunk_fold<true>(a); }
 extern "C" __global__ void fg_k_maxabs_final(fg_dot_args a) { fg_chunk_final<true>(a); }
 
+
+/* The device flow's decision: the reductions' last level of a step's stage 1 and the
+ * arrest and stop tests (the planar flow, cuda_flow.cu, and the grid unit's,
+ * cuda_site3d.cu, share it). */
+
+/* A flow's decision from its stage-1 reductions (one thread): commit the
+ * step decided before (it was taken: nothing stopped the flow since), stop
+ * on a non-finite energy or gradient, record the step, stop when converged,
+ * else the arrest; the step is then pending until the next decision (or the
+ * host at the end of a run) commits it. */
+typedef struct {
+    long long ny;
+    fg_dptr rows;       /* stage 1's row partials: 3 planes of ny */
+    fg_dptr ctl;        /* fg_flowctl */
+    fg_dptr ring;       /* fg_flowrec[ringcap]: one record per step evaluated */
+    long long ringcap;
+    double tol;         /* convergence: max|grad| < tol */
+    int energy_arrest;  /* arrest when the energy rose (else when v.g > 0) */
+    int pad_;
+} fg_decide_args;
+
+static __device__ __forceinline__ void fg_decide_apply(const fg_decide_args& a, double E, double M, double P) {
+    volatile fg_flowctl* c = (volatile fg_flowctl*)a.ctl;
+    if (c->pending) {
+        c->step = c->step + 1;
+        c->taken = c->taken + 1;
+        if (c->arrest) c->resets = c->resets + 1;
+        c->prev_energy = c->energy1;
+        c->pending = 0;
+    }
+    if (M != M || E != E || isinf(E)) {
+        c->stop = FG_STOP_NONFINITE;
+        return;
+    }
+    const long long r = c->nrec;
+    fg_flowrec* ring = (fg_flowrec*)a.ring;
+    fg_flowrec rec;
+    rec.step = c->step;
+    rec.resets = c->resets;
+    rec.energy = E;
+    rec.max_grad = M;
+    ring[r % a.ringcap] = rec;
+    c->nrec = r + 1;
+    c->energy1 = E;
+    if (M < a.tol) {
+        c->stop = FG_STOP_CONVERGED;
+        return;
+    }
+    const int arrest = a.energy_arrest ? (E > c->prev_energy) : (P > 0.0);
+    c->arrest = arrest;
+    c->kv = arrest ? 0.0 : 1.0;
+    c->pending = 1;
+}
+
+/* The lowest RK4 stage (2..4) whose gradient went non-finite, kept in the control block. */
+static __device__ __forceinline__ void fg_nonfinite_min(fg_dptr ctl, int nf) {
+    if (!nf || !ctl) return;
+    int* p = &((fg_flowctl*)ctl)->nonfinite;
+    int cur = atomicAdd(p, 0);
+    while (cur == 0 || cur > nf) {
+        const int prev = atomicCAS(p, cur, nf);
+        if (prev == cur) break;
+        cur = prev;
+    }
+}
+
+/* The last reduction level of a flow's stage 1 (fg_k_final's order exactly),
+ * then the decisions the host loop made: stop on a non-finite energy or
+ * gradient, record the step, stop when converged, else the arrest. */
+extern "C" __global__ void fg_k_decide(fg_decide_args a) {
+    if (fg_halted(a.ctl, 1)) return;   /* uniform over the block */
+    double e, m, pw;
+    fg_reduce_rows(a.ny, a.rows, &e, &m, &pw);
+    if (threadIdx.x == 0) fg_decide_apply(a, e, m, pw);
+}
+
 /* Program.CombineDots: fg_k_combine's sum (rounded to fg_store once), then
  * fg_k_project's projection when phi is set and the site is not held, the
  * same bits in out as the two kernels; with the products out.out and out.y

@@ -73,6 +73,17 @@ static __device__ __forceinline__ fg_geo3 fg_geo3_of(const fg_grid3& a) {
     return g;
 }
 
+/* Whether site idx is held: in the two outer layers of a fixed axis. */
+struct fg_held3_idx {
+    const fg_grid3& G;
+    __device__ bool operator()(long long idx) const {
+        const long long line = idx / G.nx, i = idx - line * G.nx;
+        const long long j = line % G.ny, k = line / G.ny;
+        return (!G.wrap[0] && (i < 2 || i >= G.nx - 2)) || (G.dims >= 2 && !G.wrap[1] && (j < 2 || j >= G.ny - 2)) ||
+               (G.dims == 3 && !G.wrap[2] && (k < 2 || k >= G.nz - 2));
+    }
+};
+
 /* Whether site (i, j, k) is held: in the two outer layers of a fixed axis. */
 static __device__ __forceinline__ bool fg_held3(const fg_geo3& g, int i, int j, int k) {
     if (!g.wx && (i < 2 || i >= g.nx - 2)) return true;
@@ -189,11 +200,14 @@ typedef struct {
     int want_energy;
 } fg_nd_gradient_args;
 
-extern "C" __global__ void fg_k_nd_continuum(fg_nd_gradient_args a) {
+/* The continuum gradient's body; in a device flow (ctl set), stage 2..4 of a
+ * step records a non-finite gradient in the control block. */
+static __device__ __forceinline__ void fg_nd_continuum(const fg_nd_gradient_args& a, fg_dptr ctl, int stage) {
     int i, line;
     if (!fg_line_site(a.grid, &i, &line)) return;
     const fg_geo3 g = fg_geo3_of(a.grid);
     double e = 0.0, m = 0.0, pw = 0.0;
+    int nf = 0;
     if (i < g.nx) {
         const int j = line % g.ny, k = line / g.ny;
         const int idx = line * g.nx + i;
@@ -218,9 +232,132 @@ extern "C" __global__ void fg_k_nd_continuum(fg_nd_gradient_args a) {
                 if (vel) pw += fg_ld(vel + c * g.n + idx) * v;
             }
             m = mx;
+            if (stage >= 2 && !(mx == mx)) nf = stage;
         }
     }
     fg_chunk_store(a.part, a.grid.lines * a.grid.nchunk, (long long)line * a.grid.nchunk + i / FG_CHUNK, e, m, pw);
+    fg_nonfinite_min(ctl, nf);
+}
+
+extern "C" __global__ void fg_k_nd_continuum(fg_nd_gradient_args a) { fg_nd_continuum(a, 0, 0); }
+
+/* ---- The device flow on these grids (kernels.Stepper) ----
+ *
+ * A step is ten launches that the host captures into a CUDA graph: stage 1
+ * (fg_k_nd_stage: the gradient at phi with energy, max and power), fg_k_rows
+ * and fg_k_decide (the arrest and stop tests, cuda_reduce.cu), then for
+ * stages 2..4 the trial field (fg_k_nd_trial, the velocity's coefficient
+ * times the decision kv) and its gradient (fg_k_nd_stage), and the RK4
+ * update in place (fg_k_nd_update). The trials and the update are the host
+ * loop's Combine and Constrain (core/flow.go), term for term. Every kernel
+ * returns at once once the flow has stopped. */
+typedef struct {
+    fg_nd_gradient_args g;
+    fg_dptr ctl;      /* fg_flowctl */
+    int stage;        /* 1..4 */
+    int pad_;
+} fg_nd_stage_args;
+
+extern "C" __global__ void fg_k_nd_stage(fg_nd_stage_args a) {
+    if (fg_halted(a.ctl, a.stage)) return;   /* uniform over the launch */
+    fg_nd_continuum(a.g, a.ctl, a.stage);
+}
+
+typedef struct {
+    long long len;    /* values: FG_NCOMP columns of the grid's sites */
+    fg_dptr ctl;
+    int stage;        /* 2..4 */
+    int nterms;       /* 2 or 3 */
+    double coef[3];   /* phi, v (times kv), a stage gradient */
+    fg_dptr terms[3];
+    fg_dptr out;
+} fg_nd_trial_args;
+
+/* A stage's trial field: fg_k_combine's sum with the velocity's coefficient
+ * multiplied by the arrest decision kv in {0, 1}. */
+extern "C" __global__ void fg_k_nd_trial(fg_nd_trial_args a) {
+    if (fg_halted(a.ctl, a.stage)) return;
+    const double kv = ((const volatile fg_flowctl*)a.ctl)->kv;
+    const double c0 = a.coef[0], c1 = a.coef[1] * kv, c2 = a.coef[2];
+    const fg_store* t0 = (const fg_store*)a.terms[0];
+    const fg_store* t1 = (const fg_store*)a.terms[1];
+    const fg_store* t2 = (const fg_store*)a.terms[2];
+    fg_store* out = (fg_store*)a.out;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < a.len; e += stride) {
+        double v;
+        if (a.nterms == 2) v = c0 * (double)t0[e] + c1 * (double)t1[e];
+        else v = c0 * (double)t0[e] + c1 * (double)t1[e] + c2 * (double)t2[e];
+        out[e] = (fg_store)v;
+    }
+}
+
+typedef struct {
+    fg_grid3 grid;
+    fg_dptr ctl;              /* fg_flowctl */
+    fg_dptr phi, vel;         /* updated in place */
+    fg_dptr g0, g1, g2, g3;   /* the four stage gradients */
+    double dt;
+    double h, q6, q3;         /* -dt^2/6, -dt/6, -dt/3 */
+    int project;              /* the unit-vector constraint */
+    int pad_;
+} fg_nd_update_args;
+
+/* The end of an RK4 step, one thread per site: cuda_flow.cu's fg_k_update
+ * with this file's held test. */
+extern "C" __global__ void fg_k_nd_update(fg_nd_update_args a) {
+    if (fg_halted(a.ctl, 5)) return;
+    const double kv = ((const volatile fg_flowctl*)a.ctl)->kv;
+    const fg_grid3& G = a.grid;
+    const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= G.n) return;
+    fg_store* phi = (fg_store*)a.phi;
+    fg_store* vel = (fg_store*)a.vel;
+    const fg_store* g0 = (const fg_store*)a.g0;
+    const fg_store* g1 = (const fg_store*)a.g1;
+    const fg_store* g2 = (const fg_store*)a.g2;
+    const fg_store* g3 = (const fg_store*)a.g3;
+    const double cv = kv * a.dt, h = a.h, q6 = a.q6, q3 = a.q3;
+    double u[FG_NCOMP], w[FG_NCOMP];
+#pragma unroll
+    for (int c = 0; c < FG_NCOMP; c++) {
+        const long long e = (long long)c * G.n + idx;
+        const double f = phi[e], v = vel[e], a0 = g0[e], a1 = g1[e], a2 = g2[e], a3 = g3[e];
+        double x = 0.0;
+        x += 1.0 * f;
+        x += cv * v;
+        x += h * a0;
+        x += h * a1;
+        x += h * a2;
+        double y = 0.0;
+        y += kv * v;
+        y += q6 * a0;
+        y += q3 * a1;
+        y += q3 * a2;
+        y += q6 * a3;
+        u[c] = x;
+        w[c] = y;
+    }
+    if (a.project && !fg_held3_idx{G}(idx)) {
+        double nn = 0.0;
+#pragma unroll
+        for (int c = 0; c < FG_NCOMP; c++) nn += u[c] * u[c];
+        const double inv = 1.0 / sqrt(nn);
+        double vp = 0.0;
+#pragma unroll
+        for (int c = 0; c < FG_NCOMP; c++) {
+            u[c] *= inv;
+            vp += w[c] * u[c];
+        }
+#pragma unroll
+        for (int c = 0; c < FG_NCOMP; c++) w[c] -= vp * u[c];
+    }
+#pragma unroll
+    for (int c = 0; c < FG_NCOMP; c++) {
+        const long long e = (long long)c * G.n + idx;
+        phi[e] = (fg_store)u[c];
+        vel[e] = (fg_store)w[c];
+    }
 }
 
 typedef struct {
@@ -263,16 +400,6 @@ typedef struct {
     fg_dptr x;   /* constrain: the velocity (0: none); project: projected in place */
 } fg_nd_site_args;
 
-/* Whether site idx is held: in the two outer layers of a fixed axis. */
-struct fg_held3_idx {
-    const fg_grid3& G;
-    __device__ bool operator()(long long idx) const {
-        const long long line = idx / G.nx, i = idx - line * G.nx;
-        const long long j = line % G.ny, k = line / G.ny;
-        return (!G.wrap[0] && (i < 2 || i >= G.nx - 2)) || (G.dims >= 2 && !G.wrap[1] && (j < 2 || j >= G.ny - 2)) ||
-               (G.dims == 3 && !G.wrap[2] && (k < 2 || k >= G.nz - 2));
-    }
-};
 
 /* The site of thread idx (false past the last site or on a held one). */
 static __device__ __forceinline__ bool fg_free_site3(const fg_grid3& G, long long* idx) {

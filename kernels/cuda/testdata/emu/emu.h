@@ -30,6 +30,11 @@ using std::fmax;
 using std::isfinite;
 using std::sqrt;
 static inline void __trap() { abort(); }
+static inline int atomicAdd(int* p, int v) { return std::atomic_ref<int>(*p).fetch_add(v); }
+static inline int atomicCAS(int* p, int cmp, int v) {
+    std::atomic_ref<int>(*p).compare_exchange_strong(cmp, v);
+    return cmp;
+}
 static inline unsigned long long atomicMin(unsigned long long* p, unsigned long long v) {
     auto o = *p;
     if (v < o) *p = v;
