@@ -7,6 +7,8 @@ function fieldgoView3d(id, data) {
   "use strict";
   var root = document.getElementById(id);
   if (!root || root.dataset.frames) return;
+  var note = root.querySelector(".fieldgo-view3d-note");
+  if (note) note.style.display = "none";
   var canvases = root.getElementsByTagName("canvas");
   var canvas = canvases[0], overlay = canvases[1];
   var W = canvas.width, H = canvas.height;

@@ -16,6 +16,7 @@ the HTML, so it needs no network and no notebook extension.
 from __future__ import annotations
 
 import base64
+import html
 import json
 import os
 import pathlib
@@ -496,10 +497,15 @@ class View3D:
         """The scene as an HTML fragment (a div, its canvas and the inline script)."""
         js = (pathlib.Path(__file__).with_name("_view3d.js")).read_text()
         vid = "fieldgo-view3d-" + uuid.uuid4().hex[:12]
-        data = json.dumps(self._data())
+        # "</" inside the script would end it early (a title with "</script>")
+        data = json.dumps(self._data()).replace("</", "<\\/")
         return (
             f'<div id="{vid}" class="fieldgo-view3d" style="position:relative;width:{self.width}px;'
             f'height:{self.height}px;background:#ffffff;border:1px solid #ddd">'
+            # shown until the script runs: a notebook opened from disk runs no script until trusted
+            f'<p class="fieldgo-view3d-note" style="margin:1em;color:#666;font:13px sans-serif">'
+            f"{html.escape(self.title)}: the interactive view draws when its script runs "
+            f"(run the cell, or trust the notebook).</p>"
             f'<canvas width="{self.width}" height="{self.height}" style="position:absolute;left:0;top:0"></canvas>'
             f'<canvas width="{self.width}" height="{self.height}" style="position:absolute;left:0;top:0;'
             f'pointer-events:none"></canvas></div>'
@@ -513,7 +519,7 @@ class View3D:
         """Write the view as a standalone HTML page."""
         path = pathlib.Path(os.fspath(path))
         path.write_text(
-            f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{self.title}</title></head>"
+            f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(self.title)}</title></head>"
             f"<body>{self.html()}</body></html>"
         )
         return path

@@ -261,6 +261,9 @@ def test_view3d_html_is_self_contained_and_carries_the_mesh(hedgehog, tmp_path):
     assert len(set(ids)) == 2, "two views in one page need their own ids"
     page = view.save(tmp_path / "view.html").read_text()
     assert page.startswith("<!DOCTYPE html>")
+    # a title cannot end the script early
+    odd = fg.view3d(hedgehog, title="B = 1 </script><b>").html()
+    assert odd.count("</script>") == 1 and "&lt;/script&gt;" in odd
 
 
 def browser_pixels(page_path, tmp_path, flags=()):
@@ -280,6 +283,7 @@ def browser_pixels(page_path, tmp_path, flags=()):
             view = page.locator(".fieldgo-view3d")
             page.wait_for_function("() => document.querySelector('.fieldgo-view3d').dataset.frames", timeout=30_000)
             first = view.evaluate("e => ({...e.dataset})")
+            assert not page.locator(".fieldgo-view3d-note").is_visible(), "the note stays over the drawn view"
             view.screenshot(path=str(tmp_path / "before.png"))
             box = view.bounding_box()
             page.mouse.move(box["x"] + 300, box["y"] + 240)
