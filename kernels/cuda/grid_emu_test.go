@@ -87,3 +87,17 @@ func hostEmulate(t *testing.T, check string, args []string) (string, error) {
 	out, err := exec.Command(bin, args...).CombinedOutput()
 	return string(out), err
 }
+
+// TestGridDeviceFlowOnTheHost runs the grid unit's device flow kernels
+// (fg_k_nd_stage, fg_k_rows, fg_k_decide, fg_k_nd_trial, fg_k_nd_update)
+// step by step on the host emulation and core's host loop with the same
+// unit's kernels (fg_k_nd_continuum, fg_k_final, fg_k_combine,
+// fg_k_nd_constrain), and requires the same bits in the field, the velocity
+// and each step's energy and max|grad|, on 3D lattices, a plane and a line.
+func TestGridDeviceFlowOnTheHost(t *testing.T) {
+	out, err := hostEmulate(t, "flow_check.inc", nil)
+	t.Logf("\n%s", out)
+	if err != nil || !strings.Contains(out, "all equal") {
+		t.Fatalf("the grid unit's device flow and the host loop differ on the host: %v", err)
+	}
+}
