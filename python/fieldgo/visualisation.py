@@ -124,7 +124,9 @@ def _volume(obj, density, lattice, field):
     if isinstance(obj, Simulation):
         lattice = obj.lattice
         _need_3d(lattice, "an isosurface")
-        values, name = _density_of_sim(obj, "baryon" if density is None else density)
+        if density is None:  # the baryon density where the theory has one (Skyrme), else the energy
+            density = "baryon" if "baryon" in _declared(obj) else "energy"
+        values, name = _density_of_sim(obj, density)
         if field is None:
             field = obj.field.numpy()
     elif isinstance(obj, Field):
@@ -307,8 +309,8 @@ def isosurface(
 ):
     """An isosurface of a 3D density as a matplotlib Figure (PNG in a notebook).
 
-    ``obj``: an ``fg.Simulation`` (``density`` names one of its densities, default
-    ``"baryon"``, or ``"energy"``), an ``fg.Field`` (a one-component density such as
+    ``obj``: an ``fg.Simulation`` (``density`` names one of its densities or
+    ``"energy"``; default ``"baryon"`` where the theory declares it, else the energy), an ``fg.Field`` (a one-component density such as
     ``sim.density("baryon")``, or the Skyrme field with ``density=`` the values), or
     a numpy array (nz, ny, nx) of the density (on ``lattice=``, default unit spacing
     from the origin). ``level``: the density's value on the surface, default half its

@@ -152,6 +152,26 @@ def test_mesh_colours_are_the_pion_direction_at_the_vertices():
     np.testing.assert_array_equal(mesh3.colours, mesh.colours)
 
 
+def test_hopfion_energy_isosurface_in_runge_colours():
+    """A theory without a baryon density draws its energy density; a unit 3-vector
+    (n1, n2, n3) is coloured by itself, every hue somewhere on the hopfion's surface."""
+    sim = fg.Simulation(fg.theories.faddeev_skyrme(), grid=(24, 24, 24), spacing=0.3)
+    sim.set_field(fg.initial.hopfion(1, 1))
+    mesh = fg.isosurface_mesh(sim)
+    assert mesh.density == "energy"
+    assert mesh.level == pytest.approx(0.5 * sim.density("energy").numpy()[0].max())
+    n = sim.field.numpy()
+    X, Y, Z = sim.lattice.meshgrid()
+    # the colour at each vertex is the field's own direction there (nearest site, coarse check)
+    k = np.argmin(np.abs(sim.lattice.z[None, :] - mesh.vertices[:, 2:3]), axis=1)
+    j = np.argmin(np.abs(sim.lattice.y[None, :] - mesh.vertices[:, 1:2]), axis=1)
+    i = np.argmin(np.abs(sim.lattice.x[None, :] - mesh.vertices[:, 0:1]), axis=1)
+    near = fg.runge_colours(n[:, k, j, i])
+    assert np.median(np.abs(mesh.colours - near).max(axis=1)) < 0.25
+    hue = np.arctan2(n[1, k, j, i], n[0, k, j, i])
+    assert np.histogram(hue, bins=6, range=(-np.pi, np.pi))[0].min() > 0  # every hue on the surface
+
+
 # --- planes -----------------------------------------------------------------------------
 
 
