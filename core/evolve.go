@@ -50,10 +50,14 @@ import (
 //     drift is its own inverse under dt -> -dt), so second order.
 //
 // A first-order right-hand side (Landau-Lifshitz-Gilbert, Gross-Pitaevskii:
-// phi' = F(phi)) plugs in at evolution.rate: stepRK4First is RK4 on
-// phi' = F(phi) with the same records, chunks, cancellation and divergence
-// reports; F needs a kernel of its own (a cross product, multiplication by i),
-// which is where such a theory adds one.
+// phi' = F(phi)) plugs in as another stepper: StartEvolve picks evolution.stepFn
+// (stepRK4, stepLeapfrog), and AdvanceEvolve, the records, snapshots, chunks,
+// cancellation and divergence reports go through it without knowing the
+// scheme. A first-order RK4 evaluates its rate k_i = F(phi + ...) into s.g[i]
+// (a kernel of its own for F: a cross product with the effective field -g,
+// multiplication by i; Gradient's Shift forms the stage field) and ends with
+// phi += dt/6 (k1 + 2 k2 + 2 k3 + k4) and, under the constraint, Constrain;
+// the velocity buffer stays unused (the kinetic column is then zero).
 
 // Evolution methods.
 const (
@@ -109,8 +113,9 @@ type evolution struct {
 	done   bool
 	hist   []EvolveRecord
 	snaps  []Snapshot
-	accOK  bool // leapfrog: g[0] holds the (projected) gradient at phi
-	ckStep int  // the step of the last record (the state kept on divergence)
+	stepFn func(*evolution) error // the scheme: stepRK4, stepLeapfrog
+	accOK  bool                   // leapfrog: g[0] holds the (projected) gradient at phi
+	ckStep int                    // the step of the last record (the state kept on divergence)
 }
 
 // evolveHost is the host memory of the unit-vector RK4's centripetal term.
@@ -307,7 +312,10 @@ func (s *Simulation) StartEvolve(cfg EvolveConfig) error {
 	}
 	s.closeDeviceFlow()
 	s.releaseSnapshots()
-	s.evo = &evolution{cfg: cfg, dt: dt, t0: t0, steps: steps}
+	s.evo = &evolution{cfg: cfg, dt: dt, t0: t0, steps: steps, stepFn: s.stepRK4}
+	if cfg.Method == EvolveLeapfrog {
+		s.evo.stepFn = s.stepLeapfrog
+	}
 	s.dynVel = true
 	if err := s.evoRecord(); err != nil {
 		s.evo = nil
@@ -356,13 +364,7 @@ func (s *Simulation) AdvanceEvolve(maxSteps int, budget time.Duration) (EvolvePr
 		if s.cancel.Load() {
 			return s.evoProgress(), errs.New(errs.Cancelled, "the evolution was cancelled at t=%g; continue it with AdvanceEvolve", s.time)
 		}
-		var err error
-		if ev.cfg.Method == EvolveLeapfrog {
-			err = s.stepLeapfrog(ev)
-		} else {
-			err = s.stepRK4(ev)
-		}
-		if err != nil {
+		if err := ev.stepFn(ev); err != nil {
 			return s.evoProgress(), err
 		}
 		ev.step++
