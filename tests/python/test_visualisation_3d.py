@@ -212,6 +212,13 @@ def test_slice_at_a_coordinate_takes_the_nearest_plane(hedgehog):
     at = lat.y[5] + 0.4 * lat.hy
     image = fg.slice(hedgehog, axis="y", at=at, density="baryon").axes[0].images[0]
     np.testing.assert_array_equal(image.get_array(), hedgehog.density("baryon").numpy()[0][:, 5, :])
+    # into an Axes of one's own: the image comes back
+    from matplotlib.figure import Figure
+
+    ax = Figure().add_subplot()
+    drawn = fg.slice(hedgehog, axis="y", at=at, component="phi0", ax=ax, colorbar=False)
+    assert drawn is ax.images[0] and ax.get_xlabel() == "x" and ax.get_ylabel() == "z"
+    np.testing.assert_array_equal(drawn.get_array(), hedgehog.field.numpy()[0][:, 5, :])
 
 
 # --- VTK --------------------------------------------------------------------------------
