@@ -1,7 +1,9 @@
 package core
 
 import (
+	"encoding/json"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -893,6 +895,31 @@ func (s *Simulation) releaseSnapshots() {
 		sn.Field.Release()
 	}
 	s.evo.snaps = nil
+}
+
+// MetaDynamics is the metadata key of a saved simulation whose velocity is a
+// dynamical one (SetVelocity, Evolve): JSON {"time": the clock as an exact
+// decimal}. Load restores it, so an Evolve after Load continues the motion
+// and the clock; without it an Evolve starts at rest.
+const MetaDynamics = "fieldgo.dynamics"
+
+func (s *Simulation) dynamicsMeta() string {
+	return `{"time": "` + strconv.FormatFloat(s.time, 'g', -1, 64) + `"}`
+}
+
+func (s *Simulation) loadDynamics(v string) error {
+	var d struct {
+		Time string `json:"time"`
+	}
+	if err := json.Unmarshal([]byte(v), &d); err != nil {
+		return errs.Wrap(errs.Format, err, "bad dynamics state %q", v)
+	}
+	t, err := strconv.ParseFloat(d.Time, 64)
+	if err != nil || math.IsNaN(t) || math.IsInf(t, 0) {
+		return errs.New(errs.Format, "bad dynamics time %q", d.Time)
+	}
+	s.dynVel, s.time = true, t
+	return nil
 }
 
 // endDynamics forgets the dynamical velocity and the clock: the field was

@@ -491,3 +491,31 @@ func TestEvolve3D(t *testing.T) {
 	assert.InDelta(t, g*v*4/3, px[0]/area, 2e-3)
 	assert.InDelta(t, 0, py[len(py)-1], 1e-12)
 }
+
+// A saved evolution resumes: Load keeps the velocity as a dynamical one and
+// the clock, so the run continued after Load has the bits of the run never
+// saved.
+func TestEvolveSaveLoadContinues(t *testing.T) {
+	u, ut := kinkAntikink(0.5)
+	mk := func() *core.Simulation {
+		s := line(t, sineGordon(t), 201, 0.2, core.Periodic, nil)
+		setLine(t, s, false, func(x float64) float64 { return u(x, 0) })
+		setLine(t, s, true, func(x float64) float64 { return ut(x, 0) })
+		return s
+	}
+	a := mk()
+	_, err := a.Evolve(core.EvolveConfig{T: 1, Dt: 0.05})
+	require.NoError(t, err)
+	path := t.TempDir() + "/run.arrow"
+	require.NoError(t, a.Save(path))
+	_, err = a.Evolve(core.EvolveConfig{T: 1, Dt: 0.05})
+	require.NoError(t, err)
+	b, err := core.Load(backend(0), path)
+	require.NoError(t, err)
+	defer b.Close()
+	assert.Equal(t, 1.0, b.Time())
+	_, err = b.Evolve(core.EvolveConfig{T: 1, Dt: 0.05})
+	require.NoError(t, err)
+	assert.Equal(t, 2.0, b.Time())
+	assert.Equal(t, lineValues(t, a), lineValues(t, b))
+}

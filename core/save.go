@@ -72,6 +72,9 @@ func (s *Simulation) Save(path string) error {
 	params, _ := json.Marshal(s.params)
 	keys = append(keys, MetaFormat, MetaSpec, MetaSource, MetaParams, MetaForm, MetaPenalty, MetaPrecision)
 	vals = append(vals, saveFormat, s.theory.SpecJSON, s.theory.Source, string(params), s.form.String(), fmtFloat(s.penalty), s.prec)
+	if s.dynVel {
+		keys, vals = append(keys, MetaDynamics), append(vals, s.dynamicsMeta())
+	}
 	if fl := s.flow; fl != nil {
 		ff := flowFile{Cfg: fl.cfg, Step: fl.step, PrevEnergy: math.Float64bits(fl.prevEnergy), Resets: fl.resets,
 			Done: fl.done, Converged: fl.converged, LastEnergy: math.Float64bits(fl.last.Energy),
@@ -277,6 +280,12 @@ func LoadAs(backend kernels.Backend, path, precision string) (*Simulation, error
 	if err := s.loadColumns(rec); err != nil {
 		s.Close()
 		return nil, errs.Wrap(errs.Format, err, "%s", path)
+	}
+	if v, ok := get(MetaDynamics); ok {
+		if err := s.loadDynamics(v); err != nil {
+			s.Close()
+			return nil, errs.Wrap(errs.Format, err, "%s", path)
+		}
 	}
 	if js, ok := get(MetaFlow); ok {
 		hist, _ := get(MetaHistory)

@@ -311,3 +311,49 @@ def test_boost_pickles_and_repr():
     b = fg.initial.boost(fg.initial.skyrmion(charge=1), 0.2, "y", centre=1.0)
     assert pickle.loads(pickle.dumps(b)) == b
     assert "boost(fg.initial.skyrmion(charge=1" in repr(b.field) and repr(b.velocity).endswith(".velocity")
+
+
+def test_ctrl_c_stops_within_100_ms_and_the_run_continues(tmp_path):
+    import _thread
+    import threading
+    import time
+
+    sim = _sg_line(0.02)
+    sim.set_field(lambda x: 4 * np.arctan(np.exp(x)))
+    sent = {}
+
+    def fire():
+        sent["t"] = time.perf_counter()
+        _thread.interrupt_main()
+
+    timer = threading.Timer(0.3, fire)
+    timer.start()
+    try:
+        sim.evolve(1e4, 0.005, record_every=100, out=tmp_path / "cut.arrows")
+        pytest.fail("the run finished before it could be interrupted")
+    except KeyboardInterrupt:
+        latency = time.perf_counter() - sent["t"]
+    finally:
+        timer.cancel()
+    assert latency < 0.1, f"evolve returned {latency * 1e3:.1f} ms after Ctrl-C"
+    t = sim.time
+    assert 0 < t < 1e4
+    # the file holds the records written so far, readable
+    cut = fg.read_evolution(tmp_path / "cut.arrows")
+    assert cut.times[-1] <= t and len(cut) >= 1
+    ev = sim.evolve(0.1, 0.005)
+    assert sim.time == pytest.approx(t + 0.1) and ev.times[0] == t
+
+
+def test_save_load_keeps_the_motion(tmp_path):
+    sim = fg.Simulation(_phi4(), grid=(81,), spacing=0.1, backend="cpu")
+    phi, vel = fg.initial.boost(np.tanh, 0.3)
+    sim.set_field(phi)
+    sim.set_velocity(vel)
+    sim.evolve(0.5)
+    sim.save(tmp_path / "s.arrow")
+    back = fg.load(tmp_path / "s.arrow", backend="cpu")
+    assert back.time == 0.5
+    a, b = sim.evolve(0.5), back.evolve(0.5)
+    assert a.history.equals(b.history)
+    assert np.array_equal(sim.field.numpy(), back.field.numpy())
