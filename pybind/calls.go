@@ -17,15 +17,17 @@ import (
 type call struct {
 	done   chan struct{}
 	cancel atomic.Bool
+	stop   func() // also asks the work to stop (a simulation's own flag), or nil
 	result string
 	ptr    uintptr
 	err    error
 }
 
 // startCall runs fn on a goroutine and returns the call's handle; fn sees
-// the call's cancel flag. A panic in fn becomes the call's error.
-func startCall(fn func(cancel *atomic.Bool) (string, uintptr, error)) int64 {
-	c := &call{done: make(chan struct{})}
+// the call's cancel flag, and CallCancel also calls stop when it is not nil.
+// A panic in fn becomes the call's error.
+func startCall(fn func(cancel *atomic.Bool) (string, uintptr, error), stop func()) int64 {
+	c := &call{done: make(chan struct{}), stop: stop}
 	go func() {
 		defer close(c.done)
 		defer func() {
@@ -64,6 +66,9 @@ func CallCancel(h int64) (err error) {
 		return bridge(err)
 	}
 	c.cancel.Store(true)
+	if c.stop != nil {
+		c.stop()
+	}
 	return nil
 }
 
@@ -105,4 +110,39 @@ func CallResultPointer(h int64) (p uintptr, err error) {
 		return 0, bridge(err)
 	}
 	return c.ptr, nil
+}
+
+// SimAdvanceStart starts SimAdvance(h, budgetMs) as a call: its result
+// (CallResult) is the flow's progress JSON; CallCancel stops the flow at the
+// next kernel boundary (CancelledError), and the flow can be advanced again.
+func SimAdvanceStart(h int64, budgetMs int) (c int64, err error) {
+	defer recoverInto(&err)
+	s, err := sim(h)
+	if err != nil {
+		return 0, bridge(err)
+	}
+	return startCall(func(*atomic.Bool) (string, uintptr, error) {
+		p, err := s.Advance(0, time.Duration(budgetMs)*time.Millisecond)
+		if err != nil {
+			return "", 0, err
+		}
+		return progressJSON(p), 0, nil
+	}, s.Cancel), nil
+}
+
+// SimAdvanceEvolveStart starts SimAdvanceEvolve(h, budgetMs) as a call, as
+// SimAdvanceStart does for a flow.
+func SimAdvanceEvolveStart(h int64, budgetMs int) (c int64, err error) {
+	defer recoverInto(&err)
+	s, err := sim(h)
+	if err != nil {
+		return 0, bridge(err)
+	}
+	return startCall(func(*atomic.Bool) (string, uintptr, error) {
+		p, err := s.AdvanceEvolve(0, time.Duration(budgetMs)*time.Millisecond)
+		if err != nil {
+			return "", 0, err
+		}
+		return evolveProgressJSON(p, s.EvolveDt()), 0, nil
+	}, s.Cancel), nil
 }

@@ -144,7 +144,7 @@ func RadiationFieldsStart(traj, obs, times uintptr, nsamples int, options string
 		cube.Release() // the record holds its own reference
 		defer rec.Release()
 		return "", exportBatch(rec), nil
-	}), nil
+	}, nil), nil
 }
 
 // ReleaseRadiationCube frees a cube left on the device.

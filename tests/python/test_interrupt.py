@@ -62,32 +62,32 @@ def reference_field(steps):
     return out, energy
 
 
-def test_ctrl_c_while_a_chunk_thread_starts(monkeypatch):
-    # Ctrl-C can land inside Thread.start() (it waits for the new thread's first
-    # report) after the chunk's thread exists: minimize must still wait for that chunk,
-    # so that the step it reports is the field's. Made deterministic here: the third
-    # chunk's start() starts its thread, then raises KeyboardInterrupt, and that
-    # chunk's Advance begins 0.2 s late (as a thread can be scheduled late).
+def test_ctrl_c_while_waiting_for_a_chunk_waits_for_it(monkeypatch):
+    # Ctrl-C as minimize waits for a chunk running on a goroutine: the chunk is
+    # cancelled and minimize raises only after it has returned, so that the step it
+    # reports is the field's. Made deterministic here: the third chunk's first wait
+    # step raises KeyboardInterrupt, as the signal would, while the chunk runs.
     from fieldgo.runtime import simulation
 
-    real_start, real_advance = threading.Thread.start, simulation.go.SimAdvance
-    count = {"start": 0, "advance": 0}
+    real_start, real_wait = simulation.go.SimAdvanceStart, simulation.go.CallWait
+    count = {"start": 0}
+    third = {}
 
-    def start(self):
-        real_start(self)
-        if self.name == "fieldgo-advance":
-            count["start"] += 1
-            if count["start"] == 3:
-                raise KeyboardInterrupt
+    def start(h, ms):
+        count["start"] += 1
+        c = real_start(h, ms)
+        if count["start"] == 3:
+            third["call"] = c
+        return c
 
-    def advance(h, ms):
-        count["advance"] += 1
-        if count["advance"] == 3:
-            time.sleep(0.2)
-        return real_advance(h, ms)
+    def wait(c, ms):
+        if c == third.get("call") and "raised" not in third:
+            third["raised"] = True
+            raise KeyboardInterrupt
+        return real_wait(c, ms)
 
-    monkeypatch.setattr(threading.Thread, "start", start)
-    monkeypatch.setattr(simulation.go, "SimAdvance", advance)
+    monkeypatch.setattr(simulation.go, "SimAdvanceStart", start)
+    monkeypatch.setattr(simulation.go, "CallWait", wait)
     sim = make_sim()
     with pytest.raises(KeyboardInterrupt):
         sim.minimize(max_steps=10**8, **SETTINGS)
@@ -95,7 +95,9 @@ def test_ctrl_c_while_a_chunk_thread_starts(monkeypatch):
     time.sleep(0.5)  # a chunk left running would move the field past `steps` by now
     got = sim.field.numpy().copy()
     monkeypatch.undo()
-    assert count["start"] == 3 and count["advance"] == 3 and steps > 0
+    assert count["start"] == 3 and third.get("raised") and steps > 0
+    with pytest.raises(fg.ReleasedError):
+        simulation.go.CallWait(third["call"], 1)
     ref, _ = reference_field(steps)
     np.testing.assert_array_equal(got, ref)
     assert sim.history.num_rows >= 1

@@ -335,7 +335,8 @@ class Simulation:
         run ends at exactly ``sim.time + t``. None: a quarter of the smallest
         spacing, capped by half the scheme's stability limit for the field's
         stiffest mode.
-        ``record_every``: steps between records (default 10); a record is also taken
+        ``record_every``: steps between records (default: about 100 records in all,
+        one every ceil(steps / 100) steps); a record is also taken
         at the start and at the end. Each record is a history row (``t``,
         ``kinetic``, ``potential``, ``energy``, ``momentum_x`` .., the declared
         densities' integrals) and, with ``snapshots`` (default True), a copy of the
@@ -541,12 +542,12 @@ class Simulation:
         return self._flow_history()
 
     def _advance(self):
-        """One chunk of the flow in a worker thread, so that Ctrl-C in the main thread
-        can cancel it at the next kernel boundary (Go cannot see Python's signals)."""
-        h = self._h()
-        status = _interruptible.call(
-            lambda: go.SimAdvance(h, int(_CHUNK_SECONDS * 1000)), lambda: go.SimCancel(h), "fieldgo-advance"
-        )
+        """One chunk of the flow on a Go goroutine that the main thread waits for in
+        short steps, so that Ctrl-C cancels it at the next kernel boundary (Go cannot
+        see Python's signals)."""
+        call = go.SimAdvanceStart(self._h(), int(_CHUNK_SECONDS * 1000))
+        _interruptible.wait(call)
+        status = go.CallResult(call)
         # A cancel that comes before the chunk's Advance begins is dropped by it
         # (Advance clears the flag): that chunk then runs its ~50 ms out.
         return json.loads(status)
@@ -649,9 +650,9 @@ class _EvolveRun:
     def _chunk(self):
         sim = self.sim
         h = sim._h()
-        status = _interruptible.call(
-            lambda: go.SimAdvanceEvolve(h, int(_CHUNK_SECONDS * 1000)), lambda: go.SimCancel(h), "fieldgo-evolve"
-        )
+        call = go.SimAdvanceEvolveStart(h, int(_CHUNK_SECONDS * 1000))
+        _interruptible.wait(call)
+        status = go.CallResult(call)
         sim._field = None
         self.status = json.loads(status)
         self.settings["dt"] = self.status["dt"]
