@@ -74,7 +74,7 @@ type EvolveConfig struct {
 	// Dt is the largest time step (0: DefaultEvolveDt capped by the field's
 	// stiffness); the step taken is T/ceil(T/Dt), so that the run ends at T.
 	Dt          float64
-	RecordEvery int  // a record (and snapshot) every this many steps, and at the end; 0: 10
+	RecordEvery int  // a record (and snapshot) every this many steps, and at the end; 0: DefaultRecords records in all
 	Snapshots   bool // copy the field at every record (TakeSnapshot hands them out)
 }
 
@@ -139,6 +139,11 @@ func (h *evolveHost) release() {
 	}
 }
 
+// DefaultRecords is about how many records (and snapshots) an evolution
+// takes when RecordEvery is not given: one every ceil(steps/100) steps, so
+// that the snapshots a long run keeps in memory stay bounded.
+const DefaultRecords = 100
+
 // DefaultEvolveDt is the default largest step on lat: a quarter of the
 // smallest spacing (a Courant number of 1/4, well inside the stability of
 // both schemes for the wave operator, whose fastest mode with the
@@ -172,9 +177,6 @@ func (c EvolveConfig) check() (EvolveConfig, error) {
 	}
 	if c.RecordEvery < 0 {
 		return c, errs.New(errs.Parameter, "record_every must be a positive number of steps, got %d", c.RecordEvery)
-	}
-	if c.RecordEvery == 0 {
-		c.RecordEvery = 10
 	}
 	return c, nil
 }
@@ -311,6 +313,9 @@ func (s *Simulation) StartEvolve(cfg EvolveConfig) error {
 		// than return noise.
 		return errs.New(errs.Parameter, "dt=%g is beyond the stability limit of %s for this field: the stiffest mode has "+
 			"omega = %.4g, so the scheme is stable only for dt < %.4g", dt, cfg.Method, math.Sqrt(s.stiff), limit)
+	}
+	if cfg.RecordEvery == 0 {
+		cfg.RecordEvery = max(1, (steps+DefaultRecords-1)/DefaultRecords)
 	}
 	s.closeDeviceFlow()
 	s.releaseSnapshots()
