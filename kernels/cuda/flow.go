@@ -54,6 +54,8 @@ type Flow struct {
 	snap               unsafe.Pointer   // pinned: 2 snapshots of ctl+ring, then one upload slot
 	ev                 [2]driver.Event
 
+	onGrid bool               // the grid unit's step (gridflow.go)
+	trial  devScratch         // its stages' trial field
 	steps  [2][]flowLaunch    // one step from parity 0 (spec buffers) / 1 (own pair)
 	diag   [2][5][]flowLaunch // fused stages: launches that store stage k's gradient again, to name a non-finite site
 	closed bool
@@ -63,6 +65,7 @@ type Flow struct {
 // argument block (args.go).
 type flowLaunch struct {
 	name   string
+	k      *kernel // nil: the Program's kernel name
 	grid   int
 	bx, by int
 	smem   int
@@ -82,12 +85,6 @@ func snapBytes() int { return ctlBytes + flowRing*recBytes }
 func (p *Program) NewFlow(spec kernels.FlowSpec) (kernels.Flow, error) {
 	if spec.Form != kernels.Continuum {
 		return nil, errs.New(errs.Backend, "the device flow fuses the continuum gradient only; the %v form steps on the host", spec.Form)
-	}
-	if p.onGrid(spec.Grid) {
-		// cuda_site3d.cu has no fused step kernels yet: core's own step
-		// loop runs Gradient, Combine and Constrain on the device instead.
-		return nil, errs.New(errs.Backend, "the device flow runs planar grids of planar theories; "+
-			"lines, 3D lattices, boundaries set per axis and theories with z derivatives step on the host")
 	}
 	if !(spec.Dt > 0) || math.IsInf(spec.Dt, 0) || math.IsNaN(spec.Tol) {
 		return nil, errs.New(errs.Parameter, "bad flow settings dt=%v tol=%v", spec.Dt, spec.Tol)
@@ -127,6 +124,9 @@ func (f *Flow) build() error {
 	}
 	f.phiD, f.velD = driver.DevicePtr(d[0]), driver.DevicePtr(d[1])
 	f.fieldBytes = p.prec.Bytes() * p.unit.NComp * g.Sites()
+	if p.onGrid(g) {
+		return f.buildGrid(d)
+	}
 	// The fused kernels hold more registers and shared memory than fg_k_tile
 	// for some theories: each needs a launchable shape, else the step falls
 	// back to the kernels before it (Flow).
@@ -405,7 +405,11 @@ func (f *Flow) freeGraphs() {
 
 func (f *Flow) launchList(ls []flowLaunch) error {
 	for _, l := range ls {
-		if err := launchArgs(f.p.k[l.name], l.grid, l.bx, l.by, l.smem, f.stream, l.args); err != nil {
+		k := l.k
+		if k == nil {
+			k = f.p.k[l.name]
+		}
+		if err := launchArgs(k, l.grid, l.bx, l.by, l.smem, f.stream, l.args); err != nil {
 			return err
 		}
 	}
@@ -450,6 +454,10 @@ func (f *Flow) Describe() string {
 	mode := "CUDA graphs of 2 steps"
 	if f.pair.Nil() {
 		mode = "plain launches (" + f.why + ")"
+	}
+	if f.onGrid {
+		return fmt.Sprintf("device ANF on the grid unit: %d kernels per step (trial fields written, the update in place), %s; %s storage",
+			len(f.steps[0]), mode, f.p.prec)
 	}
 	var how []string
 	if f.fused234 {
@@ -620,6 +628,7 @@ func (f *Flow) free() {
 	f.rows.free()
 	f.phi2.free()
 	f.vel2.free()
+	f.trial.free()
 	if f.ctl != 0 {
 		driver.MemFree(f.ctl)
 		f.ctl = 0

@@ -12,9 +12,10 @@ import (
 )
 
 // Flows on lines, 3D lattices and boundaries set per axis on the GPU,
-// through core's Simulation (its own step loop: Gradient, Combine and
-// Constrain per stage on the device), against the CPU backend and the
-// physics. Without a GPU every test here skips, saying why.
+// through core's Simulation (the grid unit's device flow, gridflow.go, and
+// core's own step loop: Gradient, Combine and Constrain per stage on the
+// device), against each other, the CPU backend and the physics. Without a
+// GPU every test here skips, saying why.
 
 const (
 	phi4Spec   = `{"name": "phi4", "fields": ["u"], "params": ["lam"], "densities": [], "constraint": "", "gradient": "derived"}`
@@ -140,10 +141,12 @@ func ndBound(steps int, h float64, dims int, cfg core.FlowConfig) float64 {
 
 // TestGridFlowAgreesWithCPU: 100 steps of arrested Newton flow on lines, 3D
 // lattices and boundaries per axis, on the GPU and on the CPU, agree within a
-// float64 rounding bound; two GPU runs are the same bits; the steps ran on
-// core's loop (no device flow for these grids).
+// float64 rounding bound; two GPU runs are the same bits, and the device
+// flow's are the GPU host loop's (the same kernels' arithmetic, term for
+// term, and the same reduction order).
 func TestGridFlowAgreesWithCPU(t *testing.T) {
 	be := gpuFlow(t)
+	defer func() { core.UseStepper = true }()
 	cfg := core.FlowConfig{Dt: 0.02, Tol: 1e-300, MaxSteps: 100000, CheckEvery: 25}
 	const steps = 100
 	for _, c := range ndCases() {
@@ -162,11 +165,25 @@ func TestGridFlowAgreesWithCPU(t *testing.T) {
 				}
 				return field(t, s), p, s
 			}
+			core.UseStepper = true
 			g1, p1, s1 := run(be)
-			if d := s1.DeviceFlow(); d != "" {
-				t.Errorf("a device flow ran: %s", d)
+			if d := s1.DeviceFlow(); d == "" {
+				t.Error("the device flow did not run")
+			} else {
+				t.Log(d)
 			}
 			g2, p2, _ := run(be)
+			core.UseStepper = false
+			gh, ph, _ := run(be)
+			core.UseStepper = true
+			for i := range g1 {
+				if math.Float64bits(g1[i]) != math.Float64bits(gh[i]) {
+					t.Fatalf("the device flow and the host loop differ at %d: %v vs %v", i, g1[i], gh[i])
+				}
+			}
+			if p1 != ph {
+				t.Errorf("device flow %+v, host loop %+v", p1, ph)
+			}
 			c1, pc, _ := run(cpu.New(cpu.Options{}))
 			for i := range g1 {
 				if math.Float64bits(g1[i]) != math.Float64bits(g2[i]) {

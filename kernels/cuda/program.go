@@ -163,7 +163,7 @@ func (b *Backend) loadModule(image []byte, log string, names []string) (driver.M
 		in := KernelInfo{Name: name, Registers: attr(driver.FuncNumRegs),
 			LocalBytes: attr(driver.FuncLocalSizeBytes), SharedBytes: attr(driver.FuncSharedSizeBytes),
 			SpillStores: ptx[name].SpillStores, SpillLoads: ptx[name].SpillLoads}
-		if name == "fg_k_final" || name == "fg_k_decide" || name == "fg_k_dot_final" || name == "fg_k_maxabs_final" {
+		if name == "fg_k_decide" || strings.HasSuffix(name, "_final") {
 			in.BlockSize = finalThreads // part of the reduction order
 		} else {
 			_, block, rc := fn.MaxPotentialBlockSize(0, 0)
