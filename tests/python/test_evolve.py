@@ -357,3 +357,13 @@ def test_save_load_keeps_the_motion(tmp_path):
     a, b = sim.evolve(0.5), back.evolve(0.5)
     assert a.history.equals(b.history)
     assert np.array_equal(sim.field.numpy(), back.field.numpy())
+
+
+def test_callback_sees_each_chunk():
+    sim = _sg_line(0.05)
+    sim.set_field(lambda x: 4 * np.arctan(np.exp(x)))
+    seen = []
+    ev = sim.evolve(1.0, 0.01, progress=False, callback=lambda s, st: seen.append(st))
+    assert seen and seen[-1]["done"] and seen[-1]["step"] == seen[-1]["steps"] == 100
+    assert seen[-1]["t"] == 1.0 and seen[-1]["dt"] == 0.01
+    assert ev.history.num_rows == 101  # the default: about 100 records, and the start

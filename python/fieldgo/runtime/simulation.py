@@ -319,6 +319,7 @@ class Simulation:
         out=None,
         stream: bool = False,
         snapshots: bool = True,
+        progress: bool | None = None,
         callback=None,
     ):
         """Evolve the field in time for a duration ``t`` under second-order
@@ -354,7 +355,12 @@ class Simulation:
         that is not positive and finite, an unknown method. A run that blows up
         raises ``DivergenceError`` naming the step, stage and site; the field and
         velocity are then the last recorded ones, and the exception's ``evolution``
-        holds what was recorded. Ctrl-C stops it within about 50 ms, at a step."""
+        holds what was recorded. Ctrl-C stops it within about 50 ms, at a step.
+
+        ``progress``: a progress bar of the steps with the time and energy reached
+        (None: in Jupyter, as for ``minimize``); ``callback(sim, status)`` is called
+        after each ~50 ms chunk with ``step``, ``steps``, ``t``, ``energy``, ``done``,
+        ``dt``."""
         from .evolution import _check_time
 
         t = _check_time("t", t)
@@ -379,7 +385,7 @@ class Simulation:
         )
         go.SimStartEvolve(self._h(), opts.json())
         self._field = None
-        run = _EvolveRun(self, method, out, callback)
+        run = _EvolveRun(self, method, out, callback, progress)
         if stream:
             return run.batches()
         return run.collect()
@@ -627,10 +633,11 @@ class _EvolveRun:
     """An evolution started in Go, advanced in ~50 ms chunks; after each chunk its new
     history rows and snapshots are taken."""
 
-    def __init__(self, sim, method, out, callback):
+    def __init__(self, sim, method, out, callback, progress=None):
         from .evolution import _FORMAT, _lattice_info
 
         self.sim, self.out, self.callback = sim, out, callback
+        self.progress, self.bar = progress, None
         self.method = method
         self.rows = 0
         self.history = []  # pyarrow batches
@@ -656,6 +663,11 @@ class _EvolveRun:
         sim._field = None
         self.status = json.loads(status)
         self.settings["dt"] = self.status["dt"]
+        if self.bar is not None:
+            st = self.status
+            self.bar.update(st["step"] - self.bar.n)
+            energy = "nan" if st.get("energy") is None else format(st["energy"], ".10g")
+            self.bar.set_postfix(t=format(st["t"], ".6g"), energy=energy, refresh=False)
         if self.callback is not None:
             self.callback(sim, self.status)
 
@@ -702,13 +714,22 @@ class _EvolveRun:
     def _steps(self):
         """Yields (batch, row) as the run produces them; the first ones are the
         start's record."""
-        self.settings["dt"] = json.loads(go.SimEvolveStatus(self.sim._h()))["dt"]
-        yield from self._take()
-        while True:
-            self._chunk()
+        status = json.loads(go.SimEvolveStatus(self.sim._h()))
+        self.settings["dt"] = status["dt"]
+        from ..jupyter.progress import _progress_default, _tqdm_class
+
+        if self.progress or (self.progress is None and _progress_default()):
+            self.bar = _tqdm_class()(total=status["steps"], unit="step", desc="evolve", leave=True)
+        try:
             yield from self._take()
-            if self.status["done"]:
-                return
+            while True:
+                self._chunk()
+                yield from self._take()
+                if self.status["done"]:
+                    return
+        finally:
+            if self.bar is not None:
+                self.bar.close()
 
     def collect(self):
         from .evolution import _snapshot_array, _Writer
