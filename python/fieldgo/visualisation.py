@@ -310,7 +310,8 @@ def isosurface(
     """An isosurface of a 3D density as a matplotlib Figure (PNG in a notebook).
 
     ``obj``: an ``fg.Simulation`` (``density`` names one of its densities or
-    ``"energy"``; default ``"baryon"`` where the theory declares it, else the energy), an ``fg.Field`` (a one-component density such as
+    ``"energy"``; default ``"baryon"`` where the theory declares it, else the
+    energy), an ``fg.Field`` (a one-component density such as
     ``sim.density("baryon")``, or the Skyrme field with ``density=`` the values), or
     a numpy array (nz, ny, nx) of the density (on ``lattice=``, default unit spacing
     from the origin). ``level``: the density's value on the surface, default half its
