@@ -71,11 +71,13 @@ func (e Event) Nil() bool     { return e.h == nil }
 func (g Graph) Nil() bool     { return g.h == nil }
 func (e GraphExec) Nil() bool { return e.h == nil }
 
-// Function is a kernel entry point of a loaded Module: its handle and name
-// (Launch checks the argument type registered for the name).
+// Function is a kernel entry point of a loaded Module: its handle, name and
+// the argument type registered for the name when it was looked up (Launch
+// checks against it; registration happens at package initialisation).
 type Function struct {
 	h    C.CUfunction
 	name string
+	at   *ArgType
 }
 
 // Name is the entry point's name.
@@ -236,7 +238,8 @@ func (m Module) Function(name string) (Function, Result) {
 	if r != C.CUDA_SUCCESS {
 		return Function{}, Result(r)
 	}
-	return Function{h: fn, name: name}, Success
+	at, _ := lookup(name)
+	return Function{h: fn, name: name, at: at}, Success
 }
 
 // Attribute is cuFuncGetAttribute (0 where the call fails).

@@ -60,21 +60,21 @@ type ArgType struct {
 
 var registry struct {
 	sync.RWMutex
-	names    map[string]ArgType
+	names    map[string]*ArgType
 	patterns []pattern
 }
 
 type pattern struct {
 	re *regexp.Regexp
-	at ArgType
+	at *ArgType
 }
 
-func argType[A any](kind Kind) ArgType {
+func argType[A any](kind Kind) *ArgType {
 	t := reflect.TypeFor[A]()
 	if t.Kind() != reflect.Struct {
 		panic("driver: argument type " + t.String() + " is not a struct")
 	}
-	at := ArgType{Type: t, Kind: kind}
+	at := &ArgType{Type: t, Kind: kind}
 	if kind == Params {
 		if t.NumField() > C.FG_MAX_PARAMS {
 			panic("driver: " + t.String() + " has more fields than a launch takes parameters")
@@ -94,7 +94,7 @@ func Register[A any](kind Kind, names ...string) bool {
 	registry.Lock()
 	defer registry.Unlock()
 	if registry.names == nil {
-		registry.names = map[string]ArgType{}
+		registry.names = map[string]*ArgType{}
 	}
 	for _, n := range names {
 		registry.names[n] = at
@@ -116,6 +116,13 @@ func RegisterMatching[A any](kind Kind, expr string) bool {
 
 // Lookup returns the argument type registered for kernel name.
 func Lookup(name string) (ArgType, bool) {
+	if at, ok := lookup(name); ok {
+		return *at, true
+	}
+	return ArgType{}, false
+}
+
+func lookup(name string) (*ArgType, bool) {
 	registry.RLock()
 	defer registry.RUnlock()
 	if at, ok := registry.names[name]; ok {
@@ -126,7 +133,7 @@ func Lookup(name string) (ArgType, bool) {
 			return p.at, true
 		}
 	}
-	return ArgType{}, false
+	return nil, false
 }
 
 // Launch queues fn on stream s (the zero Stream: the default stream): a grid
@@ -135,9 +142,12 @@ func Lookup(name string) (ArgType, bool) {
 // driver copies at the call (a graph being captured keeps the copy). It is
 // the one launch path of every kernel; the context must be current.
 func Launch(fn Function, grid, block [3]uint32, smem int, s Stream, args any) error {
-	at, ok := Lookup(fn.name)
-	if !ok {
-		return errs.New(errs.Internal, "kernel %s has no registered argument type (driver.Register)", fn.name)
+	at := fn.at
+	if at == nil {
+		var ok bool
+		if at, ok = lookup(fn.name); !ok {
+			return errs.New(errs.Internal, "kernel %s has no registered argument type (driver.Register)", fn.name)
+		}
 	}
 	v := reflect.ValueOf(args)
 	if v.Kind() != reflect.Pointer || v.IsNil() || at.Type != v.Type().Elem() {
