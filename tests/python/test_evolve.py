@@ -367,3 +367,14 @@ def test_callback_sees_each_chunk():
     assert seen and seen[-1]["done"] and seen[-1]["step"] == seen[-1]["steps"] == 100
     assert seen[-1]["t"] == 1.0 and seen[-1]["dt"] == 0.01
     assert ev.history.num_rows == 101  # the default: about 100 records, and the start
+
+
+def test_refusals_under_the_constraint_and_with_auxiliary_fields():
+    sim = fg.Simulation(fg.theories.baby_skyrme(), grid=(16, 16), spacing=0.5, backend="cpu")
+    sim.set_field(fg.initial.skyrmion(charge=1))
+    with pytest.raises(fg.ParameterError, match="stability limit.*omega"):
+        sim.evolve(1.0, 2.0)
+    magnet = fg.Simulation(fg.theories.chiral_magnet(), grid=(16, 16), spacing=0.5, backend="cpu")
+    magnet.set_field(fg.initial.skyrmion(charge=1))
+    with pytest.raises(fg.ParameterError, match="auxiliary"):
+        magnet.evolve(1.0)
