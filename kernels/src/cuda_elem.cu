@@ -8,27 +8,14 @@ typedef struct {
     fg_dptr out;
 } fg_combine_args;
 
-/* out[e] = sum_t coef[t] * terms[t][e], left to right in double, for e < len;
- * rounded to fg_store once. */
-#define FG_T(t) ((double)((const fg_store*)a.terms[t])[e])
+/* out[e] = sum_t coef[t] * terms[t][e] (fg_sum_terms), for e < len; rounded to
+ * fg_store once. */
 extern "C" __global__ void fg_k_combine(fg_combine_args a) {
     fg_store* out = (fg_store*)a.out;
     const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < a.len; e += stride) {
-        double v;
-        switch (a.nterms) {
-        case 0: v = 0.0; break;
-        case 1: v = a.coef[0] * FG_T(0); break;
-        case 2: v = a.coef[0] * FG_T(0) + a.coef[1] * FG_T(1); break;
-        case 3: v = a.coef[0] * FG_T(0) + a.coef[1] * FG_T(1) + a.coef[2] * FG_T(2); break;
-        default:
-            v = 0.0;
-            for (int t = 0; t < a.nterms; t++) v += a.coef[t] * FG_T(t);
-        }
-        out[e] = (fg_store)v;
-    }
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < a.len; e += stride)
+        out[e] = (fg_store)fg_sum_terms(a.nterms, a.coef, a.terms, e);
 }
-#undef FG_T
 
 /* fg_k_widen and fg_k_narrow: len values from in to out. */
 typedef struct {

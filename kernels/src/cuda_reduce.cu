@@ -271,6 +271,26 @@ extern "C" __global__ void fg_k_decide(fg_decide_args a) {
     if (threadIdx.x == 0) fg_decide_apply(a, e, m, pw);
 }
 
+/* sum_t coef[t] * terms[t][e] over fg_store terms, left to right in double:
+ * fg_k_combine's value and CombineDots', one expression per term count so
+ * that the compiler's contraction into fused multiply-adds is the same in
+ * both. */
+static __device__ __forceinline__ double fg_sum_terms(int nterms, const double* coef, const fg_dptr* terms, long long e) {
+#define FG_T(t) ((double)((const fg_store*)terms[t])[e])
+    switch (nterms) {
+    case 0: return 0.0;
+    case 1: return coef[0] * FG_T(0);
+    case 2: return coef[0] * FG_T(0) + coef[1] * FG_T(1);
+    case 3: return coef[0] * FG_T(0) + coef[1] * FG_T(1) + coef[2] * FG_T(2);
+    default: {
+        double v = 0.0;
+        for (int t = 0; t < nterms; t++) v += coef[t] * FG_T(t);
+        return v;
+    }
+    }
+#undef FG_T
+}
+
 /* Program.CombineDots: fg_k_combine's sum (rounded to fg_store once), then
  * fg_k_project's projection when phi is set and the site is not held, the
  * same bits in out as the two kernels; with the products out.out and out.y
@@ -307,11 +327,7 @@ static __device__ __forceinline__ void fg_combine_dots(const fg_cdots_args& a, H
     for (long long idx = w * FG_DOT_CHUNK + lane; idx < e1; idx += 32) {
         double r[FG_NCOMP];
 #pragma unroll
-        for (int c = 0; c < FG_NCOMP; c++) {
-            double v = 0.0;
-            for (int t = 0; t < a.nterms; t++) v += a.coef[t] * (double)((const fg_store*)a.terms[t])[c * n + idx];
-            r[c] = (double)(fg_store)v;
-        }
+        for (int c = 0; c < FG_NCOMP; c++) r[c] = (double)(fg_store)fg_sum_terms(a.nterms, a.coef, a.terms, c * n + idx);
         if (phi && !held(idx)) {
             double nn = 0.0, xp = 0.0;
 #pragma unroll
