@@ -273,16 +273,25 @@ typedef struct {
     fg_dptr out;
 } fg_nd_trial_args;
 
-/* A stage's trial field: fg_k_combine's sum (fg_sum_terms) with the
- * velocity's coefficient multiplied by the arrest decision kv in {0, 1}. */
+/* A stage's trial field: fg_k_combine's sum with the velocity's coefficient
+ * multiplied by the arrest decision kv in {0, 1}, written as fg_sum_terms'
+ * expressions for two and three terms (its coefficients in a local array
+ * would be indexed at run time, a stack frame). */
 extern "C" __global__ void fg_k_nd_trial(fg_nd_trial_args a) {
     if (fg_halted(a.ctl, a.stage)) return;
     const double kv = ((const volatile fg_flowctl*)a.ctl)->kv;
-    const double coef[3] = {a.coef[0], a.coef[1] * kv, a.coef[2]};
+    const double c0 = a.coef[0], c1 = a.coef[1] * kv, c2 = a.coef[2];
+    const fg_store* t0 = (const fg_store*)a.terms[0];
+    const fg_store* t1 = (const fg_store*)a.terms[1];
+    const fg_store* t2 = (const fg_store*)a.terms[2];
     fg_store* out = (fg_store*)a.out;
     const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < a.len; e += stride)
-        out[e] = (fg_store)fg_sum_terms(a.nterms, coef, a.terms, e);
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < a.len; e += stride) {
+        double v;
+        if (a.nterms == 2) v = c0 * (double)t0[e] + c1 * (double)t1[e];
+        else v = c0 * (double)t0[e] + c1 * (double)t1[e] + c2 * (double)t2[e];
+        out[e] = (fg_store)v;
+    }
 }
 
 typedef struct {
