@@ -112,17 +112,18 @@ func CallResultPointer(h int64) (p uintptr, err error) {
 	return c.ptr, nil
 }
 
-// SimAdvanceStart starts SimAdvance(h, budgetMs) as a call: its result
-// (CallResult) is the flow's progress JSON; CallCancel stops the flow at the
-// next kernel boundary (CancelledError), and the flow can be advanced again.
-func SimAdvanceStart(h int64, budgetMs int) (c int64, err error) {
+// SimAdvanceStart starts SimAdvance(h, budgetMs) as a call, at most maxSteps
+// steps (0: no limit but the budget): its result (CallResult) is the flow's
+// progress JSON; CallCancel stops the flow at the next kernel boundary
+// (CancelledError), and the flow can be advanced again.
+func SimAdvanceStart(h int64, budgetMs, maxSteps int) (c int64, err error) {
 	defer recoverInto(&err)
 	s, err := sim(h)
 	if err != nil {
 		return 0, bridge(err)
 	}
 	return startCall(func(*atomic.Bool) (string, uintptr, error) {
-		p, err := s.Advance(0, time.Duration(budgetMs)*time.Millisecond)
+		p, err := s.Advance(maxSteps, time.Duration(budgetMs)*time.Millisecond)
 		if err != nil {
 			return "", 0, err
 		}
@@ -130,16 +131,17 @@ func SimAdvanceStart(h int64, budgetMs int) (c int64, err error) {
 	}, s.Cancel), nil
 }
 
-// SimAdvanceEvolveStart starts SimAdvanceEvolve(h, budgetMs) as a call, as
-// SimAdvanceStart does for a flow.
-func SimAdvanceEvolveStart(h int64, budgetMs int) (c int64, err error) {
+// SimAdvanceEvolveStart starts SimAdvanceEvolve(h, budgetMs) as a call, at
+// most maxSteps steps (0: no limit but the budget), as SimAdvanceStart does
+// for a flow.
+func SimAdvanceEvolveStart(h int64, budgetMs, maxSteps int) (c int64, err error) {
 	defer recoverInto(&err)
 	s, err := sim(h)
 	if err != nil {
 		return 0, bridge(err)
 	}
 	return startCall(func(*atomic.Bool) (string, uintptr, error) {
-		p, err := s.AdvanceEvolve(0, time.Duration(budgetMs)*time.Millisecond)
+		p, err := s.AdvanceEvolve(maxSteps, time.Duration(budgetMs)*time.Millisecond)
 		if err != nil {
 			return "", 0, err
 		}

@@ -73,9 +73,9 @@ def test_ctrl_c_while_waiting_for_a_chunk_waits_for_it(monkeypatch):
     count = {"start": 0}
     third = {}
 
-    def start(h, ms):
+    def start(h, ms, steps):
         count["start"] += 1
-        c = real_start(h, ms)
+        c = real_start(h, ms, steps)
         if count["start"] == 3:
             third["call"] = c
         return c

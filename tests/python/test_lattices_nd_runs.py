@@ -69,8 +69,8 @@ def test_save_load_resume_bit_identical(tmp_path, monkeypatch, grid, spacing, or
     whole = run()
     whole.minimize(**flow)
 
-    # Chunks of about a millisecond, so that the flow can be stopped between two.
-    monkeypatch.setattr(fg.runtime.simulation, "_CHUNK_SECONDS", 0.001)
+    # Chunks of 5 steps, so that the flow can be stopped between two.
+    monkeypatch.setattr(fg.runtime.simulation, "_CHUNK_STEPS", 5)
     first = run()
 
     def stop(sim, status):

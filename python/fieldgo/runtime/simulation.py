@@ -34,6 +34,7 @@ _EVOLVE_METHODS = ("rk4", "leapfrog")
 _ARRESTS = ("power", "energy")
 _GRADIENTS = ("auto", "continuum", "consistent")
 _CHUNK_SECONDS = 0.05  # Go returns to Python at least this often: Ctrl-C and progress
+_CHUNK_STEPS = 0  # steps a chunk may take at most besides its time (0: no limit)
 
 
 class PrecisionWarning(UserWarning):
@@ -551,7 +552,7 @@ class Simulation:
         """One chunk of the flow on a Go goroutine that the main thread waits for in
         short steps, so that Ctrl-C cancels it at the next kernel boundary (Go cannot
         see Python's signals)."""
-        call = go.SimAdvanceStart(self._h(), int(_CHUNK_SECONDS * 1000))
+        call = go.SimAdvanceStart(self._h(), int(_CHUNK_SECONDS * 1000), _CHUNK_STEPS)
         _interruptible.wait(call)
         status = go.CallResult(call)
         # A cancel that comes before the chunk's Advance begins is dropped by it
@@ -657,7 +658,7 @@ class _EvolveRun:
     def _chunk(self):
         sim = self.sim
         h = sim._h()
-        call = go.SimAdvanceEvolveStart(h, int(_CHUNK_SECONDS * 1000))
+        call = go.SimAdvanceEvolveStart(h, int(_CHUNK_SECONDS * 1000), _CHUNK_STEPS)
         _interruptible.wait(call)
         status = go.CallResult(call)
         sim._field = None
