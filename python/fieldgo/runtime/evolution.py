@@ -61,11 +61,16 @@ class Evolution:
       ``evolution[k]`` is the k-th, ``len(evolution)`` their number; ``field(k)`` the
       k-th as an ``fg.Field``;
     - ``path``: the Arrow IPC stream written with ``out=``, or None.
-    - ``lattice``, ``fields``, ``method``, ``dt``: the run's settings.
+    - ``lattice``, ``fields``, ``method``, ``dt``: the run's settings;
+    - ``theory``, ``params``: the theory and the parameter values the run had (what
+      ``fg.animate`` and ``fg.track`` compute the snapshots' densities with; a file
+      keeps the theory's spec and point source, so ``read_evolution`` gives them back).
     """
 
-    def __init__(self, lattice, fields, method, dt, history, times, snapshots, path=None):
+    def __init__(self, lattice, fields, method, dt, history, times, snapshots, path=None, *, theory=None, params=None):
         self.lattice = lattice
+        self.theory = theory
+        self.params = dict(params) if params is not None else None
         self.fields = tuple(fields)
         self.method = method
         self.dt = dt
@@ -189,8 +194,22 @@ def read_evolution(path) -> Evolution:
         schema=schema,
     )
     snaps = _FileSnapshots(path, lat.shape, len(rows))
+    theory = None
+    if "spec" in settings and "source" in settings:
+        from .simulation import _SourceTheory
+
+        theory = _SourceTheory(settings["spec"], settings["source"], settings.get("params", {}))
     return Evolution(
-        lat, settings["fields"], settings["method"], settings["dt"], table, table.column("t").to_numpy(), snaps, path
+        lat,
+        settings["fields"],
+        settings["method"],
+        settings["dt"],
+        table,
+        table.column("t").to_numpy(),
+        snaps,
+        path,
+        theory=theory,
+        params=settings.get("params"),
     )
 
 

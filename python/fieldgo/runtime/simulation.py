@@ -650,6 +650,10 @@ class _EvolveRun:
             lattice=_lattice_info(lat),
             fields=list(sim.theory.fields),
             theory=sim.theory.name,
+            # the theory itself, for the snapshots' densities (fg.animate, fg.track)
+            spec=sim.theory.spec,
+            source=sim.theory.source,
+            params=sim.params,
             method=method,
             dt=None,
             columns=None,
@@ -710,6 +714,8 @@ class _EvolveRun:
             self.times,
             self.snaps,
             path,
+            theory=self.sim.theory,
+            params=self.sim.params,
         )
 
     def _steps(self):
@@ -753,7 +759,9 @@ class _EvolveRun:
         if writer is not None:
             from .evolution import read_evolution
 
-            return read_evolution(self.out)
+            ev = read_evolution(self.out)
+            ev.theory = self.sim.theory  # the theory itself, not the file's spec and source
+            return ev
         return self._result()
 
     def batches(self):
