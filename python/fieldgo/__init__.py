@@ -39,6 +39,8 @@ from .versions import show_versions
 # --- jupyter ---
 from .plotting import plot, plot_history  # noqa: E402
 from .visualisation import isosurface, isosurface_mesh, runge_colours, slice, to_vtk, view3d  # noqa: E402,A004
+from .animation import Animation, animate  # noqa: E402
+from .tracking import track  # noqa: E402
 from .jupyter import load_ipython_extension, unload_ipython_extension  # noqa: E402
 
 # --- trajectories ---

@@ -353,6 +353,31 @@ CATALOGUE = [
         "3D lattice",
     ),
     ("slice: unknown axis", lambda t: fg.slice(_small_skyrmion(), axis="t"), fg.ParameterError, "axis must be"),
+    # --- animations and tracking ---
+    (
+        "animate: unknown density",
+        lambda t: fg.animate(_small_evolution(), density="charge"),
+        fg.SpecError,
+        "unknown density 'charge'",
+    ),
+    (
+        "animate: a path with an unknown ending",
+        lambda t: fg.animate(_small_evolution(), path=t / "run.avi"),
+        fg.ParameterError,
+        r"\.gif or \.mp4",
+    ),
+    (
+        "animate: an evolution without snapshots",
+        lambda t: fg.animate(_small_evolution(snapshots=False)),
+        fg.ParameterError,
+        "no snapshots",
+    ),
+    (
+        "track: NaN threshold",
+        lambda t: fg.track(_small_evolution(), threshold=float("nan")),
+        fg.ParameterError,
+        "threshold must be a positive finite number",
+    ),
     (
         "live view: unknown key",
         lambda t: _small_skyrmion().minimize(max_steps=1, live={"every": 5, "zoom": 2}),
@@ -360,6 +385,18 @@ CATALOGUE = [
         "unknown: zoom",
     ),
 ]
+
+
+def _small_evolution(snapshots=True):
+    th = fg.Theory("phi4_catalogue", fields=["u"])
+
+    @th.energy_density
+    def e(s, p):
+        return 0.5 * s.dx.u**2 + 0.5 * (1 - s.phi.u**2) ** 2
+
+    sim = fg.Simulation(th, grid=(41,), spacing=0.25, backend="cpu")
+    sim.set_field(np.tanh)
+    return sim.evolve(0.5, snapshots=snapshots)
 
 
 def _small_skyrmion():
