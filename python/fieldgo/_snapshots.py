@@ -7,8 +7,8 @@ They are computed through a scratch CPU :class:`fieldgo.Simulation` of the run's
 and parameters on the run's lattice, made once per animation or tracking and reused for
 every snapshot: each snapshot costs a ``set_field`` (one copy of the field) and a
 ``density`` (one pass of the density kernel and one copy out), about what a
-``sim.density`` costs (0.3 ms for a 401-site line). The theory is compiled once (its
-kernels come from the disk cache after the run's own simulation made them).
+``sim.density`` costs (0.3 ms for a 401-site line, 1 ms for 256^2). Its CPU kernels come
+from the disk cache (a run on a GPU compiles them with the C compiler the first time).
 """
 
 from __future__ import annotations

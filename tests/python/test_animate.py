@@ -177,6 +177,17 @@ def test_missing_imageio_is_a_backend_error_naming_the_extra(monkeypatch, tmp_pa
         fg.animate(ev, path=tmp_path / "a.gif")
 
 
+def test_without_ffmpeg_mp4_is_refused_and_the_inline_view_is_a_gif(monkeypatch, tmp_path):
+    import sys
+
+    ev = _kink_run(T=0.5)
+    monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)
+    with pytest.raises(fg.BackendError, match=r"imageio-ffmpeg.*fieldgo\[anim\]"):
+        fg.animate(ev, path=tmp_path / "a.mp4")
+    assert not (tmp_path / "a.mp4").exists()
+    assert fg.animate(ev, dpi=30)._repr_html_().startswith('<img alt="3 frames')
+
+
 # --- tracking ----------------------------------------------------------------------
 
 
