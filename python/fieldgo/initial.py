@@ -765,6 +765,211 @@ def hopfion(
     return config if lattice is None else _on(config, lattice)
 
 
+# --- three dimensions: vortex lines and rings (fg.theories.abelian_higgs_3d) ---------
+#
+# A complex scalar psi (components psi_re, psi_im) with, where the theory has them, a
+# gauge field (a_x, a_y, a_z): the components are filled by name.
+
+_AXIS_VECTORS = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0)}
+
+
+def _unit_axis(name, axis):
+    """A unit vector from ``"x"``, ``"y"``, ``"z"`` or a non-zero finite 3-vector."""
+    if isinstance(axis, str):
+        if axis not in _AXIS_VECTORS:
+            raise ParameterError(f"{name} must be 'x', 'y', 'z' or a 3-vector, got {axis!r}")
+        return _AXIS_VECTORS[axis]
+    try:
+        vx, vy, vz = axis
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be 'x', 'y', 'z' or a 3-vector, got {axis!r}") from None
+    v = np.array([_real(f"{name} x", vx), _real(f"{name} y", vy), _real(f"{name} z", vz)])
+    norm = float(np.linalg.norm(v))
+    if norm == 0.0:
+        raise ParameterError(f"{name} must be a non-zero vector, got {axis!r}")
+    return tuple(float(c) for c in v / norm)
+
+
+def _frame(e3):
+    """A right-handed orthonormal frame (e1, e2, e3) around the unit vector e3: the
+    lattice axes cyclically for e3 along an axis (x -> (y, z, x), z -> (x, y, z))."""
+    e3 = np.asarray(e3, dtype=np.float64)
+    k = int(np.argmax(np.abs(e3)))
+    if abs(e3[k]) == 1.0:
+        e1 = np.zeros(3)
+        e1[(k + 1) % 3] = 1.0
+    else:
+        e1 = np.cross(np.eye(3)[int(np.argmin(np.abs(e3)))], e3)
+        e1 /= np.linalg.norm(e1)
+    return e1, np.cross(e3, e1), e3
+
+
+def _winding(v):
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v == 0:
+        raise ParameterError(f"winding must be a non-zero integer, got {v!r}")
+    return int(v)
+
+
+class _ComplexLine(_Configuration):
+    """psi and, for theories with a gauge field, A = (a_x, a_y, a_z), placed by name."""
+
+    __slots__ = ()
+    dims = 3
+    _function = ""  # the fg.initial function that builds it
+
+    def __repr__(self):
+        args = ", ".join(f"{a}={getattr(self, a)!r}" for a in self._args)
+        return f"fg.initial.{self._function}({args})"
+
+    def components(self, fields, auxiliary, *coords):
+        values = dict(zip(("psi_re", "psi_im", "a_x", "a_y", "a_z"), self(*coords)))
+        if "psi_re" not in fields or "psi_im" not in fields:
+            raise ShapeError(f"{self!r} is a complex scalar psi_re, psi_im; the theory's fields are {list(fields)}")
+        out = []
+        for name in fields:
+            if name in values:
+                out.append(values[name])
+            elif name in auxiliary:
+                out.append(np.zeros(np.broadcast(*coords).shape))
+            else:
+                raise ShapeError(
+                    f"{self!r} gives psi_re, psi_im, a_x, a_y, a_z; the theory's field {name!r} is none of them "
+                    f"(its fields are {list(fields)})"
+                )
+        return out
+
+    def _local(self, x, y, z):
+        e1, e2, e3 = self.frame
+        cx, cy, cz = self.centre
+        dx, dy, dz = x - cx, y - cy, z - cz
+        return (
+            e1[0] * dx + e1[1] * dy + e1[2] * dz,
+            e2[0] * dx + e2[1] * dy + e2[2] * dz,
+            e3[0] * dx + e3[1] * dy + e3[2] * dz,
+        )
+
+    def _vector(self, g1, g2, g3):
+        """Local components (along e1, e2, e3) to lattice components (x, y, z)."""
+        e1, e2, e3 = self.frame
+        return tuple(g1 * e1[i] + g2 * e2[i] + g3 * e3[i] for i in range(3))
+
+
+def vortex_line(
+    direction="z", centre=(0.0, 0.0, 0.0), winding: int = 1, core: float = 1.0, q: float = 1.0, u: float = 1.0
+):
+    """A straight vortex line through ``centre`` along ``direction`` (``"x"``, ``"y"``,
+    ``"z"`` or a 3-vector): in the plane normal to it, :func:`vortex`'s profile,
+    psi = u tanh(r/core)^|N| e^{i N theta} and A_theta = N/(q r) tanh(r/core)^2, with
+    theta measured from e1 towards e2 of the right-handed frame (e1, e2, direction)
+    (along z: x, y; along x: y, z; along y: z, x), so q B / (2 pi) integrates to N
+    over a plane crossing it, along ``direction``. Components psi_re, psi_im, a_x,
+    a_y, a_z (fg.theories.abelian_higgs_3d, anisotropic_gl_3d), or psi alone for a
+    theory without a gauge field."""
+    e3 = _unit_axis("direction", direction)
+    return VortexLine(
+        e3, _centre3(centre), _winding(winding), _real("core", core, True), _real("q", q, True), _real("u", u)
+    )
+
+
+class VortexLine(_ComplexLine):
+    """The field of :func:`vortex_line` (validated arguments)."""
+
+    __slots__ = ("direction", "centre", "winding", "core", "q", "u", "frame")
+    _args = ("direction", "centre", "winding", "core", "q", "u")
+    _function = "vortex_line"
+
+    def __init__(self, direction, centre, winding, core, q, u):
+        self.direction, self.centre, self.winding, self.core, self.q, self.u = direction, centre, winding, core, q, u
+        self.frame = _frame(direction)
+
+    def __call__(self, x, y, z):
+        n, core, q, u = self.winding, self.core, self.q, self.u
+        x1, x2, _ = self._local(x, y, z)
+        r, th = np.hypot(x1, x2), np.arctan2(x2, x1)
+        amp = u * np.tanh(r / core) ** abs(n)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            a_over_r = np.where(r > 1e-12, np.tanh(r / core) ** 2 / np.where(r > 0, r, 1.0), 0.0)
+        a_theta = n / q * a_over_r
+        ax, ay, az = self._vector(-np.sin(th) * a_theta, np.cos(th) * a_theta, 0.0 * r)
+        return (amp * np.cos(n * th), amp * np.sin(n * th), ax, ay, az)
+
+
+def vortex_ring(
+    radius: float,
+    centre=(0.0, 0.0, 0.0),
+    axis="z",
+    winding: int = 1,
+    core: float = 1.0,
+    q: float = 1.0,
+    u: float = 1.0,
+):
+    """A vortex ring of radius ``radius`` about ``axis`` (``"x"``, ``"y"``, ``"z"`` or a
+    3-vector) through ``centre``: with z' the coordinate along the axis and rho the
+    distance from it, the phase winds by 2 pi N around the core circle rho = radius,
+    z' = 0,
+
+        chi = N atan2(2 R z', rho^2 + z'^2 - R^2),
+
+    which near the core is the standard N atan2(z', rho - R) and, unlike it, is smooth
+    on the axis and tends to 0 far away (psi -> u). The modulus is u tanh(d/core)^|N|
+    with d = sqrt((rho - R)^2 + z'^2) the distance to the core circle, and the gauge
+    field A = (1/q) grad(chi) tanh(d/core)^2: pure gauge away from the core (D psi -> 0),
+    zero on it, finite everywhere. Components psi_re, psi_im, a_x, a_y, a_z
+    (fg.theories.abelian_higgs_3d, anisotropic_gl_3d), or psi alone for a theory
+    without a gauge field.
+
+    Seen along the axis, the flux of N > 0 circulates clockwise: at the ring's point
+    centre + R e1 it points along -e2 (e1, e2 the frame of :func:`vortex_line` about the
+    axis), so q B / (2 pi) integrates to -N and +N over the two halves of a plane
+    containing the axis."""
+    if isinstance(radius, bool) or not isinstance(radius, numbers.Real) or not math.isfinite(radius) or radius <= 0:
+        raise ParameterError(f"radius must be a positive finite number, got {radius!r}")
+    e3 = _unit_axis("axis", axis)
+    return VortexRing(
+        float(radius),
+        _centre3(centre),
+        e3,
+        _winding(winding),
+        _real("core", core, True),
+        _real("q", q, True),
+        _real("u", u),
+    )
+
+
+class VortexRing(_ComplexLine):
+    """The field of :func:`vortex_ring` (validated arguments)."""
+
+    __slots__ = ("radius", "centre", "axis", "winding", "core", "q", "u", "frame")
+    _args = ("radius", "centre", "axis", "winding", "core", "q", "u")
+    _function = "vortex_ring"
+
+    def __init__(self, radius, centre, axis, winding, core, q, u):
+        self.radius, self.centre, self.axis, self.winding = radius, centre, axis, winding
+        self.core, self.q, self.u = core, q, u
+        self.frame = _frame(axis)
+
+    def __call__(self, x, y, z):
+        n, rad, core, q, u = self.winding, self.radius, self.core, self.q, self.u
+        x1, x2, x3 = self._local(x, y, z)
+        rho = np.hypot(x1, x2)
+        d = np.hypot(rho - rad, x3)
+        # chi = N atan2(Y, X), Y = 2 R z', X = |r|^2 - R^2; X^2 + Y^2 = d^2 dbar^2
+        big_y = 2 * rad * x3
+        big_x = x1 * x1 + x2 * x2 + x3 * x3 - rad * rad
+        chi = n * np.arctan2(big_y, big_x)
+        amp = u * np.tanh(d / core) ** abs(n)
+        # grad chi = N (X grad Y - Y grad X) / (X^2 + Y^2), grad Y = 2R e3, grad X = 2 r;
+        # times tanh(d/core)^2 ~ d^2 it is finite (zero) on the core circle
+        den = big_x * big_x + big_y * big_y
+        with np.errstate(invalid="ignore", divide="ignore"):
+            w = np.where(den > 0, n / q * np.tanh(d / core) ** 2 / np.where(den > 0, den, 1.0), 0.0)
+        g1 = w * (-big_y * 2 * x1)
+        g2 = w * (-big_y * 2 * x2)
+        g3 = w * (big_x * 2 * rad - big_y * 2 * x3)
+        ax, ay, az = self._vector(g1, g2, g3)
+        return (amp * np.cos(chi), amp * np.sin(chi), ax, ay, az)
+
+
 # --- dynamics: Lorentz boosts ---
 
 _AXES = {"x": 0, "y": 1, "z": 2, 0: 0, 1: 1, 2: 2}

@@ -25,6 +25,7 @@ THEORIES = {
     },
     **{name: f for name, f in fg.theories.ALL.items() if name != "baby_skyrme"},
     "skyrme[sextic]": lambda: fg.theories.skyrme(mass=1.0, c6=0.5),
+    "anisotropic_gl_3d": lambda: fg.theories.anisotropic_gl_3d(gamma_x=1.5, gamma_y=0.8, gamma_z=0.25),
 }
 STATES = 25
 
