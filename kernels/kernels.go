@@ -194,6 +194,37 @@ type Term struct {
 	X    Buffer
 }
 
+// RateKind selects the per-site rate Program.Rate writes: the right-hand
+// side of a first-order evolution phi' = F(phi) from the field and its
+// gradient g = dE/dphi per unit cell.
+type RateKind int
+
+const (
+	// RateLandauLifshitz: out = c1 n x g + c2 n x (n x g) over the first
+	// three components that are not auxiliary (n: the field, g: the
+	// gradient), the other components zero. With c1 = gamma/(1+alpha^2) and
+	// c2 = alpha c1 it is the Landau-Lifshitz form of the LLG equation with
+	// the effective field H = -g.
+	RateLandauLifshitz RateKind = iota
+	// RateSchrodinger: the components pair up as (re, im) = (2m, 2m+1) and
+	// out = (c2 - i c1) g per pair, that is out_re = c2 g_re + c1 g_im,
+	// out_im = c2 g_im - c1 g_re (an auxiliary component of a pair and an
+	// unpaired last component zero). c1 = 1/2, c2 = 0 is the
+	// Gross-Pitaevskii equation in real time, c1 = 0, c2 = -1/2 in imaginary
+	// time (docs/dynamics_first_order.md). The field is not read.
+	RateSchrodinger
+)
+
+func (k RateKind) String() string {
+	switch k {
+	case RateLandauLifshitz:
+		return "landau-lifshitz"
+	case RateSchrodinger:
+		return "schrodinger"
+	}
+	return "unknown"
+}
+
 // Program is a compiled Unit. Its operations are synchronous: when one
 // returns, its outputs are in the buffers (for a device backend: on the
 // device; Download brings them to the host).
@@ -237,6 +268,11 @@ type Program interface {
 	// It is one pass over the lattice where Combine, Project and two Dots are
 	// four: the stiffness estimate's Lanczos step is bound by these passes.
 	CombineDots(g Grid, phi, out, y Buffer, terms ...Term) (oo, oy float64, err error)
+	// Rate writes the per-site rate of kind (RateKind) from the field phi
+	// and its gradient grad into out at every site that is not held (zero on
+	// held sites): the right-hand side of a first-order evolution. out must
+	// be neither phi nor grad.
+	Rate(g Grid, kind RateKind, phi, grad, out Buffer, c1, c2 float64) error
 
 	Close() error
 }

@@ -479,6 +479,37 @@ func (p *program) Project(g kernels.Grid, phi, x kernels.Buffer) error {
 	return p.sitePass("fg_k_project", g, phi, x, "projected", false, func(a *C.fg_args, f *buffer) { a.phi = f.ptr })
 }
 
+// Rate writes the first-order rate of kind (fg_k_rate: the field in
+// a->phi, the gradient in a->vel, c1 and c2 in a->coef) into out.
+func (p *program) Rate(g kernels.Grid, kind kernels.RateKind, phi, grad, out kernels.Buffer, c1, c2 float64) error {
+	if kind != kernels.RateLandauLifshitz && kind != kernels.RateSchrodinger {
+		return errs.New(errs.Parameter, "unknown rate kind %d", int(kind))
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	a, err := p.args(g, make([]float64, p.unit.NParams))
+	if err != nil {
+		return err
+	}
+	bufs := [3]*buffer{}
+	for k, b := range []kernels.Buffer{phi, grad, out} {
+		if bufs[k], err = buf(b); err != nil {
+			return err
+		}
+		if err := p.checkField([]string{"field", "gradient", "rate"}[k], bufs[k], g); err != nil {
+			return err
+		}
+	}
+	if bufs[2] == bufs[0] || bufs[2] == bufs[1] {
+		return errs.New(errs.Shape, "Rate's output must be neither the field nor the gradient")
+	}
+	a.phi, a.vel, a.out = bufs[0].ptr, bufs[1].ptr, bufs[2].ptr
+	a.coef[0], a.coef[1] = C.double(c1), C.double(c2)
+	a.rate = C.int(kind)
+	p.run("fg_k_rate", a, g.Lines())
+	return nil
+}
+
 // sitePass runs a per-row kernel over the field phi (placed by setField)
 // and a second field in a->work (may be nil when optional).
 func (p *program) sitePass(kernel string, g kernels.Grid, phi, second kernels.Buffer, what string, optional bool, setField func(*C.fg_args, *buffer)) error {

@@ -64,6 +64,12 @@ var Budgets = map[string]int{
 	// fg_k_dot_final's with two sums.
 	"fg_k_combine_dots":       64,
 	"fg_k_combine_dots_final": 40,
+	// Program.Rate: a site's rate from its field and gradient components
+	// (the Landau-Lifshitz double cross product, or the Schrodinger pair
+	// rotation). NVRTC 13.5's ptxas (sm_80/sm_90, float64 and float32, no
+	// spill): 28-32; not yet measured on a GPU (NVRTC 13.0), hence the
+	// margin.
+	"fg_k_rate": 48,
 
 	// The grid unit (cuda_site3d.cu: lines, 3D lattices, boundaries per
 	// axis, theories with z derivatives), checked by TestGridUnitCompiles
@@ -88,6 +94,9 @@ var Budgets = map[string]int{
 	"fg_k_nd_project":   48,
 	// fg_k_combine_dots with the held test of three axes.
 	"fg_k_nd_combine_dots": 64,
+	// fg_k_rate with the held test of three axes: NVRTC 13.5's ptxas 8-31,
+	// no spill; not yet measured on a GPU.
+	"fg_k_nd_rate": 48,
 	// The device flow on these grids: a stage is fg_k_nd_continuum with the
 	// control block's reads, a trial fg_k_combine's three-term sum, the
 	// update fg_k_update's arithmetic with the held test of three axes.

@@ -28,6 +28,7 @@ typedef struct {
     int nterms;
     double coef[FG_MAX_TERMS];
     const double* terms[FG_MAX_TERMS];
+    int rate;            /* fg_k_rate: the kernels.RateKind */
 } fg_args;
 
 /* A kernel processes rows [lo, hi) (or elements, for fg_k_combine). */

@@ -178,3 +178,11 @@ struct fg_held2 {
 };
 
 extern "C" __global__ void fg_k_combine_dots(fg_combine_dots_args a) { fg_combine_dots(a.d, fg_held2{a.grid}); }
+
+/* Program.Rate on the planar grid (cuda_reduce.cu's fg_rate), one thread per site. */
+typedef struct {
+    fg_rate_core r;
+    fg_grid grid;
+} fg_rate_args;
+
+extern "C" __global__ void fg_k_rate(fg_rate_args a) { fg_rate(a.r, fg_held2{a.grid}); }

@@ -388,3 +388,53 @@ extern "C" __global__ void fg_k_combine_dots_final(fg_cdots_args a) {
         ((double*)a.res)[1] = sh[1][0];
     }
 }
+
+/* Program.Rate (kernels.RateKind): the rate of a first-order evolution from
+ * the field n and its gradient g at one site, cpu_kernels.c.tmpl's fg_k_rate
+ * expression for expression; fg_k_rate (planar, cuda_ops.cu) and the grid unit's kernel (cuda_site3d.cu)
+ * launch it with their held test. */
+typedef struct {
+    long long sites;   /* sites of the grid; the buffers hold FG_NCOMP columns of them */
+    int kind;          /* 0: Landau-Lifshitz, 1: Schrodinger */
+    int pad_;
+    double c1, c2;
+    fg_dptr phi, grad, out;
+} fg_rate_core;
+
+template <typename HELD>
+static __device__ __forceinline__ void fg_rate(const fg_rate_core& a, HELD held) {
+    const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long n = a.sites;
+    if (idx >= n) return;
+    const fg_store* phi = (const fg_store*)a.phi;
+    const fg_store* g = (const fg_store*)a.grad;
+    fg_store* out = (fg_store*)a.out;
+    int ix[3] = {0, 0, 0}, m = 0;
+#pragma unroll
+    for (int k = 0; k < FG_NCOMP; k++)
+        if (!FG_AUX(k) && m < 3) ix[m++] = k;
+    double r[FG_NCOMP];
+#pragma unroll
+    for (int k = 0; k < FG_NCOMP; k++) r[k] = 0.0;
+    if (!held(idx)) {
+        if (a.kind == 0 && m == 3) {
+            const double n0 = phi[ix[0] * n + idx], n1 = phi[ix[1] * n + idx], n2 = phi[ix[2] * n + idx];
+            const double g0 = g[ix[0] * n + idx], g1 = g[ix[1] * n + idx], g2 = g[ix[2] * n + idx];
+            const double a0 = n1 * g2 - n2 * g1, a1 = n2 * g0 - n0 * g2, a2 = n0 * g1 - n1 * g0;
+            const double b0 = n1 * a2 - n2 * a1, b1 = n2 * a0 - n0 * a2, b2 = n0 * a1 - n1 * a0;
+            r[ix[0]] = a.c1 * a0 + a.c2 * b0;
+            r[ix[1]] = a.c1 * a1 + a.c2 * b1;
+            r[ix[2]] = a.c1 * a2 + a.c2 * b2;
+        } else if (a.kind == 1) {
+#pragma unroll
+            for (int k = 0; k + 1 < FG_NCOMP; k += 2) {
+                if (FG_AUX(k) || FG_AUX(k + 1)) continue;
+                const double gu = g[k * n + idx], gv = g[(k + 1) * n + idx];
+                r[k] = a.c2 * gu + a.c1 * gv;
+                r[k + 1] = a.c2 * gv - a.c1 * gu;
+            }
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < FG_NCOMP; k++) out[k * n + idx] = (fg_store)r[k];
+}

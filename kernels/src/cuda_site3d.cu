@@ -463,6 +463,14 @@ extern "C" __global__ void fg_k_nd_project(fg_nd_site_args a) {
         if (!FG_AUX(c)) x[c * n + idx] = (fg_store)((double)x[c * n + idx] - cc * (double)phi[c * n + idx]);
 }
 
+/* Program.Rate on this file's grids (cuda_reduce.cu's fg_rate), one thread per site. */
+typedef struct {
+    fg_rate_core r;
+    fg_grid3 grid;
+} fg_nd_rate_args;
+
+extern "C" __global__ void fg_k_nd_rate(fg_nd_rate_args a) { fg_rate(a.r, fg_held3_idx{a.grid}); }
+
 /* ---- The consistent form: fg_k_nd_partials, then fg_k_nd_consistent ----
  *
  * cpu_kernels.c.tmpl's fg_k_partials and fg_k_consistent, site for site, in

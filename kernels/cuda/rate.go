@@ -1,0 +1,73 @@
+package cuda
+
+import (
+	"github.com/fieldgo/fieldgo/errs"
+	"github.com/fieldgo/fieldgo/kernels"
+)
+
+// rateCore is fg_rate_core (cuda_reduce.cu): Program.Rate's arguments
+// shared by the planar and the grid unit's kernel.
+type rateCore struct {
+	Sites int64   `c:"sites"`
+	Kind  int32   `c:"kind"`
+	_     int32   // pad_
+	C1    float64 `c:"c1"`
+	C2    float64 `c:"c2"`
+	Phi   uint64  `c:"phi"`
+	Grad  uint64  `c:"grad"`
+	Out   uint64  `c:"out"`
+}
+
+// rateArgs is fg_rate_args (fg_k_rate, the planar unit).
+type rateArgs struct {
+	R    rateCore `c:"r"`
+	Grid gridArgs `c:"grid"`
+}
+
+var _ = registerArgs[rateArgs]("fg_k_rate")
+
+// ndRateArgs is fg_nd_rate_args (fg_k_nd_rate, the grid unit).
+type ndRateArgs struct {
+	R    rateCore  `c:"r"`
+	Grid grid3Args `c:"grid"`
+}
+
+var _ = registerArgs[ndRateArgs]("fg_k_nd_rate")
+
+// Rate writes the first-order rate of kind from the field phi and its
+// gradient grad into out (kernels.Program.Rate), one thread per site:
+// fg_k_rate on the planar grid, fg_k_nd_rate on the grid unit's.
+func (p *Program) Rate(g kernels.Grid, kind kernels.RateKind, phi, grad, out kernels.Buffer, c1, c2 float64) error {
+	if kind != kernels.RateLandauLifshitz && kind != kernels.RateSchrodinger {
+		return errs.New(errs.Parameter, "unknown rate kind %d", int(kind))
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.b.onDevice(func() error {
+		grid, err := p.prepare(g, make([]float64, p.unit.NParams))
+		if err != nil {
+			return err
+		}
+		var bufs [3]*buffer
+		for k, b := range []kernels.Buffer{phi, grad, out} {
+			if bufs[k], err = p.field([]string{"field", "gradient", "rate"}[k], b, g, false); err != nil {
+				return err
+			}
+		}
+		if bufs[2] == bufs[0] || bufs[2] == bufs[1] {
+			return errs.New(errs.Shape, "Rate's output must be neither the field nor the gradient")
+		}
+		r := rateCore{Sites: int64(g.Sites()), Kind: int32(kind), C1: c1, C2: c2,
+			Phi: uint64(bufs[0].d), Grad: uint64(bufs[1].d), Out: uint64(bufs[2].d)}
+		if p.onGrid(g) {
+			ks, err := p.gridKernels()
+			if err != nil {
+				return err
+			}
+			bs := ks["fg_k_nd_rate"].info.BlockSize
+			return p.launchGrid("fg_k_nd_rate", (g.Sites()+bs-1)/bs, &ndRateArgs{R: r, Grid: grid3Of(g)})
+		}
+		bs := p.k["fg_k_rate"].info.BlockSize
+		return p.launch("fg_k_rate", (g.Sites()+bs-1)/bs, &rateArgs{R: r, Grid: grid})
+	})
+}
