@@ -51,15 +51,11 @@ import (
 //     gradient. Every operation is a kernel, the step time-reversible (the
 //     drift is its own inverse under dt -> -dt), so second order.
 //
-// A first-order right-hand side (Landau-Lifshitz-Gilbert, Gross-Pitaevskii:
-// phi' = F(phi)) plugs in as another stepper: StartEvolve picks evolution.stepFn
-// (stepRK4, stepLeapfrog), and AdvanceEvolve, the records, snapshots, chunks,
-// cancellation and divergence reports go through it without knowing the
-// scheme. A first-order RK4 evaluates its rate k_i = F(phi + ...) into s.g[i]
-// (a kernel of its own for F: a cross product with the effective field -g,
-// multiplication by i; Gradient's Shift forms the stage field) and ends with
-// phi += dt/6 (k1 + 2 k2 + 2 k3 + k4) and, under the constraint, Constrain;
-// the velocity buffer stays unused (the kinetic column is then zero).
+// First-order dynamics (Landau-Lifshitz-Gilbert, Gross-Pitaevskii:
+// phi' = F(phi)) is another stepper (evolve_first_order.go): StartEvolve picks
+// evolution.stepFn (stepRK4, stepLeapfrog, stepFirstOrder), and AdvanceEvolve,
+// the records, snapshots, chunks, cancellation and divergence reports go
+// through it without knowing the scheme.
 
 // Evolution methods.
 const (
@@ -69,13 +65,19 @@ const (
 
 // EvolveConfig configures an evolution; zero fields take defaults.
 type EvolveConfig struct {
-	Method string  // EvolveRK4 (default) or EvolveLeapfrog
+	// Method is EvolveRK4 (default) or EvolveLeapfrog (second order in
+	// time), or EvolveLLG, EvolveGPE, EvolveGPEImaginary (first order).
+	Method string
 	T      float64 // how long to evolve: the run ends at exactly the start time + T
 	// Dt is the largest time step (0: DefaultEvolveDt capped by the field's
 	// stiffness); the step taken is T/ceil(T/Dt), so that the run ends at T.
 	Dt          float64
 	RecordEvery int  // a record (and snapshot) every this many steps, and at the end; 0: DefaultRecords records in all
 	Snapshots   bool // copy the field at every record (TakeSnapshot hands them out)
+
+	Gamma    float64 // EvolveLLG: the gyromagnetic ratio gamma > 0 (0: 1)
+	Alpha    float64 // EvolveLLG: the Gilbert damping alpha >= 0
+	KeepNorm bool    // EvolveGPE, EvolveGPEImaginary: scale the field back to its initial norm after every step
 }
 
 // EvolveRecord is one row of an evolution's history.
@@ -86,6 +88,9 @@ type EvolveRecord struct {
 	Potential float64 // the engine's energy E (the penalty included in the consistent form)
 	Momentum  [3]float64
 	Integrals []float64 // each declared density's integral
+	// First-order evolutions (the kinetic term and momentum are zero):
+	Norm          float64    // EvolveGPE, EvolveGPEImaginary: cell sum |psi|^2 over the complex fields
+	Magnetisation [3]float64 // EvolveLLG: the mean of n over the sites that are not held
 }
 
 // EvolveProgress is where an evolution stands.
@@ -115,7 +120,8 @@ type evolution struct {
 	done   bool
 	hist   []EvolveRecord
 	snaps  []Snapshot
-	stepFn func(*evolution) error // the scheme: stepRK4, stepLeapfrog
+	stepFn func(*evolution) error // the scheme: stepRK4, stepLeapfrog, stepFirstOrder
+	norm0  float64                // KeepNorm: phi.phi at the start
 	accOK  bool                   // leapfrog: g[0] holds the (projected) gradient at phi
 	ckStep int                    // the step of the last record (the state kept on divergence)
 }
@@ -166,8 +172,21 @@ func (c EvolveConfig) check() (EvolveConfig, error) {
 	if c.Method == "" {
 		c.Method = EvolveRK4
 	}
-	if c.Method != EvolveRK4 && c.Method != EvolveLeapfrog {
-		return c, errs.New(errs.Parameter, "unknown evolution method %q: use %q or %q", c.Method, EvolveRK4, EvolveLeapfrog)
+	if c.Method != EvolveRK4 && c.Method != EvolveLeapfrog && !FirstOrder(c.Method) {
+		return c, errs.New(errs.Parameter, "unknown evolution method %q: use %q, %q, %q, %q or %q", c.Method,
+			EvolveRK4, EvolveLeapfrog, EvolveLLG, EvolveGPE, EvolveGPEImaginary)
+	}
+	if c.Gamma == 0 {
+		c.Gamma = 1
+	}
+	if !(c.Gamma > 0) || math.IsInf(c.Gamma, 0) {
+		return c, errs.New(errs.Parameter, "gamma must be positive and finite, got %v", c.Gamma)
+	}
+	if !(c.Alpha >= 0) || math.IsInf(c.Alpha, 0) {
+		return c, errs.New(errs.Parameter, "the damping alpha must be finite and >= 0, got %v", c.Alpha)
+	}
+	if c.KeepNorm && c.Method != EvolveGPE && c.Method != EvolveGPEImaginary {
+		return c, errs.New(errs.Parameter, "keep_norm applies to %q and %q, not to %q", EvolveGPE, EvolveGPEImaginary, c.Method)
 	}
 	if !(c.T >= 0) || math.IsInf(c.T, 0) {
 		return c, errs.New(errs.Parameter, "the evolution time t must be finite and >= 0, got %v", c.T)
@@ -278,11 +297,27 @@ func (s *Simulation) StartEvolve(cfg EvolveConfig) error {
 		return errs.New(errs.Parameter, "theory %q has auxiliary fields %v, fixed by their own equation rather than moved by "+
 			"dynamics: evolve does not run such theories yet", s.theory.Spec.Name, s.theory.Spec.Auxiliary)
 	}
+	first := FirstOrder(cfg.Method)
+	if first {
+		if err := s.checkFirstOrder(cfg.Method); err != nil {
+			return err
+		}
+	}
 	if err := s.refuseNonFinite(); err != nil {
 		return err
 	}
 	t0 := 0.0
-	if !s.dynVel {
+	if first {
+		// A first-order evolution has no velocity: it is zero, and an
+		// evolution after it starts at rest.
+		if err := s.prog.Combine(s.velB); err != nil {
+			return err
+		}
+		s.hostStale = true
+		if !s.dynVel {
+			s.time = 0
+		}
+	} else if !s.dynVel {
 		if err := s.prog.Combine(s.velB); err != nil {
 			return err
 		}
@@ -298,6 +333,9 @@ func (s *Simulation) StartEvolve(cfg EvolveConfig) error {
 		s.stiff, s.stiffOK = lambda, true
 	}
 	limit := evolveLimit(cfg.Method, s.stiff)
+	if first {
+		limit = firstOrderLimit(cfg, s.stiff)
+	}
 	dt := cfg.Dt
 	if dt == 0 {
 		dt = math.Min(DefaultEvolveDt(s.lat), limit/2)
@@ -308,9 +346,9 @@ func (s *Simulation) StartEvolve(cfg EvolveConfig) error {
 		steps = max(steps, 1)
 		dt = cfg.T / float64(steps)
 	}
-	if cfg.Dt > 0 && dt > limit*(1+stabilityMargin) && s.theory.UnitVector() {
-		// The constraint keeps an unstable run finite: refuse it rather
-		// than return noise.
+	if cfg.Dt > 0 && dt > limit*(1+stabilityMargin) && (s.theory.UnitVector() || cfg.KeepNorm) {
+		// The constraint (or the norm kept) keeps an unstable run finite:
+		// refuse it rather than return noise.
 		return errs.New(errs.Parameter, "dt=%g is beyond the stability limit of %s for this field: the stiffest mode has "+
 			"omega = %.4g, so the scheme is stable only for dt < %.4g", dt, cfg.Method, math.Sqrt(s.stiff), limit)
 	}
@@ -320,8 +358,21 @@ func (s *Simulation) StartEvolve(cfg EvolveConfig) error {
 	s.closeDeviceFlow()
 	s.releaseSnapshots()
 	s.evo = &evolution{cfg: cfg, dt: dt, t0: t0, steps: steps, stepFn: s.stepRK4}
-	if cfg.Method == EvolveLeapfrog {
+	switch {
+	case cfg.Method == EvolveLeapfrog:
 		s.evo.stepFn = s.stepLeapfrog
+	case first:
+		s.evo.stepFn = s.stepFirstOrder
+		if cfg.KeepNorm {
+			if s.evo.norm0, err = s.prog.Dot(s.phiB, s.phiB); err != nil {
+				s.evo = nil
+				return err
+			}
+			if !(s.evo.norm0 > 0) {
+				s.evo = nil
+				return errs.New(errs.Parameter, "keep_norm needs a field of nonzero norm")
+			}
+		}
 	}
 	s.dynVel = true
 	if err := s.evoRecord(); err != nil {
@@ -701,6 +752,11 @@ func (s *Simulation) evoRecord() error {
 		return err
 	}
 	rec.Momentum = s.momentum()
+	if FirstOrder(ev.cfg.Method) {
+		if err := s.firstOrderRecord(&rec); err != nil {
+			return err
+		}
+	}
 	ev.hist = append(ev.hist, rec)
 	if ev.cfg.Snapshots {
 		f, err := NewField(s.lat, s.theory.Spec.Fields)
@@ -814,27 +870,50 @@ func (s *Simulation) evoDiverged(ev *evolution, stage int, g kernels.Buffer) err
 	s.hostStale = true
 	s.stiffOK = false
 	stageName := "leapfrog gradient"
-	if ev.cfg.Method == EvolveRK4 {
+	if ev.cfg.Method != EvolveLeapfrog {
 		stageName = "RK4 stage"
 	}
 	return errs.New(errs.Divergence, "the evolution diverged at step %d (t=%g, %s %d, dt=%g): %s; the field and velocity kept "+
 		"are the last recorded ones, at step %d (t=%g); try a smaller dt", ev.step, t, stageName, stage, ev.dt, what, ev.ckStep, s.time)
 }
 
-// EvolveHistorySchema is an evolution history's schema: step, t, kinetic,
-// potential, energy (their sum), momentum_x (_y, _z as the lattice has axes),
-// then each declared density's integral.
+// EvolveHistorySchema is a second-order evolution history's schema: step, t,
+// kinetic, potential, energy (their sum), momentum_x (_y, _z as the lattice
+// has axes), then each declared density's integral.
 func EvolveHistorySchema(dim int, densities []string) *arrow.Schema {
+	return EvolveHistorySchemaOf(EvolveRK4, dim, densities)
+}
+
+// EvolveHistorySchemaOf is the history schema of method: EvolveHistorySchema
+// for the second-order methods; for the first-order ones the momentum columns
+// give way to norm (GPE) or m_x, m_y, m_z (LLG), and kinetic is zero.
+func EvolveHistorySchemaOf(method string, dim int, densities []string) *arrow.Schema {
 	f64 := arrow.PrimitiveTypes.Float64
 	fields := []arrow.Field{{Name: "step", Type: arrow.PrimitiveTypes.Int64}, {Name: "t", Type: f64},
 		{Name: "kinetic", Type: f64}, {Name: "potential", Type: f64}, {Name: "energy", Type: f64}}
-	for a := range dim {
-		fields = append(fields, arrow.Field{Name: "momentum_" + string("xyz"[a]), Type: f64})
+	for _, name := range historyExtras(method, dim) {
+		fields = append(fields, arrow.Field{Name: name, Type: f64})
 	}
 	for _, d := range densities {
 		fields = append(fields, arrow.Field{Name: d, Type: f64})
 	}
 	return arrow.NewSchema(fields, nil)
+}
+
+// historyExtras are the columns of method's history between energy and the
+// integrals.
+func historyExtras(method string, dim int) []string {
+	switch method {
+	case EvolveLLG:
+		return []string{"m_x", "m_y", "m_z"}
+	case EvolveGPE, EvolveGPEImaginary:
+		return []string{"norm"}
+	}
+	var out []string
+	for a := range dim {
+		out = append(out, "momentum_"+string("xyz"[a]))
+	}
+	return out
 }
 
 // EvolveHistory returns the current evolution's rows from row from on as a
@@ -848,19 +927,27 @@ func (s *Simulation) EvolveHistoryFrom(from int) (arrow.RecordBatch, error) {
 	}
 	defer s.mu.Unlock()
 	dim := s.lat.Dim()
-	b := array.NewRecordBuilder(Allocator, EvolveHistorySchema(dim, s.theory.Spec.Densities))
-	defer b.Release()
+	method := EvolveRK4
 	var rows []EvolveRecord
 	if s.evo != nil {
-		rows = s.evo.hist
+		rows, method = s.evo.hist, s.evo.cfg.Method
 	}
+	b := array.NewRecordBuilder(Allocator, EvolveHistorySchemaOf(method, dim, s.theory.Spec.Densities))
+	defer b.Release()
 	if from < 0 || from > len(rows) {
 		return nil, errs.New(errs.Parameter, "history row %d out of range (%d rows)", from, len(rows))
 	}
 	for _, r := range rows[from:] {
 		b.Field(0).(*array.Int64Builder).Append(int64(r.Step))
 		vals := []float64{r.T, r.Kinetic, r.Potential, r.Kinetic + r.Potential}
-		vals = append(vals, r.Momentum[:dim]...)
+		switch method {
+		case EvolveLLG:
+			vals = append(vals, r.Magnetisation[:]...)
+		case EvolveGPE, EvolveGPEImaginary:
+			vals = append(vals, r.Norm)
+		default:
+			vals = append(vals, r.Momentum[:dim]...)
+		}
 		vals = append(vals, r.Integrals...)
 		for k, v := range vals {
 			b.Field(1 + k).(*array.Float64Builder).Append(v)
