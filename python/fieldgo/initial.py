@@ -1,8 +1,9 @@
 """Built-in initial configurations.
 
 Each function returns a callable ``f(x, y) -> components`` (``f(x, y, z)`` for the
-three-dimensional Skyrme configurations :func:`hedgehog`, :func:`rational_map` and
-:func:`product_ansatz`; arrays broadcast over the lattice) for
+three-dimensional configurations :func:`hedgehog`, :func:`rational_map`,
+:func:`product_ansatz`, :func:`hopfion`, :func:`vortex_line` and :func:`vortex_ring`;
+arrays broadcast over the lattice) for
 :meth:`fieldgo.Simulation.set_field`, which asks it for the
 theory's components (``components``): a skyrmion fills auxiliary components after
 its unit vector (the chiral magnet's ``psi``, the liquid crystal's ``phi_e``) with
