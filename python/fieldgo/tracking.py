@@ -4,8 +4,9 @@ an evolution (or in one simulation or field) and follows them from frame to fram
 A lump is a connected region of sites where ``|density| > threshold`` (sites joined
 through their faces; on a periodic axis the regions touching the two ends are joined
 across the wrap). Its centre is the mean site position weighted by
-``|density| - threshold`` over the region: the weight vanishes where a site enters or
-leaves the region, so the centre moves continuously as the lump crosses sites. Lumps
+``(|density| - threshold)**2`` over the region: the weight and its slope vanish where a
+site enters or leaves the region, so the centre moves smoothly as the lump crosses
+sites. Lumps
 are followed by nearest centres: between consecutive frames the pairs (old lump, new
 lump) are taken closest first (periodic axes by the nearest image), each lump in at
 most one pair, none farther apart than ``max_distance``; a new lump that pairs with none
@@ -99,7 +100,7 @@ def lumps(values, lattice, threshold) -> list[dict]:
     out = []
     for j in range(n):
         s = slice(bounds[j], bounds[j + 1])
-        w = flat_a[s] - threshold
+        w = (flat_a[s] - threshold) ** 2
         row: dict = {}
         for ax in range(lattice.dims):
             i = site[lattice.dims - 1 - ax][s].astype(np.float64)
