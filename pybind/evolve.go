@@ -38,10 +38,14 @@ type evolveOptions struct {
 	Dt          float64 `json:"dt"`
 	RecordEvery int     `json:"record_every"`
 	Snapshots   bool    `json:"snapshots"`
+	Gamma       float64 `json:"gamma"`
+	Alpha       float64 `json:"alpha"`
+	KeepNorm    bool    `json:"keep_norm"`
 }
 
 // SimStartEvolve starts an evolution (options as JSON: method, t, dt,
-// record_every, snapshots); SimAdvanceEvolve runs it.
+// record_every, snapshots; gamma, alpha for "llg", keep_norm for "gpe" and
+// "gpe_imaginary"); SimAdvanceEvolve runs it.
 func SimStartEvolve(h int64, options string) (err error) {
 	defer recoverInto(&err)
 	s, err := sim(h)
@@ -52,7 +56,8 @@ func SimStartEvolve(h int64, options string) (err error) {
 	if e := decodeOptions(options, &o); e != nil {
 		return bridge(errs.New(errs.Parameter, "bad evolve options: %v", e))
 	}
-	return bridge(s.StartEvolve(core.EvolveConfig{Method: o.Method, T: o.T, Dt: o.Dt, RecordEvery: o.RecordEvery, Snapshots: o.Snapshots}))
+	return bridge(s.StartEvolve(core.EvolveConfig{Method: o.Method, T: o.T, Dt: o.Dt, RecordEvery: o.RecordEvery, Snapshots: o.Snapshots,
+		Gamma: o.Gamma, Alpha: o.Alpha, KeepNorm: o.KeepNorm}))
 }
 
 func evolveProgressJSON(p core.EvolveProgress, dt float64) string {
@@ -81,7 +86,8 @@ func SimAdvanceEvolve(h int64, budgetMs int) (status string, err error) {
 }
 
 // SimEvolveHistory exports the current evolution's history from row from on
-// (step, t, kinetic, potential, energy, momentum_x.., integrals) in a pair block.
+// (step, t, kinetic, potential, energy, momentum_x.. or, for first-order
+// methods, norm or m_x, m_y, m_z, then integrals) in a pair block.
 func SimEvolveHistory(h int64, from int) (p uintptr, err error) {
 	defer recoverInto(&err)
 	s, err := sim(h)

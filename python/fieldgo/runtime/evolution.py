@@ -1,14 +1,15 @@
 """Time evolution: what ``Simulation.evolve`` returns and ``fg.read_evolution`` reads.
 
 An evolution is a history (one row per record: ``step``, ``t``, ``kinetic``,
-``potential``, ``energy``, ``momentum_x`` (``_y``, ``_z`` as the lattice has axes) and
+``potential``, ``energy``, ``momentum_x`` (``_y``, ``_z`` as the lattice has axes) or,
+for the first-order methods, ``norm`` (GPE) or ``m_x``, ``m_y``, ``m_z`` (LLG), and
 each declared density's integral) and the snapshots of the field taken at the same
 records, each with its time. ``out=path`` writes them to an Arrow IPC stream as the
 run goes: one RecordBatch per snapshot (one float64 column per component, the
 lattice in the schema metadata as ``fg.Field.from_arrow`` reads it), the record's
 values in the batch's custom metadata as exact decimal strings, and the run's
 settings in the schema metadata (``fieldgo.evolution``, JSON). docs/dynamics.md
-describes the equations and the schemes.
+and docs/dynamics_first_order.md describe the equations and the schemes.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ class Evolution:
     """The result of :meth:`fieldgo.Simulation.evolve` (and of :func:`read_evolution`).
 
     - ``history``: a pyarrow Table, one row per record (``step``, ``t``, ``kinetic``,
-      ``potential``, ``energy``, ``momentum_x`` .., integrals);
+      ``potential``, ``energy``, ``momentum_x`` .. (first-order methods: ``norm`` or
+      ``m_x``, ``m_y``, ``m_z``), integrals);
     - ``times``: the snapshot times (numpy, exactly the history's ``t`` when every
       record took a snapshot);
     - ``snapshots``: the fields at those times, numpy arrays shaped like

@@ -106,11 +106,14 @@ class EvolveOptions(BridgeOptions):
 
     GO_STRUCT: ClassVar[str] = "evolveOptions"
 
-    method: str  # "rk4" or "leapfrog"
+    method: str  # "rk4", "leapfrog", "llg", "gpe" or "gpe_imaginary"
     t: float  # how long to evolve
     dt: float = 0.0
     record_every: int = 0  # steps between records
     snapshots: bool = False  # copy the field at every record
+    gamma: float = 1.0  # llg: the gyromagnetic ratio
+    alpha: float = 0.0  # llg: the Gilbert damping
+    keep_norm: bool = False  # gpe, gpe_imaginary: keep the initial norm
 
 
 @dataclasses.dataclass(frozen=True)

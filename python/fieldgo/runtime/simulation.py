@@ -30,7 +30,7 @@ from .lattice import Lattice
 from .options import EvolveOptions, MinimizeOptions, SimulationOptions
 
 _METHODS = ("anf", "gradient")
-_EVOLVE_METHODS = ("rk4", "leapfrog")
+_EVOLVE_METHODS = ("rk4", "leapfrog", "llg", "gpe", "gpe_imaginary")
 _ARRESTS = ("power", "energy")
 _GRADIENTS = ("auto", "continuum", "consistent")
 _CHUNK_SECONDS = 0.05  # Go returns to Python at least this often: Ctrl-C and progress
@@ -322,6 +322,9 @@ class Simulation:
         snapshots: bool = True,
         progress: bool | None = None,
         callback=None,
+        gamma: float = 1.0,
+        alpha: float = 0.0,
+        keep_norm: bool | None = None,
     ):
         """Evolve the field in time for a duration ``t`` under second-order
         (relativistic) dynamics, phi'' = -dE/dphi (per unit cell), from the current
@@ -333,6 +336,21 @@ class Simulation:
         ``method``: ``"rk4"`` (classic Runge-Kutta, error O(dt^4), four gradients a
         step) or ``"leapfrog"`` (velocity Verlet, O(dt^2), one gradient a step,
         time-reversible: its energy error stays bounded over long runs).
+        First-order dynamics (docs/dynamics_first_order.md; classic RK4 on the rate,
+        error O(dt^4); no velocity: ``kinetic`` is 0 and the velocity is set to
+        zero):
+
+        - ``"llg"``: the Landau-Lifshitz-Gilbert equation of a unit 3-vector theory,
+          n' = -gamma n x H + alpha n x n' with H = -dE/dn, ``gamma`` > 0 and the
+          damping ``alpha`` >= 0; the history has ``m_x``, ``m_y``, ``m_z`` (the mean
+          of n) in place of the momentum.
+        - ``"gpe"``: the Gross-Pitaevskii equation i psi' = dE/dpsi* of a theory whose
+          components are complex fields, ``(name_re, name_im)`` pairs in a row (as
+          ``fg.complex_field`` reads them); with E = int |grad psi|^2/2 + V this is
+          i psi' = -lap psi/2 + dV/dpsi*. ``"gpe_imaginary"``: psi' = -dE/dpsi*, which
+          relaxes to the ground state; with ``keep_norm`` (its default) at the initial
+          norm int |psi|^2. The history has ``norm`` in place of the momentum.
+
         ``dt``: the largest step; the step taken is ``t / ceil(t / dt)`` so that the
         run ends at exactly ``sim.time + t``. None: a quarter of the smallest
         spacing, capped by half the scheme's stability limit for the field's
@@ -353,7 +371,11 @@ class Simulation:
         record's values.
 
         Refused with ``ParameterError``: a negative or non-finite ``t``, a ``dt``
-        that is not positive and finite, an unknown method. A run that blows up
+        that is not positive and finite, an unknown method, ``gamma`` not positive
+        and finite, ``alpha`` negative or not finite, ``gamma``/``alpha`` with a
+        method other than ``"llg"``, ``keep_norm`` with one other than the GPE's,
+        ``"llg"`` on a theory that is not a unit 3-vector, ``"gpe"`` on one without
+        complex fields. A run that blows up
         raises ``DivergenceError`` naming the step, stage and site; the field and
         velocity are then the last recorded ones, and the exception's ``evolution``
         holds what was recorded. Ctrl-C stops it within about 50 ms, at a step.
@@ -368,6 +390,17 @@ class Simulation:
         dt = _check_time("dt", dt, positive=True, allow_none=True)
         if method not in _EVOLVE_METHODS:
             raise ParameterError(f"method must be one of {_EVOLVE_METHODS}, got {method!r}")
+        gamma = _check_time("gamma", gamma, positive=True)
+        alpha = _check_time("alpha", alpha)
+        if method != "llg" and (gamma != 1.0 or alpha != 0.0):
+            raise ParameterError(f"gamma and alpha are the parameters of method 'llg', not of {method!r}")
+        gpe = method in ("gpe", "gpe_imaginary")
+        if keep_norm is None:
+            keep_norm = method == "gpe_imaginary"
+        elif not isinstance(keep_norm, bool):
+            raise ParameterError(f"keep_norm must be True or False, got {keep_norm!r}")
+        elif keep_norm and not gpe:
+            raise ParameterError(f"keep_norm applies to methods 'gpe' and 'gpe_imaginary', not to {method!r}")
         if record_every is not None and (
             isinstance(record_every, bool) or not isinstance(record_every, numbers.Integral) or record_every < 1
         ):
@@ -383,6 +416,9 @@ class Simulation:
             dt=dt or 0.0,
             record_every=int(record_every or 0),
             snapshots=bool(snapshots or out or stream),
+            gamma=gamma,
+            alpha=alpha,
+            keep_norm=keep_norm,
         )
         go.SimStartEvolve(self._h(), opts.json())
         self._field = None
