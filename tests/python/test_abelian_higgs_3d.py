@@ -11,12 +11,14 @@ N, NZ, H = 32, 6, 0.4  # a 12.4 x 12.4 cross-section, periodic along z
 
 
 def line(shift=None):
-    """A winding-1 vortex line along z; shift(z) moves its centre along x."""
+    """A winding-1 vortex line along z (fg.initial.vortex_line); shift(z) moves its
+    centre along x."""
+    if shift is None:
+        return fg.initial.vortex_line("z")
     v = fg.initial.vortex()
 
     def f(x, y, z):
-        x0 = 0.0 if shift is None else shift(z)
-        c = v(x - x0, y)
+        c = v(x - shift(z), y)
         return [c[0], c[1], c[2], c[3], 0 * x]
 
     return f
