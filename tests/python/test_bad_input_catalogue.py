@@ -353,6 +353,32 @@ CATALOGUE = [
         "3D lattice",
     ),
     ("slice: unknown axis", lambda t: fg.slice(_small_skyrmion(), axis="t"), fg.ParameterError, "axis must be"),
+    # --- vortex lines and rings ---
+    ("vortex ring: zero radius", lambda t: fg.initial.vortex_ring(0.0), fg.ParameterError, "radius must be a positive"),
+    (
+        "vortex ring: NaN radius",
+        lambda t: fg.initial.vortex_ring(math.nan),
+        fg.ParameterError,
+        "radius must be a positive finite",
+    ),
+    (
+        "vortex ring: zero axis",
+        lambda t: fg.initial.vortex_ring(2.0, axis=(0, 0, 0)),
+        fg.ParameterError,
+        "axis must be a non-zero vector",
+    ),
+    (
+        "vortex line: zero direction",
+        lambda t: fg.initial.vortex_line((0, 0, 0)),
+        fg.ParameterError,
+        "direction must be a non-zero vector",
+    ),
+    (
+        "anisotropic GL 3D: non-positive inverse mass",
+        lambda t: fg.theories.anisotropic_gl_3d(gamma_z=-1.0),
+        fg.ParameterError,
+        "gamma_z must be positive",
+    ),
     # --- animations and tracking ---
     (
         "animate: unknown density",
