@@ -37,8 +37,8 @@ import (
 //
 //   - EvolveRK4: classic RK4 on (phi, v)' = (v, a(phi, v)); four gradients a
 //     step, like a step of arrested Newton flow. Fourth order in dt. Under the
-//     constraint a includes the centripetal term, evaluated per site on the
-//     host (the kernels have no per-site product of two fields), and each step
+//     constraint a includes the centripetal term, evaluated per site by the
+//     backend (CentripetalProgram) or on the host, and each step
 //     ends by normalising phi and projecting v (a projection method: the
 //     order stays four).
 //   - EvolveLeapfrog: velocity Verlet (kick-drift-kick), one gradient a step
@@ -565,8 +565,8 @@ func (s *Simulation) stepRK4(ev *evolution) error {
 // Constrain depend on directions only), so without it the unit-vector RK4
 // forms the term on the host: free on the CPU backend, whose buffers are host
 // memory, but a download of p and w and an upload of the term per RK4 stage
-// on a GPU (docs/dynamics.md). A GPU backend implements this method to keep
-// the step on the device; core needs no change.
+// on a GPU (docs/dynamics.md). The CUDA backend implements it
+// (fg_k_centripetal, fg_k_nd_centripetal), keeping the step on the device.
 type CentripetalProgram interface {
 	AddCentripetal(g kernels.Grid, p, w, out kernels.Buffer) error
 }

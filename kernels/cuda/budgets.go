@@ -70,6 +70,10 @@ var Budgets = map[string]int{
 	// spill): 28-32; not yet measured on a GPU (NVRTC 13.0), hence the
 	// margin.
 	"fg_k_rate": 48,
+	// core.CentripetalProgram: two sums over a site's components and one
+	// read-modify-write of the acceleration. NVRTC 13.5's ptxas (sm_80/sm_90,
+	// float64 and float32, no spill): 30-32; not yet measured on a GPU.
+	"fg_k_centripetal": 48,
 
 	// The grid unit (cuda_site3d.cu: lines, 3D lattices, boundaries per
 	// axis, theories with z derivatives), checked by TestGridUnitCompiles
@@ -97,6 +101,9 @@ var Budgets = map[string]int{
 	// fg_k_rate with the held test of three axes: NVRTC 13.5's ptxas 8-31,
 	// no spill; not yet measured on a GPU.
 	"fg_k_nd_rate": 48,
+	// fg_k_centripetal with the held test of three axes: NVRTC 13.5's ptxas
+	// 28-32, no spill; not yet measured on a GPU.
+	"fg_k_nd_centripetal": 48,
 	// The device flow on these grids: a stage is fg_k_nd_continuum with the
 	// control block's reads, a trial fg_k_combine's three-term sum, the
 	// update fg_k_update's arithmetic with the held test of three axes.

@@ -19,7 +19,8 @@ import (
 // fg_k_nd_consistent against fg_k_partials, fg_k_consistent; with and without
 // the doubler penalty, its max and its energy and power to 1e-12), the
 // continuum gradient, the energy density, the constraint, the projection and
-// Program.Rate's two kinds (fg_k_nd_rate against fg_k_rate), on 3D lattices, per-axis planes and lines.
+// Program.Rate's two kinds (fg_k_nd_rate against fg_k_rate), and
+// AddCentripetal against core's host expressions, on 3D lattices, per-axis planes and lines.
 func TestGridKernelsOnTheHost(t *testing.T) {
 	cc := os.Getenv("CC")
 	if cc == "" {

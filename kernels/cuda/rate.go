@@ -71,3 +71,63 @@ func (p *Program) Rate(g kernels.Grid, kind kernels.RateKind, phi, grad, out ker
 		return p.launch("fg_k_rate", (g.Sites()+bs-1)/bs, &rateArgs{R: r, Grid: grid})
 	})
 }
+
+// centripetalCore is fg_centripetal_core (cuda_reduce.cu).
+type centripetalCore struct {
+	Sites int64  `c:"sites"`
+	P     uint64 `c:"p"`
+	W     uint64 `c:"w"`
+	Out   uint64 `c:"out"`
+}
+
+// centripetalArgs is fg_centripetal_args (fg_k_centripetal, the planar unit).
+type centripetalArgs struct {
+	C    centripetalCore `c:"c"`
+	Grid gridArgs        `c:"grid"`
+}
+
+var _ = registerArgs[centripetalArgs]("fg_k_centripetal")
+
+// ndCentripetalArgs is fg_nd_centripetal_args (fg_k_nd_centripetal, the grid unit).
+type ndCentripetalArgs struct {
+	C    centripetalCore `c:"c"`
+	Grid grid3Args       `c:"grid"`
+}
+
+var _ = registerArgs[ndCentripetalArgs]("fg_k_nd_centripetal")
+
+// AddCentripetal adds the centripetal term of a unit-vector field's
+// acceleration, out += (|w|^2/|p|^2) p at every site that is not held over
+// the components that are not auxiliary (core.CentripetalProgram): the
+// unit-vector RK4 of core's evolution then forms it on the device instead of
+// downloading p and w and uploading the term every stage.
+func (p *Program) AddCentripetal(g kernels.Grid, pb, w, out kernels.Buffer) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.b.onDevice(func() error {
+		grid, err := p.prepare(g, make([]float64, p.unit.NParams))
+		if err != nil {
+			return err
+		}
+		var bufs [3]*buffer
+		for k, b := range []kernels.Buffer{pb, w, out} {
+			if bufs[k], err = p.field([]string{"field", "velocity", "acceleration"}[k], b, g, false); err != nil {
+				return err
+			}
+		}
+		if bufs[2] == bufs[0] || bufs[2] == bufs[1] {
+			return errs.New(errs.Shape, "AddCentripetal's output must be neither the field nor the velocity")
+		}
+		c := centripetalCore{Sites: int64(g.Sites()), P: uint64(bufs[0].d), W: uint64(bufs[1].d), Out: uint64(bufs[2].d)}
+		if p.onGrid(g) {
+			ks, err := p.gridKernels()
+			if err != nil {
+				return err
+			}
+			bs := ks["fg_k_nd_centripetal"].info.BlockSize
+			return p.launchGrid("fg_k_nd_centripetal", (g.Sites()+bs-1)/bs, &ndCentripetalArgs{C: c, Grid: grid3Of(g)})
+		}
+		bs := p.k["fg_k_centripetal"].info.BlockSize
+		return p.launch("fg_k_centripetal", (g.Sites()+bs-1)/bs, &centripetalArgs{C: c, Grid: grid})
+	})
+}

@@ -186,3 +186,11 @@ typedef struct {
 } fg_rate_args;
 
 extern "C" __global__ void fg_k_rate(fg_rate_args a) { fg_rate(a.r, fg_held2{a.grid}); }
+
+/* core.CentripetalProgram on the planar grid (cuda_reduce.cu's fg_centripetal). */
+typedef struct {
+    fg_centripetal_core c;
+    fg_grid grid;
+} fg_centripetal_args;
+
+extern "C" __global__ void fg_k_centripetal(fg_centripetal_args a) { fg_centripetal(a.c, fg_held2{a.grid}); }

@@ -438,3 +438,39 @@ static __device__ __forceinline__ void fg_rate(const fg_rate_core& a, HELD held)
 #pragma unroll
     for (int k = 0; k < FG_NCOMP; k++) out[k * n + idx] = (fg_store)r[k];
 }
+
+/* core.CentripetalProgram.AddCentripetal: out += (|w|^2/|p|^2) p at one site
+ * that is not held, over the components that are not auxiliary (0 where
+ * w = 0): the centripetal term of a unit-vector field's acceleration, the
+ * expressions of core's host loop (centripetalStage). fg_k_centripetal
+ * (planar, cuda_ops.cu) and the grid unit's kernel (cuda_site3d.cu) launch
+ * it with their held test. */
+typedef struct {
+    long long sites;   /* sites of the grid; the buffers hold FG_NCOMP columns of them */
+    fg_dptr p, w, out;
+} fg_centripetal_core;
+
+template <typename HELD>
+static __device__ __forceinline__ void fg_centripetal(const fg_centripetal_core& a, HELD held) {
+    const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long n = a.sites;
+    if (idx >= n || held(idx)) return;
+    const fg_store* p = (const fg_store*)a.p;
+    const fg_store* w = (const fg_store*)a.w;
+    fg_store* out = (fg_store*)a.out;
+    double ww = 0.0, pp = 0.0;
+#pragma unroll
+    for (int k = 0; k < FG_NCOMP; k++) {
+        if (FG_AUX(k)) continue;
+        const double wk = w[k * n + idx], pk = p[k * n + idx];
+        ww += wk * wk;
+        pp += pk * pk;
+    }
+    const double f = ww != 0.0 ? ww / pp : 0.0;
+#pragma unroll
+    for (int k = 0; k < FG_NCOMP; k++) {
+        if (FG_AUX(k)) continue;
+        const double term = (double)(fg_store)(f * (double)p[k * n + idx]);
+        out[k * n + idx] = (fg_store)((double)out[k * n + idx] + term);
+    }
+}

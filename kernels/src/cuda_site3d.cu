@@ -471,6 +471,14 @@ typedef struct {
 
 extern "C" __global__ void fg_k_nd_rate(fg_nd_rate_args a) { fg_rate(a.r, fg_held3_idx{a.grid}); }
 
+/* core.CentripetalProgram on this file's grids (cuda_reduce.cu's fg_centripetal). */
+typedef struct {
+    fg_centripetal_core c;
+    fg_grid3 grid;
+} fg_nd_centripetal_args;
+
+extern "C" __global__ void fg_k_nd_centripetal(fg_nd_centripetal_args a) { fg_centripetal(a.c, fg_held3_idx{a.grid}); }
+
 /* ---- The consistent form: fg_k_nd_partials, then fg_k_nd_consistent ----
  *
  * cpu_kernels.c.tmpl's fg_k_partials and fg_k_consistent, site for site, in
