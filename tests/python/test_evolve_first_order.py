@@ -2,7 +2,8 @@
 equation (uniform precession at gamma B, relaxation at the damping's rate, energy
 conserved or dissipated on a skyrmion) and the Gross-Pitaevskii equation (a dark
 soliton's speed against its depth, the norm conserved; imaginary time reaching
-minimize's ground state, with and without the norm kept), and their bad input."""
+minimize's ground state, with and without the norm kept), a skyrmion's Thiele drift
+across a field gradient, and their bad input."""
 
 import math
 
@@ -151,3 +152,47 @@ def test_bad_input_is_typed_and_named():
         with pytest.raises(fg.ParameterError) as info:
             sim.evolve(1.0, **kw)
         assert want in str(info.value), (kw, str(info.value))
+
+
+def test_llg_skyrmion_drifts_across_a_field_gradient_as_thiele_says():
+    """Thiele's equation: a skyrmion of charge Q pushed by a force F (here
+    F = -beta M x-hat, M = int (1 - n3), from the energy term beta x (1 - n3)) moves
+    perpendicular to it at |v| = gamma |F| / (4 pi |Q|) without damping (a cycloid
+    about that drift, averaged out by the fit over t = 20)."""
+    th = fg.Theory(
+        "tilted_skyrme",
+        fields=["n1", "n2", "n3"],
+        params={"kappa": 1.0, "mass": 1.0, "beta": 0.0},
+        constraint=fg.UnitVector(),
+    )
+
+    @th.energy_density
+    def e(s, p):
+        grad = 0.5 * (fg.norm2(s.dx) + fg.norm2(s.dy)) + 0.5 * p.kappa**2 * fg.norm2(fg.cross(s.dx, s.dy))
+        return grad + (p.mass**2 + p.beta * s.x) * (1 - s.phi.n3)
+
+    @th.density("charge")
+    def q(s, p):
+        return fg.dot(s.phi, fg.cross(s.dx, s.dy)) / (4 * fg.pi)
+
+    @th.density("m")
+    def m(s, p):
+        return 1 - s.phi.n3
+
+    sim = fg.Simulation(th, grid=(48, 48), spacing=0.25, boundary="periodic", backend="cpu", gradient="consistent")
+    sim.set_field(fg.initial.skyrmion(charge=1, size=1.5))
+    sim.minimize(tol=1e-6)
+    Q, M = sim.integral("charge"), sim.integral("m")
+    beta = 0.02
+    sim.set_params(beta=beta)
+    ev = sim.evolve(20.0, method="llg", record_every=20)
+    X, Y = sim.lattice.meshgrid()
+    w = [1 - snap[2] for snap in ev.snapshots]
+    xs = [(wk * X).sum() / wk.sum() for wk in w]
+    ys = [(wk * Y).sum() / wk.sum() for wk in w]
+    vx, vy = np.polyfit(ev.times, xs, 1)[0], np.polyfit(ev.times, ys, 1)[0]
+    want = beta * M / (4 * math.pi * abs(Q))
+    assert abs(vy) == pytest.approx(want, rel=0.03)
+    assert abs(vx) < 0.03 * abs(vy)
+    energy = ev.history.column("energy").to_numpy()
+    assert abs(energy[-1] - energy[0]) < 1e-4 * abs(energy[0])  # along an equipotential
