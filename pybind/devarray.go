@@ -13,7 +13,7 @@ import (
 type deviceField struct {
 	DeviceType string `json:"device_type"` // "cuda" or "cpu" (then use the host field)
 	Ptr        uint64 `json:"ptr"`
-	Len        int    `json:"len"`   // values: ncomp columns of nx*ny, x fastest
+	Len        int    `json:"len"`   // values: ncomp columns of the lattice's sites, x fastest
 	DType      string `json:"dtype"` // "float64" or "float32"
 	Device     int    `json:"device"`
 	NComp      int    `json:"ncomp"`
@@ -36,6 +36,7 @@ func SimDeviceField(h int64) (out string, err error) {
 	}
 	lat := s.Lattice()
 	d := deviceField{DeviceType: "cpu", NComp: len(s.Theory().Spec.Fields), Nx: lat.Nx, Ny: lat.Ny}
+	sites := lat.Sites()
 	if p, ok := s.Program().(*cuda.Program); ok {
 		buf, err := s.FieldBuffer()
 		if err != nil {
@@ -45,8 +46,8 @@ func SimDeviceField(h int64) (out string, err error) {
 		if err != nil {
 			return "", bridge(err)
 		}
-		if a.Len != d.NComp*d.Nx*d.Ny {
-			return "", bridge(errs.New(errs.Internal, "device field holds %d values, expected %d x %d x %d", a.Len, d.NComp, d.Ny, d.Nx))
+		if a.Len != d.NComp*sites {
+			return "", bridge(errs.New(errs.Internal, "device field holds %d values, expected %d components of %d sites", a.Len, d.NComp, sites))
 		}
 		if err := p.Sync(); err != nil {
 			return "", bridge(err)

@@ -131,20 +131,23 @@ var Float32Budgets = map[string]BudgetOverride{
 // fg_k_tile), fg_k_density runs once per observable.
 var TheoryFloat32Budgets = map[string]map[string]BudgetOverride{
 	"anisotropic_gl": {
-		"fg_k_continuum": {152, "6 components, float32 storage: measured 144 (sm_90) / 128 (sm_80) against 128-130 in float64 (NVRTC 13.5, no spill), +8 for NVRTC 13.0"},
+		"fg_k_combine_dots": {82, "6 components, float32 storage: measured 72 (sm_80) / 70 (sm_90) (NVRTC 13.5, no spill, 2026-12-04), +8 for NVRTC 13.0"},
+		"fg_k_continuum":    {152, "6 components, float32 storage: measured 144 (sm_90) / 128 (sm_80) against 128-130 in float64 (NVRTC 13.5, no spill), +8 for NVRTC 13.0"},
 	},
 	"chern_simons_higgs": {
 		"fg_k_tile_up": {128, "5 components, float32 storage: stage 4 fused with the RK4 update holds the five float input streams' loads with the site struct; measured 119 (sm_90) against 94 in float64 (NVRTC 13.5, no spill), +8 for NVRTC 13.0; 128 registers keep 512 threads per SM resident"},
 	},
 	"ferromagnetic_superconductor": {
-		"fg_k_continuum": {156, "8 components, float32 storage: measured 148 (sm_90) / 130 (sm_80) against 128-132 in float64 (NVRTC 13.5, no spill), +8 for NVRTC 13.0"},
+		"fg_k_combine_dots": {100, "8 components, float32 storage: measured 92 (sm_80) / 80 (sm_90) (NVRTC 13.5, no spill, 2026-12-04), +8 for NVRTC 13.0"},
+		"fg_k_continuum":    {156, "8 components, float32 storage: measured 148 (sm_90) / 130 (sm_80) against 128-132 in float64 (NVRTC 13.5, no spill), +8 for NVRTC 13.0"},
 	},
 	"liquid_crystal": {
 		"fg_k_continuum": {120, "4 components, float32 storage: measured 110 (sm_90) / 106 (sm_80) against 102-104 in float64 (NVRTC 13.5, no spill), +8 for NVRTC 13.0"},
 	},
 	"spin_triplet": {
-		"fg_k_continuum": {184, "10 components, float32 storage: the 25-point stencil loads of 10 components are issued ahead as floats; measured 176 (sm_90) / 138 (sm_80) against 128-130 in float64 (NVRTC 13.5, no spill), +8 for NVRTC 13.0"},
-		"fg_k_density":   {116, "10 components, float32 storage: measured 108 (sm_80) / 106 (sm_90) against 100 in float64 (NVRTC 13.5, no spill), +8 for NVRTC 13.0"},
+		"fg_k_combine_dots": {108, "10 components, float32 storage: measured 100 (sm_80) / 87 (sm_90) (NVRTC 13.5, no spill, 2026-12-04), +8 for NVRTC 13.0"},
+		"fg_k_continuum":    {184, "10 components, float32 storage: the 25-point stencil loads of 10 components are issued ahead as floats; measured 176 (sm_90) / 138 (sm_80) against 128-130 in float64 (NVRTC 13.5, no spill), +8 for NVRTC 13.0"},
+		"fg_k_density":      {116, "10 components, float32 storage: measured 108 (sm_80) / 106 (sm_90) against 100 in float64 (NVRTC 13.5, no spill), +8 for NVRTC 13.0"},
 	},
 }
 
@@ -163,14 +166,15 @@ type BudgetOverride struct {
 // 2026-11-29 with a margin of 8 registers for the GPU machine's NVRTC 13.0.
 var TheoryBudgets = map[string]map[string]BudgetOverride{
 	"anisotropic_gl": {
-		"fg_k_project":    {56, "6 components: the site's components of the field and the projected vector are loaded together; measured 48 (NVRTC 13.5, sm_80/sm_90, float64 and float32, no spill), +8 for NVRTC 13.0"},
-		"fg_k_stages234":  {176, "stages 2-4 and the update in one kernel hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 164 (sm_80/sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
-		"fg_k_consistent": {255, "6 components: the partials (de/ddx, de/ddy) of 8 stencil neighbours per component stay live across the neighbour loop; measured 230 (NVRTC 13.5) and 254 (NVRTC 13.0, sm_80, on the H200), no spill: the hardware limit"},
-		"fg_k_constrain":  {56, "6 components: one site's components and velocity are held together for the projection; measured 42 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
-		"fg_k_continuum":  {144, "6 components: the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions are live at once; measured 130 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
-		"fg_k_density":    {96, "6 components: its densities are evaluated from the whole site struct, second derivatives included; measured 82 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
-		"fg_k_tile":       {176, "6 components: the tiled continuum gradient holds the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions at once; measured 166 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
-		"fg_k_tile_up":    {176, "6 components: stage 4 fused with the RK4 update holds the site struct and the generated gradient's common subexpressions, then phi', v' of every component; measured 165 (sm_80) / 158 (sm_90) (NVRTC 13.5, sm_80/sm_90, no spill, 2026-11-29), +8 for NVRTC 13.0"},
+		"fg_k_combine_dots": {82, "6 components: CombineDots holds a site's combined components, the projection's sums and two accumulators; measured 74 (sm_80) / 65 (sm_90) (NVRTC 13.5, float64, no spill, 2026-12-04), +8 for NVRTC 13.0"},
+		"fg_k_project":      {56, "6 components: the site's components of the field and the projected vector are loaded together; measured 48 (NVRTC 13.5, sm_80/sm_90, float64 and float32, no spill), +8 for NVRTC 13.0"},
+		"fg_k_stages234":    {176, "stages 2-4 and the update in one kernel hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 164 (sm_80/sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
+		"fg_k_consistent":   {255, "6 components: the partials (de/ddx, de/ddy) of 8 stencil neighbours per component stay live across the neighbour loop; measured 230 (NVRTC 13.5) and 254 (NVRTC 13.0, sm_80, on the H200), no spill: the hardware limit"},
+		"fg_k_constrain":    {56, "6 components: one site's components and velocity are held together for the projection; measured 42 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_continuum":    {144, "6 components: the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions are live at once; measured 130 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_density":      {96, "6 components: its densities are evaluated from the whole site struct, second derivatives included; measured 82 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_tile":         {176, "6 components: the tiled continuum gradient holds the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions at once; measured 166 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_tile_up":      {176, "6 components: stage 4 fused with the RK4 update holds the site struct and the generated gradient's common subexpressions, then phi', v' of every component; measured 165 (sm_80) / 158 (sm_90) (NVRTC 13.5, sm_80/sm_90, no spill, 2026-11-29), +8 for NVRTC 13.0"},
 	},
 	"baby_skyrme": {
 		"fg_k_stages234": {136, "stages 2-4 and the update in one kernel hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 124 (sm_80) / 120 (sm_90) traced, 119 / 121 for the testdata source (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
@@ -178,25 +182,27 @@ var TheoryBudgets = map[string]map[string]BudgetOverride{
 		"fg_k_tile_up":   {128, "3 components: stage 4 fused with the RK4 update holds the site struct and the generated gradient's common subexpressions, then phi', v' of every component; measured 116 (sm_80) / 118 (sm_90) (NVRTC 13.5, sm_80/sm_90, no spill, 2026-11-29), +8 for NVRTC 13.0"},
 	},
 	"chern_simons_higgs": {
-		"fg_k_stages234":  {136, "stages 2-4 and the update in one kernel hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 116 (sm_80) / 126 (sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
-		"fg_k_consistent": {184, "5 components: the partials (de/ddx, de/ddy) of 8 stencil neighbours per component stay live across the neighbour loop; measured 170 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
-		"fg_k_density":    {72, "5 components: its densities are evaluated from the whole site struct, second derivatives included; measured 64 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
-		"fg_k_tile":       {122, "5 components: the tiled continuum gradient holds the site struct and the generated gradient's common subexpressions at once; measured 114 on sm_90 (93 on sm_80, both precisions; NVRTC 13.5, no spill, 2026-12-03) once the folded stage-1 reduction's code left the kernel (92 with it; docs/decisions/0014), +8 for NVRTC 13.0"},
+		"fg_k_combine_dots": {74, "5 components: CombineDots holds a site's combined components, the projection's sums and two accumulators; measured 66 (NVRTC 13.5, sm_80, float64, no spill, 2026-12-04), +8 for NVRTC 13.0"},
+		"fg_k_stages234":    {136, "stages 2-4 and the update in one kernel hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 116 (sm_80) / 126 (sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
+		"fg_k_consistent":   {184, "5 components: the partials (de/ddx, de/ddy) of 8 stencil neighbours per component stay live across the neighbour loop; measured 170 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_density":      {72, "5 components: its densities are evaluated from the whole site struct, second derivatives included; measured 64 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_tile":         {122, "5 components: the tiled continuum gradient holds the site struct and the generated gradient's common subexpressions at once; measured 114 on sm_90 (93 on sm_80, both precisions; NVRTC 13.5, no spill, 2026-12-03) once the folded stage-1 reduction's code left the kernel (92 with it; docs/decisions/0014), +8 for NVRTC 13.0"},
 	},
 	"chiral_magnet": {
 		"fg_k_consistent": {176, "4 components: the partials (de/ddx, de/ddy) of 8 stencil neighbours per component stay live across the neighbour loop; measured 163 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 		"fg_k_density":    {72, "4 components: its densities are evaluated from the whole site struct, second derivatives included; measured 64 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 	},
 	"ferromagnetic_superconductor": {
-		"fg_k_project":    {64, "8 components: the site's components of the field and the projected vector are loaded together; measured 56 (NVRTC 13.5, sm_80/sm_90, float64 and float32, no spill), +8 for NVRTC 13.0"},
-		"fg_k_stages234":  {168, "stages 2-4 and the update in one kernel hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 148 (sm_80) / 154 (sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
-		"fg_k_consistent": {255, "8 components: the partials (de/ddx, de/ddy) of 8 stencil neighbours per component stay live across the neighbour loop; measured 254 (NVRTC 13.5, sm_80/sm_90, no spill): the hardware limit, so theories above 8 components get no consistent kernel (ConsistentMaxComponents)"},
-		"fg_k_constrain":  {56, "8 components: one site's components and velocity are held together for the projection; measured 48 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
-		"fg_k_continuum":  {144, "8 components: the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions are live at once; measured 132 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
-		"fg_k_density":    {88, "8 components: its densities are evaluated from the whole site struct, second derivatives included; measured 74 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
-		"fg_k_tile":       {160, "8 components: the tiled continuum gradient holds the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions at once; measured 146 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
-		"fg_k_tile_up":    {136, "8 components: stage 4 fused with the RK4 update holds the site struct and the generated gradient's common subexpressions, then phi', v' of every component; measured 128 (NVRTC 13.5, sm_80/sm_90, no spill, 2026-11-29), +8 for NVRTC 13.0"},
-		"fg_k_update":     {64, "8 components: the RK4 combination holds phi' and v' for every component plus six input streams; measured 56 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_combine_dots": {100, "8 components: CombineDots holds a site's combined components, the projection's sums and two accumulators; measured 92 (sm_80) / 78 (sm_90) (NVRTC 13.5, float64, no spill, 2026-12-04), +8 for NVRTC 13.0"},
+		"fg_k_project":      {64, "8 components: the site's components of the field and the projected vector are loaded together; measured 56 (NVRTC 13.5, sm_80/sm_90, float64 and float32, no spill), +8 for NVRTC 13.0"},
+		"fg_k_stages234":    {168, "stages 2-4 and the update in one kernel hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 148 (sm_80) / 154 (sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
+		"fg_k_consistent":   {255, "8 components: the partials (de/ddx, de/ddy) of 8 stencil neighbours per component stay live across the neighbour loop; measured 254 (NVRTC 13.5, sm_80/sm_90, no spill): the hardware limit, so theories above 8 components get no consistent kernel (ConsistentMaxComponents)"},
+		"fg_k_constrain":    {56, "8 components: one site's components and velocity are held together for the projection; measured 48 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_continuum":    {144, "8 components: the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions are live at once; measured 132 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_density":      {88, "8 components: its densities are evaluated from the whole site struct, second derivatives included; measured 74 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_tile":         {160, "8 components: the tiled continuum gradient holds the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions at once; measured 146 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_tile_up":      {136, "8 components: stage 4 fused with the RK4 update holds the site struct and the generated gradient's common subexpressions, then phi', v' of every component; measured 128 (NVRTC 13.5, sm_80/sm_90, no spill, 2026-11-29), +8 for NVRTC 13.0"},
+		"fg_k_update":       {64, "8 components: the RK4 combination holds phi' and v' for every component plus six input streams; measured 56 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 	},
 	"liquid_crystal": {
 		"fg_k_stages234":  {152, "stages 2-4 and the update in one kernel hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 144 (sm_80) / 140 (sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
@@ -210,23 +216,25 @@ var TheoryBudgets = map[string]map[string]BudgetOverride{
 		"fg_k_nd_stage":     {255, "fg_k_nd_continuum in a device flow: the same site struct and gradient"},
 	},
 	"abelian_higgs_3d": {
-		"fg_k_project":      {56, "5 components: the site's components of the field and the projected vector are loaded together; measured 46-48 (NVRTC 13.5, sm_80/sm_90, float64 and float32, no spill), +8 for NVRTC 13.0"},
-		"fg_k_nd_continuum": {176, "the 3D abelian Higgs model, 5 components: the site struct of a 3D source and the three covariant derivatives' generated gradient live at once; measured 168 on sm_80 and 130 on sm_90 (NVRTC 13.5, both precisions, no spill, 2026-12-04), +8 for NVRTC 13.0"},
-		"fg_k_nd_stage":     {176, "fg_k_nd_continuum in a device flow: the same site struct and gradient"},
+		"fg_k_nd_combine_dots": {76, "5 components: CombineDots holds a site's combined components, the projection's sums and two accumulators; measured 68 (NVRTC 13.5, sm_80, float64, no spill, 2026-12-04), +8 for NVRTC 13.0"},
+		"fg_k_project":         {56, "5 components: the site's components of the field and the projected vector are loaded together; measured 46-48 (NVRTC 13.5, sm_80/sm_90, float64 and float32, no spill), +8 for NVRTC 13.0"},
+		"fg_k_nd_continuum":    {176, "the 3D abelian Higgs model, 5 components: the site struct of a 3D source and the three covariant derivatives' generated gradient live at once; measured 168 on sm_80 and 130 on sm_90 (NVRTC 13.5, both precisions, no spill, 2026-12-04), +8 for NVRTC 13.0"},
+		"fg_k_nd_stage":        {176, "fg_k_nd_continuum in a device flow: the same site struct and gradient"},
 	},
 	"faddeev_skyrme": {
 		"fg_k_nd_continuum": {176, "the Faddeev-Skyrme model, 3 components: the site struct of a 3D source and the quartic term's generated gradient live at once; measured 166-168 (NVRTC 13.5, sm_80/sm_90, both precisions, no spill, 2026-12-04), +8 for NVRTC 13.0"},
 		"fg_k_nd_stage":     {176, "fg_k_nd_continuum in a device flow: the same site struct and gradient"},
 	},
 	"spin_triplet": {
-		"fg_k_project":   {72, "10 components: the site's components of the field and the projected vector are loaded together; measured 64 (NVRTC 13.5, sm_80/sm_90, float64 and float32, no spill), +8 for NVRTC 13.0"},
-		"fg_k_stages234": {160, "stages 2-4 and the update in one kernel hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 148 (sm_80) / 126 (sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
-		"fg_k_constrain": {64, "10 components: one site's components and velocity are held together for the projection; measured 56 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
-		"fg_k_continuum": {144, "10 components: the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions are live at once; measured 130 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
-		"fg_k_density":   {112, "10 components: its densities are evaluated from the whole site struct, second derivatives included; measured 100 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
-		"fg_k_tile":      {160, "10 components: the tiled continuum gradient holds the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions at once; measured 132 (NVRTC 13.5, sm_80/sm_90, no spill); with the device flow's folded stage-1 reduction (one warp combining the row partials; deleted since, docs/decisions/0014) NVRTC 13.5 allocated 152 for sm_80 (131 for sm_90), no spill, 2026-11-29; +8 for NVRTC 13.0"},
-		"fg_k_tile_up":   {170, "10 components: stage 4 fused with the RK4 update holds the site struct and the generated gradient's common subexpressions, then phi', v' of every component; measured 162 (sm_80) / 158 (sm_90) (NVRTC 13.5, sm_80/sm_90, no spill, 2026-11-29), +8 for NVRTC 13.0"},
-		"fg_k_update":    {72, "10 components: the RK4 combination holds phi' and v' for every component plus six input streams; measured 64 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_combine_dots": {106, "10 components: CombineDots holds a site's combined components, the projection's sums and two accumulators; measured 98 (sm_80) / 92 (sm_90) (NVRTC 13.5, float64, no spill, 2026-12-04), +8 for NVRTC 13.0"},
+		"fg_k_project":      {72, "10 components: the site's components of the field and the projected vector are loaded together; measured 64 (NVRTC 13.5, sm_80/sm_90, float64 and float32, no spill), +8 for NVRTC 13.0"},
+		"fg_k_stages234":    {160, "stages 2-4 and the update in one kernel hold the site struct and the generated gradient's common subexpressions in each of three gradient phases; measured 148 (sm_80) / 126 (sm_90) (NVRTC 13.5, no spill, 2026-11-30), +8 for NVRTC 13.0"},
+		"fg_k_constrain":    {64, "10 components: one site's components and velocity are held together for the projection; measured 56 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_continuum":    {144, "10 components: the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions are live at once; measured 130 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_density":      {112, "10 components: its densities are evaluated from the whole site struct, second derivatives included; measured 100 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
+		"fg_k_tile":         {160, "10 components: the tiled continuum gradient holds the site struct (6 values per component plus x, y) and the generated gradient's common subexpressions at once; measured 132 (NVRTC 13.5, sm_80/sm_90, no spill); with the device flow's folded stage-1 reduction (one warp combining the row partials; deleted since, docs/decisions/0014) NVRTC 13.5 allocated 152 for sm_80 (131 for sm_90), no spill, 2026-11-29; +8 for NVRTC 13.0"},
+		"fg_k_tile_up":      {170, "10 components: stage 4 fused with the RK4 update holds the site struct and the generated gradient's common subexpressions, then phi', v' of every component; measured 162 (sm_80) / 158 (sm_90) (NVRTC 13.5, sm_80/sm_90, no spill, 2026-11-29), +8 for NVRTC 13.0"},
+		"fg_k_update":       {72, "10 components: the RK4 combination holds phi' and v' for every component plus six input streams; measured 64 (NVRTC 13.5, sm_80/sm_90, no spill), +8 for NVRTC 13.0"},
 	},
 	"abelian_higgs": {
 		"fg_k_consistent": {168, "4 components: the covariant-derivative partials of 8 neighbours " +

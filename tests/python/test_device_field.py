@@ -109,3 +109,31 @@ def test_cuda_device_field_is_the_device_state(precision):
     assert (f[2] == 1.0).all() and (f[:2] == 0.0).all()
     sim.close()
     assert no_exports_alive()
+
+
+@needs_gpu
+@pytest.mark.parametrize("grid", [(12, 10, 8), (40,)])
+def test_cuda_device_field_beyond_the_plane(grid):
+    """On a 3D lattice or a line the device field is the field's device memory too,
+    shaped (ncomp, nz, ny, nx) or (ncomp, nx), one column per component."""
+    cupy = pytest.importorskip("cupy")
+    sim = fg.Simulation(fg.theories.baby_skyrme(), grid=grid, spacing=0.5, backend="cuda")
+    rng = np.random.default_rng(3)
+    f = rng.normal(size=(3, *reversed(grid)))
+    sim.set_field(f / np.linalg.norm(f, axis=0))
+    d = sim.device_field()
+    assert d.device_type == "cuda" and d.shape == (3, *reversed(grid))
+    g = cupy.asarray(d)
+    assert g.data.ptr == d.ptr and g.shape == d.shape
+    np.testing.assert_array_equal(cupy.asnumpy(g), sim.field.numpy())
+    schema, array = d.__arrow_c_device_array__()
+    s = _device_array_struct(array)
+    n = int(np.prod(grid))
+    assert s.array.length == n and s.array.n_children == 3
+    for c in range(3):
+        assert s.array.children[c].contents.buffers[1] == d.ptr + c * n * 8
+    del schema, array, s
+    g[0] = 0.0
+    assert (sim.field.numpy()[0] == 0.0).all()
+    sim.close()
+    assert no_exports_alive()

@@ -264,11 +264,6 @@ class Simulation:
         minimize starts from them and ``sim.field`` shows them."""
         from .devicefield import DeviceField
 
-        if not self.lattice.planar and self.backend != "cpu":
-            raise BackendError(
-                f"device_field() of a {self.backend} simulation runs on 2D lattices with one boundary for now: "
-                f"it is not available for grid={self.lattice.grid}"
-            )
         d = DeviceField(self)
         self._device_views = self._device_views or d.device_type == "cuda"
         self._views_out = True
