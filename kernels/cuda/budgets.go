@@ -215,6 +215,13 @@ var TheoryBudgets = map[string]map[string]BudgetOverride{
 		"fg_k_nd_continuum": {255, "the 3D Skyrme model, 4 components: the site struct of a 3D source (10 values per component plus x, y, z) and the quartic term's generated gradient live at once; measured 242 (NVRTC 13.5, sm_80/sm_90, both precisions, no spill, 2026-12-04), +8 reaches the hardware limit"},
 		"fg_k_nd_stage":     {255, "fg_k_nd_continuum in a device flow: the same site struct and gradient"},
 	},
+	"anisotropic_gl_3d": {
+		"fg_k_nd_continuum":    {176, "the 3D anisotropic Ginzburg-Landau model, 5 components: the site struct of a 3D source and the weighted covariant derivatives' generated gradient live at once; measured 168 (NVRTC 13.5, no spill, 2026-12-04), +8 for NVRTC 13.0"},
+		"fg_k_nd_stage":        {180, "fg_k_nd_continuum in a device flow: the same site struct and gradient; measured 172 (NVRTC 13.5, no spill, 2026-12-04), +8 for NVRTC 13.0"},
+		"fg_k_nd_partials":     {152, "the consistent form's first pass with the weighted partials of 5 components; measured 143 (NVRTC 13.5, no spill, 2026-12-04), +8 for NVRTC 13.0"},
+		"fg_k_nd_combine_dots": {76, "5 components: CombineDots holds a site's combined components, the projection's sums and two accumulators; measured 68 (NVRTC 13.5, no spill, 2026-12-04), +8 for NVRTC 13.0"},
+		"fg_k_project":         {56, "5 components: the site's components of the field and the projected vector are loaded together; measured 48 (NVRTC 13.5, no spill, 2026-12-04), +8 for NVRTC 13.0"},
+	},
 	"abelian_higgs_3d": {
 		"fg_k_nd_combine_dots": {76, "5 components: CombineDots holds a site's combined components, the projection's sums and two accumulators; measured 68 (NVRTC 13.5, sm_80, float64, no spill, 2026-12-04), +8 for NVRTC 13.0"},
 		"fg_k_project":         {56, "5 components: the site's components of the field and the projected vector are loaded together; measured 46-48 (NVRTC 13.5, sm_80/sm_90, float64 and float32, no spill), +8 for NVRTC 13.0"},

@@ -40,9 +40,6 @@ __all__ = [
 ]
 
 # name -> factory, for tests and tools that iterate over every built-in theory.
-# anisotropic_gl_3d is not listed yet: its CUDA kernels have no register budgets in
-# kernels/cuda/budgets.go (tests/python/test_kernel_budgets.py holds every theory here
-# to them); tests/python/test_theories_builtin.py checks it by name.
 ALL = {
     f.__name__: f
     for f in (
@@ -58,5 +55,6 @@ ALL = {
         skyrme,
         faddeev_skyrme,
         abelian_higgs_3d,
+        anisotropic_gl_3d,
     )
 }
