@@ -61,21 +61,10 @@ func (p *Program) CombineDots(g kernels.Grid, phi, out, y kernels.Buffer, terms 
 		if yb != nil {
 			d.Y = uint64(yb.d)
 		}
-		if p.onGrid(g) {
-			ks, err := p.gridKernels()
-			if err != nil {
-				return err
-			}
-			bs := ks["fg_k_nd_combine_dots"].info.BlockSize
-			err = p.launchGrid("fg_k_nd_combine_dots", (32*nchunk+bs-1)/bs, &ndCombineDotsArgs{D: d, Grid: grid3Of(g)})
-			if err != nil {
-				return err
-			}
-		} else {
-			bs := p.k["fg_k_combine_dots"].info.BlockSize
-			if err := p.launch("fg_k_combine_dots", (32*nchunk+bs-1)/bs, &combineDotsArgs{D: d, Grid: grid}); err != nil {
-				return err
-			}
+		err = p.siteLaunch(g, "combine_dots", 32*nchunk, func() any { return &combineDotsArgs{D: d, Grid: grid} },
+			func() any { return &ndCombineDotsArgs{D: d, Grid: grid3Of(g)} })
+		if err != nil {
+			return err
 		}
 		if err := p.launch("fg_k_combine_dots_final", 1, &d); err != nil {
 			return err

@@ -44,31 +44,14 @@ func (p *Program) Rate(g kernels.Grid, kind kernels.RateKind, phi, grad, out ker
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.b.onDevice(func() error {
-		grid, err := p.prepare(g, make([]float64, p.unit.NParams))
+		grid, bufs, err := p.outputPass(g, []string{"field", "gradient", "rate"}, phi, grad, out)
 		if err != nil {
 			return err
 		}
-		var bufs [3]*buffer
-		for k, b := range []kernels.Buffer{phi, grad, out} {
-			if bufs[k], err = p.field([]string{"field", "gradient", "rate"}[k], b, g, false); err != nil {
-				return err
-			}
-		}
-		if bufs[2] == bufs[0] || bufs[2] == bufs[1] {
-			return errs.New(errs.Shape, "Rate's output must be neither the field nor the gradient")
-		}
 		r := rateCore{Sites: int64(g.Sites()), Kind: int32(kind), C1: c1, C2: c2,
 			Phi: uint64(bufs[0].d), Grad: uint64(bufs[1].d), Out: uint64(bufs[2].d)}
-		if p.onGrid(g) {
-			ks, err := p.gridKernels()
-			if err != nil {
-				return err
-			}
-			bs := ks["fg_k_nd_rate"].info.BlockSize
-			return p.launchGrid("fg_k_nd_rate", (g.Sites()+bs-1)/bs, &ndRateArgs{R: r, Grid: grid3Of(g)})
-		}
-		bs := p.k["fg_k_rate"].info.BlockSize
-		return p.launch("fg_k_rate", (g.Sites()+bs-1)/bs, &rateArgs{R: r, Grid: grid})
+		return p.siteLaunch(g, "rate", g.Sites(), func() any { return &rateArgs{R: r, Grid: grid} },
+			func() any { return &ndRateArgs{R: r, Grid: grid3Of(g)} })
 	})
 }
 
@@ -105,29 +88,53 @@ func (p *Program) AddCentripetal(g kernels.Grid, pb, w, out kernels.Buffer) erro
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.b.onDevice(func() error {
-		grid, err := p.prepare(g, make([]float64, p.unit.NParams))
+		grid, bufs, err := p.outputPass(g, []string{"field", "velocity", "acceleration"}, pb, w, out)
 		if err != nil {
 			return err
 		}
-		var bufs [3]*buffer
-		for k, b := range []kernels.Buffer{pb, w, out} {
-			if bufs[k], err = p.field([]string{"field", "velocity", "acceleration"}[k], b, g, false); err != nil {
-				return err
-			}
-		}
-		if bufs[2] == bufs[0] || bufs[2] == bufs[1] {
-			return errs.New(errs.Shape, "AddCentripetal's output must be neither the field nor the velocity")
-		}
 		c := centripetalCore{Sites: int64(g.Sites()), P: uint64(bufs[0].d), W: uint64(bufs[1].d), Out: uint64(bufs[2].d)}
-		if p.onGrid(g) {
-			ks, err := p.gridKernels()
-			if err != nil {
-				return err
-			}
-			bs := ks["fg_k_nd_centripetal"].info.BlockSize
-			return p.launchGrid("fg_k_nd_centripetal", (g.Sites()+bs-1)/bs, &ndCentripetalArgs{C: c, Grid: grid3Of(g)})
-		}
-		bs := p.k["fg_k_centripetal"].info.BlockSize
-		return p.launch("fg_k_centripetal", (g.Sites()+bs-1)/bs, &centripetalArgs{C: c, Grid: grid})
+		return p.siteLaunch(g, "centripetal", g.Sites(), func() any { return &centripetalArgs{C: c, Grid: grid} },
+			func() any { return &ndCentripetalArgs{C: c, Grid: grid3Of(g)} })
 	})
+}
+
+// outputPass prepares g for a per-site pass and resolves its field-sized
+// buffers (named for the errors), the last one the output, which must be
+// neither of the others (p.mu held, the context current).
+func (p *Program) outputPass(g kernels.Grid, names []string, bs ...kernels.Buffer) (gridArgs, []*buffer, error) {
+	grid, err := p.prepare(g, make([]float64, p.unit.NParams))
+	if err != nil {
+		return grid, nil, err
+	}
+	bufs := make([]*buffer, len(bs))
+	for k, b := range bs {
+		if bufs[k], err = p.field(names[k], b, g, false); err != nil {
+			return grid, nil, err
+		}
+	}
+	last := len(bufs) - 1
+	for _, b := range bufs[:last] {
+		if b == bufs[last] {
+			return grid, nil, errs.New(errs.Shape, "the %s must be a buffer of its own, not one of the inputs", names[last])
+		}
+	}
+	return grid, bufs, nil
+}
+
+// siteLaunch launches a kernel over threads threads: fg_k_<name> with the
+// block planar() on the planar grid, fg_k_nd_<name> with nd() on the grid
+// unit's (p.mu held, the context current, prepare done).
+func (p *Program) siteLaunch(g kernels.Grid, name string, threads int, planar, nd func() any) error {
+	if p.onGrid(g) {
+		ks, err := p.gridKernels()
+		if err != nil {
+			return err
+		}
+		k := "fg_k_nd_" + name
+		bs := ks[k].info.BlockSize
+		return p.launchGrid(k, (threads+bs-1)/bs, nd())
+	}
+	k := "fg_k_" + name
+	bs := p.k[k].info.BlockSize
+	return p.launch(k, (threads+bs-1)/bs, planar())
 }
