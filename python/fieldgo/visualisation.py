@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import LatticeError, ParameterError, ShapeError, SpecError
+from .errors import BackendError, LatticeError, ParameterError, ShapeError, SpecError
 
 __all__ = ["Mesh", "isosurface_mesh", "isosurface", "runge_colours", "slice", "to_vtk", "view3d", "View3D"]
 
@@ -229,10 +229,6 @@ def isosurface_mesh(
 
 
 def _mesh(obj, density, level, colour, lattice, field, refine=1):
-    try:
-        from skimage import measure
-    except ImportError:
-        raise ImportError("isosurfaces need scikit-image: pip install 'fieldgo[vis]'") from None
     if colour not in ("runge", None):
         raise ParameterError(f"colour must be 'runge' or None, got {colour!r}")
     values, name, lattice, field = _volume(obj, density, lattice, field)
@@ -249,6 +245,10 @@ def _mesh(obj, density, level, colour, lattice, field, refine=1):
         raise ParameterError(f"level={level:g} is outside the {name} density's range ({lo:g}, {hi:g}): no surface")
     if isinstance(refine, bool) or not isinstance(refine, (int, np.integer)) or not 1 <= refine <= 8:
         raise ParameterError(f"refine must be an integer from 1 to 8, got {refine!r}")
+    try:
+        from skimage import measure
+    except ImportError:
+        raise BackendError("isosurfaces need scikit-image: pip install 'fieldgo[vis]'") from None
     hz, hy, hx = reversed(lattice.spacing)
     spacing = (hz, hy, hx)
     if refine > 1:
