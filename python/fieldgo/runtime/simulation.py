@@ -339,12 +339,12 @@ class Simulation:
           n' = -gamma n x H + alpha n x n' with H = -dE/dn, ``gamma`` > 0 and the
           damping ``alpha`` >= 0; the history has ``m_x``, ``m_y``, ``m_z`` (the mean
           of n) in place of the momentum.
-        - ``"gpe"``: the Gross-Pitaevskii equation i psi' = dE/dpsi* of a theory whose
+        - ``"gpe"``: the Gross-Pitaevskii equation ``i psi' = dE/dpsi*`` of a theory whose
           components are complex fields, ``(name_re, name_im)`` pairs in a row (as
-          ``fg.complex_field`` reads them); with E = int |grad psi|^2/2 + V this is
-          i psi' = -lap psi/2 + dV/dpsi*. ``"gpe_imaginary"``: psi' = -dE/dpsi*, which
+          ``fg.complex_field`` reads them); with ``E = int |grad psi|^2/2 + V`` this is
+          ``i psi' = -lap psi/2 + dV/dpsi*``. ``"gpe_imaginary"``: ``psi' = -dE/dpsi*``, which
           relaxes to the ground state; with ``keep_norm`` (its default) at the initial
-          norm int |psi|^2. The history has ``norm`` in place of the momentum.
+          norm ``int |psi|^2``. The history has ``norm`` in place of the momentum.
 
         ``dt``: the largest step; the step taken is ``t / ceil(t / dt)`` so that the
         run ends at exactly ``sim.time + t``. None: a quarter of the smallest
