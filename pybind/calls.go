@@ -112,10 +112,11 @@ func CallResultPointer(h int64) (p uintptr, err error) {
 	return c.ptr, nil
 }
 
-// SimAdvanceStart starts SimAdvance(h, budgetMs) as a call, at most maxSteps
-// steps (0: no limit but the budget): its result (CallResult) is the flow's
-// progress JSON; CallCancel stops the flow at the next kernel boundary
-// (CancelledError), and the flow can be advanced again.
+// SimAdvanceStart runs the current flow for about budgetMs milliseconds of
+// wall time (0: to its end) and at most maxSteps steps (0: no limit) as a
+// call: its result (CallResult) is the flow's progress JSON; CallCancel stops
+// the flow at the next kernel boundary (CancelledError), and the flow can be
+// advanced again.
 func SimAdvanceStart(h int64, budgetMs, maxSteps int) (c int64, err error) {
 	defer recoverInto(&err)
 	s, err := sim(h)
@@ -131,9 +132,9 @@ func SimAdvanceStart(h int64, budgetMs, maxSteps int) (c int64, err error) {
 	}, s.Cancel), nil
 }
 
-// SimAdvanceEvolveStart starts SimAdvanceEvolve(h, budgetMs) as a call, at
-// most maxSteps steps (0: no limit but the budget), as SimAdvanceStart does
-// for a flow.
+// SimAdvanceEvolveStart runs the current evolution as SimAdvanceStart runs a
+// flow; its result is the evolution's progress JSON: step, steps, t, energy,
+// done, dt.
 func SimAdvanceEvolveStart(h int64, budgetMs, maxSteps int) (c int64, err error) {
 	defer recoverInto(&err)
 	s, err := sim(h)

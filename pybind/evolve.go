@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -45,7 +44,7 @@ type evolveOptions struct {
 
 // SimStartEvolve starts an evolution (options as JSON: method, t, dt,
 // record_every, snapshots; gamma, alpha for "llg", keep_norm for "gpe" and
-// "gpe_imaginary"); SimAdvanceEvolve runs it.
+// "gpe_imaginary"); SimAdvanceEvolveStart runs it.
 func SimStartEvolve(h int64, options string) (err error) {
 	defer recoverInto(&err)
 	s, err := sim(h)
@@ -67,22 +66,6 @@ func evolveProgressJSON(p core.EvolveProgress, dt float64) string {
 	}
 	b, _ := json.Marshal(map[string]any{"step": p.Step, "steps": p.Steps, "t": p.T, "energy": energy, "done": p.Done, "dt": dt})
 	return string(b)
-}
-
-// SimAdvanceEvolve runs the current evolution for about budgetMs
-// milliseconds (0: to its end) and returns its progress as JSON: step,
-// steps, t, energy, done, dt.
-func SimAdvanceEvolve(h int64, budgetMs int) (status string, err error) {
-	defer recoverInto(&err)
-	s, err := sim(h)
-	if err != nil {
-		return "", bridge(err)
-	}
-	p, err := s.AdvanceEvolve(0, time.Duration(budgetMs)*time.Millisecond)
-	if err != nil {
-		return "", bridge(err)
-	}
-	return evolveProgressJSON(p, s.EvolveDt()), nil
 }
 
 // SimEvolveHistory exports the current evolution's history from row from on
@@ -142,7 +125,7 @@ func SimTime(h int64) (t float64, err error) {
 }
 
 // SimEvolveStatus is the current evolution's progress as JSON (as
-// SimAdvanceEvolve returns it) without advancing it.
+// SimAdvanceEvolveStart's call returns it) without advancing it.
 func SimEvolveStatus(h int64) (status string, err error) {
 	defer recoverInto(&err)
 	s, err := sim(h)

@@ -82,8 +82,14 @@ func FuzzSpecAndOptions(f *testing.F) {
 		if err == nil {
 			t.Fatalf("a point source that cannot compile was accepted")
 		}
-		_, err = SimAdvance(sh, 1)
-		notInternal(t, err)
+		if c, err := SimAdvanceStart(sh, 1, 0); err != nil {
+			notInternal(t, err)
+		} else {
+			for done := false; !done; done, _ = CallWait(c, 10) {
+			}
+			_, err = CallResult(c)
+			notInternal(t, err)
+		}
 		notInternal(t, SimStartMinimize(sh, minimize))
 		notInternal(t, SimSetParams(sh, minimize))
 	})

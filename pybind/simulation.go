@@ -3,7 +3,6 @@ package pybind
 import (
 	"encoding/json"
 	"math"
-	"time"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -216,22 +215,7 @@ func progressJSON(p core.Progress) string {
 	return string(b)
 }
 
-// SimAdvance runs the current flow for about budgetMs milliseconds of wall
-// time (0: to its end) and returns its progress as JSON.
-func SimAdvance(h int64, budgetMs int) (status string, err error) {
-	defer recoverInto(&err)
-	s, err := sim(h)
-	if err != nil {
-		return "", bridge(err)
-	}
-	p, err := s.Advance(0, time.Duration(budgetMs)*time.Millisecond)
-	if err != nil {
-		return "", bridge(err)
-	}
-	return progressJSON(p), nil
-}
-
-// SimCancel asks a running SimAdvance to stop at the next kernel boundary; it
+// SimCancel asks a running SimAdvanceStart call to stop at the next kernel boundary; it
 // then fails with CancelledError and the flow can be advanced again.
 func SimCancel(h int64) (err error) {
 	defer recoverInto(&err)
