@@ -99,15 +99,19 @@ class Origin:
 
 def cse_block(exprs, printer: CPrinter, origin: Origin, indent="    "):
     """(statements, printed outputs) for exprs after common-subexpression elimination."""
-    temps = sympy.numbered_symbols("t", real=True)
-    replacements, reduced = sympy.cse(list(exprs), symbols=temps)
+    replacements, reduced = sympy.cse(list(exprs), symbols=sympy.numbered_symbols("t", real=True))
+    return program_block(replacements, reduced, printer, origin, indent)
+
+
+def program_block(statements, outputs, printer: CPrinter, origin: Origin, indent="    "):
+    """(statements, printed outputs) for a straight-line program of (symbol, expression)."""
     line = origin.directive()
     stmts = []
-    for sym, rhs in replacements:
+    for sym, rhs in statements:
         if line:
             stmts.append(line)
         stmts.append(f"{indent}const double {sym} = {printer.doprint(rhs)};")
-    return stmts, [printer.doprint(e) for e in reduced]
+    return stmts, [printer.doprint(e) for e in outputs]
 
 
 def op_counts(exprs) -> tuple[int, int]:
@@ -134,6 +138,9 @@ class PointFunctions:
     origins: dict = field(default_factory=dict)  # "energy"/"gradient"/"density:<n>" -> Origin
     header: str = ""
     auxiliary: list = field(default_factory=list)  # names of auxiliary components
+    # a derived gradient as derive.euler_lagrange_program's (statements, outputs); None:
+    # fg_gradient is ``gradient`` after CSE (a hand-written one)
+    gradient_program: tuple | None = None
 
 
 def _function(signature: str, body: list, line: str | None) -> list:
@@ -232,7 +239,10 @@ def emit(pf: PointFunctions) -> str:
     L.append("")
 
     og = pf.origins.get("gradient", o)
-    stmts, outs = cse_block(pf.gradient, pr, og)
+    if pf.gradient_program is not None:
+        stmts, outs = program_block(*pf.gradient_program, pr, og)
+    else:
+        stmts, outs = cse_block(pf.gradient, pr, og)
     body = list(stmts)
     for a in range(n):
         body += _with_line(og, f"    out[{a}] = {outs[a]};")

@@ -13,6 +13,15 @@ with the total derivatives expanded by the chain rule through the site's values,
 
 and D_y likewise (d_y phi_b, d_xy phi_b, d_yy phi_b). This is the form soliton_solver's
 hand-derived ``do_gradient_step_point`` kernels compute.
+
+The point source computes the same gradient as a straight-line program instead
+(``euler_lagrange_program``): the partials once, with their common subexpressions, then
+per direction i the total derivative D_i of every de/d(d_i phi_a) by forward
+differentiation through those subexpressions, whose tangents are the site's next
+derivatives (phi_b -> d_i phi_b, d_j phi_b -> d_ij phi_b). The expanded form writes the
+Hessian of e in the first derivatives term by term; a quartic term like the Skyrme
+model's then keeps ~100 coefficients live at once (242 registers a CUDA thread), where
+the program keeps the partials' dot products and their tangents (167).
 """
 
 from __future__ import annotations
@@ -95,3 +104,61 @@ def euler_lagrange(p: Partials, sym: Symbols) -> list:
         - _total(p.de_ddz[a], sym, "z", True)
         for a in range(len(sym.fields))
     ]
+
+
+def _tangent_map(sym: Symbols, direction: str, three_d: bool) -> dict:
+    """symbol -> its total derivative along direction (the coordinate's is 1)."""
+    s, zs = sym.slot, sym.zslot
+    if direction == "x":
+        coord, d_phi, d_dx, d_dy, d_dz = sym.x, s["dx"], s["dxx"], s["dxy"], zs["dxz"]
+    elif direction == "y":
+        coord, d_phi, d_dx, d_dy, d_dz = sym.y, s["dy"], s["dxy"], s["dyy"], zs["dyz"]
+    else:
+        coord, d_phi, d_dx, d_dy, d_dz = sym.z, zs["dz"], zs["dxz"], zs["dyz"], zs["dzz"]
+    out = {coord: sympy.S.One}
+    for b in range(len(sym.fields)):
+        out[s["phi"][b]] = d_phi[b]
+        out[s["dx"][b]] = d_dx[b]
+        out[s["dy"][b]] = d_dy[b]
+        if three_d:
+            out[zs["dz"][b]] = d_dz[b]
+    return out
+
+
+def _directional(expr, tangent: dict):
+    """sum over the symbols v of expr that have a tangent: (d expr / dv) tangent[v]."""
+    return sympy.Add(*[_d(expr, v) * tangent[v] for v in sorted(expr.free_symbols, key=str) if v in tangent])
+
+
+def euler_lagrange_program(p: Partials, sym: Symbols) -> tuple[list, list]:
+    """The continuum gradient as (statements, outputs): statements are (symbol,
+    expression) pairs in evaluation order, each reading the site, the parameters and
+    earlier symbols; outputs[a] is out_a in those symbols. Equal to
+    ``euler_lagrange(p, sym)`` up to rounding."""
+    n = len(sym.fields)
+    three_d = p.de_ddz is not None
+    directions = ("x", "y", "z") if three_d else ("x", "y")
+    fluxes = [p.de_ddx, p.de_ddy] + ([p.de_ddz] if three_d else [])
+    replacements, reduced = sympy.cse(
+        list(p.de_dphi) + [e for flux in fluxes for e in flux], symbols=sympy.numbered_symbols("t", real=True)
+    )
+    statements = list(replacements)
+    outputs = list(reduced[:n])
+    for k, direction in enumerate(directions):
+        flux = reduced[n + k * n : n + (k + 1) * n]
+        # only the subexpressions this direction's fluxes read get tangents
+        needed = set().union(*(e.free_symbols for e in flux))
+        for t, rhs in reversed(replacements):
+            if t in needed:
+                needed |= rhs.free_symbols
+        tangent = _tangent_map(sym, direction, three_d)
+        for t, rhs in replacements:
+            if t not in needed:
+                continue
+            d = _directional(rhs, tangent)
+            if d != 0:
+                dt = sympy.Symbol(f"d{direction}_{t}", real=True)
+                statements.append((dt, d))
+                tangent[t] = dt
+        outputs = [outputs[a] - _directional(flux[a], tangent) for a in range(n)]
+    return statements, outputs

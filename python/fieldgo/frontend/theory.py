@@ -333,6 +333,7 @@ class Theory:
             origins=origins,
             header=header,
             auxiliary=list(self.auxiliary),
+            gradient_program=derive.euler_lagrange_program(parts, sym) if kind == "derived" else None,
         )
         result = (st, codegen.emit(pf))
         self._generated[key] = result
