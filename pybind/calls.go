@@ -48,6 +48,11 @@ func CallWait(h int64, ms int) (done bool, err error) {
 	if err != nil {
 		return false, bridge(err)
 	}
+	select {
+	case <-c.done: // no timer for a call that has returned
+		return true, nil
+	default:
+	}
 	t := time.NewTimer(time.Duration(ms) * time.Millisecond)
 	defer t.Stop()
 	select {

@@ -1,8 +1,16 @@
 package pybind
 
 import (
+	"bytes"
+	"math"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/fieldgo/fieldgo/core/trajectory"
 )
 
 // Bad arguments across the bridge are typed errors, never panics.
@@ -58,4 +66,153 @@ func radiationError(traj, obs, times uintptr, nsamples int, options string) erro
 	}
 	_, err = CallResultPointer(h)
 	return err
+}
+
+// radiationScene is the api benchmark's table (16 circular orbits at beta
+// 0.5..0.8, 16 knots per period, 8 periods) with o observers on a sphere of
+// radius 50 and s shared times, as Arrow records.
+func radiationScene(tb testing.TB, o, s int) (traj, obs, times arrow.RecordBatch) {
+	var ls trajectory.LabSamples
+	ls.C, ls.Charge, ls.Mass = 1, []float64{1}, []float64{1}
+	for p := 0; p < 16; p++ {
+		beta := 0.5 + 0.3*float64(p)/15
+		period := 2 * math.Pi / beta
+		ls.Off = append(ls.Off, len(ls.T))
+		ls.IDs = append(ls.IDs, int64(p))
+		for k := 0; k <= 8*16; k++ {
+			t := -4*period + 8*period*float64(k)/128
+			sn, cs := math.Sincos(beta*t + float64(p))
+			ls.T, ls.X, ls.Y, ls.Z = append(ls.T, t), append(ls.X, cs), append(ls.Y, sn), append(ls.Z, 0)
+			ls.Vx, ls.Vy, ls.Vz = append(ls.Vx, -beta*sn), append(ls.Vy, beta*cs), append(ls.Vz, 0)
+		}
+	}
+	ls.Off = append(ls.Off, len(ls.T))
+	traj, err := trajectory.FromLabTime(ls)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	column := func(v []float64) arrow.Array {
+		b := array.NewFloat64Builder(memory.DefaultAllocator)
+		defer b.Release()
+		b.AppendValues(v, nil)
+		return b.NewArray()
+	}
+	var x, y, z, ts []float64
+	for i := 0; i < o; i++ {
+		zi := 1 - 2*(float64(i)+0.5)/float64(o)
+		r, ph := math.Sqrt(1-zi*zi), float64(i)*math.Pi*(3-math.Sqrt(5))
+		x, y, z = append(x, 50*r*math.Cos(ph)), append(y, 50*r*math.Sin(ph)), append(z, 50*zi)
+	}
+	for i := 0; i < s; i++ {
+		ts = append(ts, 50+2*(2*math.Pi/0.5)*float64(i)/float64(s))
+	}
+	f64 := arrow.PrimitiveTypes.Float64
+	obs = array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "x", Type: f64}, {Name: "y", Type: f64}, {Name: "z", Type: f64}}, nil),
+		[]arrow.Array{column(x), column(y), column(z)}, int64(o))
+	times = array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "t", Type: f64}}, nil), []arrow.Array{column(ts)}, int64(s))
+	return traj, obs, times
+}
+
+// BenchmarkRadiationFieldsCall is one fields call through the bridge's
+// functions on a tiny scene (4 observers x 4 samples x 16 particles, the
+// same table every call): "call" is the Go share of a call's fixed cost
+// (the exports of the inputs, which Python makes, included), "fields" the
+// computation alone on the kept table, which the call adds to.
+func BenchmarkRadiationFieldsCall(b *testing.B) {
+	traj, obs, times := radiationScene(b, 1, 1)
+	defer traj.Release()
+	defer obs.Release()
+	defer times.Release()
+	opts := `{"method":"newton","search":"warm","precision":"float64","backend":"cpu"}`
+	call := func() {
+		pairs := []uintptr{exportBatch(traj), exportBatch(obs), exportBatch(times)}
+		h, err := RadiationFieldsStart(pairs[0], pairs[1], pairs[2], 1, opts, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for done := false; !done; {
+			if done, err = CallWait(h, 10); err != nil {
+				b.Fatal(err)
+			}
+		}
+		out, err := CallResultPointer(h)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, p := range append(pairs, out) {
+			FreeArrowPair(p)
+		}
+	}
+	b.Run("call", func(b *testing.B) {
+		for b.Loop() {
+			call()
+		}
+	})
+	b.Run("fields", func(b *testing.B) {
+		call() // keeps the table
+		src, err := preparedSourceOf(traj, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer keepSource(src, false)
+		var ro radiationOptions
+		opt, _ := ro.options()
+		for b.Loop() {
+			cube, err := fieldsOf(src, obs, times, 1, opt)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cube.Release()
+		}
+	})
+	if err := ForgetRadiationInputs(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// The kept table is recognised by every byte: the same table matches, and
+// one changed in place (a value, its metadata, a shorter slice of it) or a
+// new one with other values, or another tolerance, does not.
+func TestTableKeySeesEveryChange(t *testing.T) {
+	traj, _, _ := radiationScene(t, 1, 1)
+	defer traj.Release()
+	var key bytes.Buffer
+	writeTableKey(&key, traj, 0)
+	if !keyMatches(traj, 0, key.Bytes()) {
+		t.Fatal("the same table does not match its key")
+	}
+	if keyMatches(traj, 1e-9, key.Bytes()) {
+		t.Fatal("another tolerance matches")
+	}
+	x := traj.Column(traj.Schema().FieldIndices("x")[0]).(*array.Float64).Float64Values()
+	old := x[77]
+	x[77] = math.Nextafter(old, 2) // in place: the same buffers, one bit changed
+	if keyMatches(traj, 0, key.Bytes()) {
+		t.Fatal("a value changed in place matches")
+	}
+	x[77] = old
+	if !keyMatches(traj, 0, key.Bytes()) {
+		t.Fatal("the table restored does not match")
+	}
+	short := traj.NewSlice(0, traj.NumRows()-1)
+	defer short.Release()
+	if keyMatches(short, 0, key.Bytes()) {
+		t.Fatal("a slice of the table matches")
+	}
+	md := traj.Schema().Metadata()
+	keys, vals := md.Keys(), append([]string(nil), md.Values()...)
+	for i, k := range keys {
+		if k == "c" {
+			vals[i] = "2"
+		}
+	}
+	other := arrow.NewMetadata(keys, vals)
+	recharged := array.NewRecordBatch(arrow.NewSchema(traj.Schema().Fields(), &other), traj.Columns(), traj.NumRows())
+	defer recharged.Release()
+	if keyMatches(recharged, 0, key.Bytes()) {
+		t.Fatal("other metadata matches")
+	}
+	if keyMatches(traj, 0, key.Bytes()[:key.Len()-1]) || keyMatches(traj, 0, append(key.Bytes(), 0)) {
+		t.Fatal("a key shorter or longer than the table's matches")
+	}
 }
