@@ -805,3 +805,32 @@ func TestSegments(t *testing.T) {
 		t.Logf("%v: segments of one sample %.2g periods from the converged root; segments of %d (the method between) %.2g", m, worst, seg, worstWalk)
 	}
 }
+
+// nonFinite finds the first NaN or infinity wherever it is: in a block of
+// four it tests at once, in the tail after the blocks, or nowhere.
+func TestNonFiniteFindsTheFirst(t *testing.T) {
+	for n := 0; n <= 11; n++ {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = float64(i) - 3.5
+		}
+		if got := nonFinite(xs); got != -1 {
+			t.Fatalf("n=%d, all finite: %d", n, got)
+		}
+		for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+			for j := 0; j < n; j++ {
+				ys := append([]float64(nil), xs...)
+				ys[j] = bad
+				if j+2 < n {
+					ys[j+2] = bad
+				}
+				if got := nonFinite(ys); got != j {
+					t.Fatalf("n=%d, %v at %d: %d", n, bad, j, got)
+				}
+			}
+		}
+	}
+	if got := nonFinite([]float64{math.MaxFloat64, -math.MaxFloat64, 5e-324, 0}); got != -1 {
+		t.Fatalf("extreme finite values: %d", got)
+	}
+}
