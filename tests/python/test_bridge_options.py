@@ -90,3 +90,28 @@ def test_options_cross_as_their_json_and_refuse_wrong_types():
         options.MinimizeOptions(tol=1e-6, max_steps=1.5, method="anf")
     with pytest.raises(TypeError, match="RadiationOptions.coef_reuse"):
         options.RadiationOptions(coef_reuse="yes")
+
+
+def test_json_of_remembers_by_type_and_value():
+    """json_of gives cls(**values).json(), and 1, 1.0 and True (equal in Python,
+    hashing alike) are three option sets, not one."""
+    kw = dict(tol=1e-6, max_steps=10, method="anf")
+    assert options.MinimizeOptions.json_of(**kw) == options.MinimizeOptions(**kw).json()
+    assert options.MinimizeOptions.json_of(**kw) is options.MinimizeOptions.json_of(**kw)
+    assert json.loads(options.MinimizeOptions.json_of(tol=1, max_steps=10, method="anf"))["tol"] == 1.0
+    assert json.loads(options.RadiationOptions.json_of(n_iters=1))["n_iters"] == 1
+    with pytest.raises(TypeError, match="RadiationOptions.n_iters"):
+        options.RadiationOptions.json_of(n_iters=True)
+    with pytest.raises(TypeError, match="RadiationOptions.n_iters"):
+        options.RadiationOptions.json_of(n_iters=1.0)
+    assert json.loads(options.RadiationOptions.json_of(coef_reuse=None))["coef_reuse"] is None
+    assert json.loads(options.RadiationOptions.json_of(coef_reuse=False))["coef_reuse"] is False
+    # another class with the same values is another entry
+    assert json.loads(options.BackendOptions.json_of(backend="cpu")) == {"backend": "cpu", "threads": 0}
+    assert json.loads(options.SimulationOptions.json_of(backend="cpu"))["precision"] == "float64"
+    # unhashable values are encoded every time (the structure's check still runs)
+    with pytest.raises(TypeError, match="RadiationOptions.method"):
+        options.RadiationOptions.json_of(method=["newton"])
+    for i in range(options._JSON_OF_MAX + 5):  # a sweep keeps the memory bounded
+        options.MinimizeOptions.json_of(tol=1e-6 * (1 + i), max_steps=1, method="anf")
+    assert len(options._JSON_OF) <= options._JSON_OF_MAX

@@ -374,3 +374,33 @@ def test_repeated_calls_keep_the_table_and_see_every_change():
     go.ForgetRadiationInputs()
     gc.collect()
     assert fg.allocated_bytes() == bytes0
+
+
+def test_a_table_changed_in_place_is_seen():
+    """The kept table is compared by its bytes, not by identity: trajectory_table
+    wraps float64 arrays without a copy, and a change to such an array in place
+    (same table, same buffers) gives the cube of a call from scratch."""
+    v, n = 0.4, 41
+    g = 1 / np.sqrt(1 - v * v)
+    tau = np.linspace(-80, 80, n)
+    t = g * tau
+    x = v * t
+    z0 = np.zeros(n)
+    tab = rad.trajectory_table(tau, t, x, z0, z0, np.full(n, g), np.full(n, g * v), z0, z0)
+    assert tab.column("x").chunk(0).buffers()[1].address == x.ctypes.data  # shared, as the change needs
+    obs, times = [[3.0, 4.0, 1.0], [-2.0, 5.0, 0.5]], np.linspace(-5, 5, 16)
+
+    def cube():
+        return rad.fields(tab, obs, times).numpy().view(np.uint64).copy()
+
+    go.ForgetRadiationInputs()
+    before, x0 = cube(), x.copy()
+    assert np.array_equal(cube(), before)  # kept
+    x += 0.25  # the same worldline moved: still valid
+    moved = cube()
+    assert not np.array_equal(moved, before)
+    go.ForgetRadiationInputs()
+    assert np.array_equal(cube(), moved)
+    x[:] = x0
+    assert np.array_equal(cube(), before)
+    go.ForgetRadiationInputs()

@@ -31,7 +31,8 @@ def _observers(observers) -> pa.RecordBatch:
         a = a[None, :]
     if a.ndim != 2 or a.shape[1] != 3:
         raise ShapeError(f"observers must be (n, 3) positions, got shape {a.shape}")
-    return pa.record_batch([pa.array(np.ascontiguousarray(a[:, k])) for k in range(3)], names=["x", "y", "z"])
+    cols = np.ascontiguousarray(a.T)  # one copy; its rows are the columns, each contiguous
+    return pa.record_batch([pa.array(cols[k]) for k in range(3)], names=["x", "y", "z"])
 
 
 def fields(
@@ -124,7 +125,7 @@ def fields(
     tbatch = pa.record_batch([pa.array(ts.ravel())], names=["t"])
     if not isinstance(search, str):  # Go reads the value itself (case-insensitive)
         raise ParameterError(f"search={search!r}: use 'warm' or 'cold'")
-    opts = RadiationOptions(
+    opts = RadiationOptions.json_of(
         method=method,
         n_iters=count(n_iters, "n_iters", 0),
         n_substeps=count(n_substeps, "n_substeps", 1),
@@ -136,7 +137,7 @@ def fields(
         segment=count(segment, "segment", 0),
         tolerance=float(tolerance),
         backend=backend,
-    ).json()
+    )
     traj = record_batch(trajectories)
     if charge is not None or c is not None:
         md = dict(traj.schema.metadata or {})

@@ -514,7 +514,7 @@ class Simulation:
             isinstance(check_every, bool) or not isinstance(check_every, int) or check_every < 1
         ):
             raise ParameterError(f"check_every must be a positive integer, got {check_every!r}")
-        opts = MinimizeOptions(
+        opts = MinimizeOptions.json_of(
             tol=tol,
             max_steps=int(max_steps),
             method=method,
@@ -539,7 +539,7 @@ class Simulation:
             self._past.append(self._flow_history())
         if self._views_out:
             go.SimFieldWritten(self._h())
-        go.SimStartMinimize(self._h(), opts.json())
+        go.SimStartMinimize(self._h(), opts)
         self._flow_started = True
         self._field = None
         return self._run(progress, callback, max_steps, live)
