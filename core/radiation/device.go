@@ -39,8 +39,8 @@ func deviceArrays[F float](k *knots[F], src Source, oa *observerArrays[F], times
 // its shifted times are made of, handed to the device; scale is the factor per column the device
 // takes the cube back to the given units with (nil: none).
 func fieldsOnDevice[F float](k *knots[F], src Source, oa *observerArrays[F], times []float64, cube *Cube, opt *Options, scale []float64) error {
-	if err := checkKnots(k); err != nil {
-		return err
+	if k.collide != nil {
+		return k.collide
 	}
 	if opt.Cancel != nil && opt.Cancel.Load() {
 		return errs.New(errs.Cancelled, "radiation fields cancelled")

@@ -45,6 +45,9 @@ type knots[F float] struct {
 	y0, y1, a1, a0     []F // 8 columns: t, x, y, z, ut, ux, uy, uz
 	ay0, ay1, aa1, aa0 []F // 4 columns: at, ax, ay, az
 	rec                []F // n records of RecordLen
+	// collide is checkKnots' verdict, made once with the knots: kept knots
+	// serve many calls and never change.
+	collide error
 }
 
 // RecordLen is the values per knot interval of the interval-major records

@@ -471,6 +471,7 @@ func toKnots[F float](src Source, u units) *knots[F] {
 		k.y0, k.y1, k.a1, k.a0 = coefficients[F](s, s.Z, s.C1, s.C2, s.H)
 		k.ay0, k.ay1, k.aa1, k.aa0 = coefficients[F](s, a.Z, a.C1, a.C2, s.H)
 		k.rec = k.records()
+		k.collide = checkKnots(k)
 		return k
 	}
 	// In a narrower precision the rounded knots move by up to eps |tau|, which
@@ -493,6 +494,7 @@ func toKnots[F float](src Source, u units) *knots[F] {
 	c1, c2 = narrow(s, a.Z, a.C1, a.C2, za, ac[:], k.h)
 	k.ay0, k.ay1, k.aa1, k.aa0 = coefficients[F](s, za, c1, c2, k.h)
 	k.rec = k.records()
+	k.collide = checkKnots(k)
 	return k
 }
 
@@ -582,8 +584,8 @@ func checkKnots[F float](k *knots[F]) error {
 }
 
 func fields[F float](k *knots[F], src Source, obs Observers, times []float64, cube *Cube, opt *Options) error {
-	if err := checkKnots(k); err != nil {
-		return err
+	if k.collide != nil {
+		return k.collide
 	}
 	charge := convert[F](src.Charge)
 	o, S := cube.O, cube.S

@@ -3,6 +3,7 @@ package radiation
 import (
 	"math"
 	"math/cmplx"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -833,4 +834,22 @@ func TestNonFiniteFindsTheFirst(t *testing.T) {
 	if got := nonFinite([]float64{math.MaxFloat64, -math.MaxFloat64, 5e-324, 0}); got != -1 {
 		t.Fatalf("extreme finite values: %d", got)
 	}
+}
+
+// Knots that collide once rounded to float32 are refused on every call, the
+// kept knots' too (their verdict is made once, with them).
+func TestCollidingKnotsAreRefusedEveryCall(t *testing.T) {
+	src := source(t, 1, []float64{1}, 1e9, 1e9+40, 41, uniform(1, [3]float64{}, [3]float64{0.3, 0, 0}))
+	obs := Observers{X: []float64{5}, Y: []float64{1}, Z: []float64{0}}
+	opt := DefaultOptions()
+	opt.Precision, opt.Prepared = Float32, &Prepared{}
+	times := []float64{(1e9 + 20) / math.Sqrt(1-0.09)} // mid-trajectory, lab time
+	for call := 0; call < 2; call++ {
+		_, err := Fields(src, obs, times, 1, opt)
+		if err == nil || !strings.Contains(err.Error(), "coincide") {
+			t.Fatalf("call %d: %v, want knots that coincide", call, err)
+		}
+	}
+	opt.Precision = Float64
+	run1(t, src, obs, times, 1, opt) // distinct in float64
 }
