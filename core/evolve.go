@@ -88,6 +88,8 @@ type EvolveRecord struct {
 	Potential float64 // the engine's energy E (the penalty included in the consistent form)
 	Momentum  [3]float64
 	Integrals []float64 // each declared density's integral
+	// A theory with a Gauss law, second-order methods: max |G| and its L2 norm (gauss.go)
+	GaussMax, GaussL2 float64
 	// First-order evolutions (the kinetic term and momentum are zero):
 	Norm          float64    // EvolveGPE, EvolveGPEImaginary: cell sum |psi|^2 over the complex fields
 	Magnetisation [3]float64 // EvolveLLG: the mean of n over the sites that are not held
@@ -752,6 +754,9 @@ func (s *Simulation) evoRecord() error {
 		return err
 	}
 	rec.Momentum = s.momentum()
+	if err := s.recordGauss(&rec); err != nil {
+		return err
+	}
 	if FirstOrder(ev.cfg.Method) {
 		if err := s.firstOrderRecord(&rec); err != nil {
 			return err
@@ -953,7 +958,7 @@ func (s *Simulation) EvolveHistoryFrom(from int) (arrow.RecordBatch, error) {
 			b.Field(1 + k).(*array.Float64Builder).Append(v)
 		}
 	}
-	return b.NewRecordBatch(), nil
+	return s.withGaussColumns(b.NewRecordBatch(), rows[from:], method)
 }
 
 // EvolveRecords returns a copy of the current evolution's rows.

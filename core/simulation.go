@@ -124,6 +124,7 @@ type Simulation struct {
 	// clock.
 	evo     *evolution
 	evoHost *evolveHost
+	gauss   *gaussState // the Gauss law's phase-space unit, once an evolution needed it
 	dynVel  bool
 	time    float64
 	cancel  atomic.Bool
@@ -602,6 +603,9 @@ func (s *Simulation) Close() error {
 	s.endDynamics()
 	if s.evoHost != nil {
 		s.evoHost.release()
+	}
+	if s.gauss != nil {
+		s.gauss.release()
 	}
 	if s.lz != nil {
 		s.lz.release()

@@ -23,6 +23,9 @@ type TheorySpec struct {
 	// point source marks them with FG_AUX(k); the flow moves them up their
 	// gradient (the saddle form) and the unit-vector constraint skips them.
 	Auxiliary []string `json:"auxiliary,omitempty"`
+	// GaussLaw: the point source carries the phase-space unit of a Gauss law
+	// (GaussUnit), whose violation an evolution records (absent: none).
+	GaussLaw bool `json:"gauss_law,omitempty"`
 }
 
 // Theory is a spec with its point source.
@@ -78,7 +81,46 @@ func ParseTheory(specJSON, source string) (*Theory, error) {
 	if strings.TrimSpace(source) == "" {
 		return nil, errs.New(errs.Spec, "theory %q has an empty point source", sp.Name)
 	}
-	return &Theory{Spec: sp, SpecJSON: specJSON, Source: source}, nil
+	if sp.GaussLaw && (seen[GaussMaxColumn] || seen[GaussL2Column]) {
+		return nil, errs.New(errs.Spec, "theory %q: %q and %q name the Gauss law's history columns, not densities",
+			sp.Name, GaussMaxColumn, GaussL2Column)
+	}
+	t := &Theory{Spec: sp, SpecJSON: specJSON, Source: source}
+	switch gauss := t.GaussUnit(); {
+	case sp.GaussLaw && gauss == "":
+		return nil, errs.New(errs.Spec, "theory %q declares a Gauss law but its point source has no phase-space unit "+
+			"(lines behind %q, docs/abi.md)", sp.Name, gaussPrefix)
+	case !sp.GaussLaw && gauss != "":
+		return nil, errs.New(errs.Spec, "theory %q: its point source has a Gauss law's phase-space unit but the spec "+
+			"does not declare \"gauss_law\"", sp.Name)
+	}
+	return t, nil
+}
+
+// gaussPrefix starts each line of a Gauss law's phase-space unit inside the
+// theory's point source: a comment to every C compiler, so the theory's own
+// functions, FG_DIM included, are what they would be without it.
+const gaussPrefix = "//fg-gauss| "
+
+// GaussUnit is the point source of the theory's Gauss law (docs/abi.md), or
+// "" when it has none: a unit of 2n components (the field's n, then their
+// velocities) whose density 0 is the constraint density G.
+func (t *Theory) GaussUnit() string {
+	var b strings.Builder
+	for line := range strings.SplitSeq(t.Source, "\n") {
+		if rest, ok := strings.CutPrefix(line, gaussPrefix); ok {
+			b.WriteString(rest)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// gaussUnit is the kernels.Unit of the theory's Gauss law.
+func (t *Theory) gaussUnit() kernels.Unit {
+	src := t.GaussUnit()
+	return kernels.Unit{Point: src, NComp: 2 * len(t.Spec.Fields), NParams: len(t.Spec.Params), NDens: 1,
+		ThreeD: fgDim3.MatchString(src)}
 }
 
 // UnitVector reports whether the field is constrained to the unit sphere.

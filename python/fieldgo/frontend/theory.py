@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ParameterError, ShapeError, SpecError
-from . import derive, diagnostics, native, sourcecache, tracer
+from . import derive, diagnostics, gauss, native, sourcecache, tracer
 from .symbolic import Expr, to_sympy
 
 __all__ = ["Theory", "Static", "UnitVector", "PointResult", "SymbolicTheory"]
@@ -176,6 +176,7 @@ class Theory:
         self._energy_fn = None
         self._gradient_fn = None
         self._density_fns: dict = {}
+        self._gauss_fn = None
         self._generated: dict = {}  # static values -> (SymbolicTheory, source)
 
     # --- declaring -------------------------------------------------------------------
@@ -207,6 +208,24 @@ class Theory:
             return fn
 
         return register
+
+    def gauss_law(self, fn):
+        """Decorator: Gauss's law ``g(s, v, p) -> scalar`` of a gauge theory evolved in
+        temporal gauge (A_0 = 0), the constraint density G = div E - rho per site: ``s``
+        is the site, ``v`` the site of its velocities (``v.phi`` = d_t phi, ``v.dx`` =
+        d_x d_t phi, ...), ``p`` the parameters. The exact dynamics conserves G;
+        ``Simulation.evolve`` records its largest ``|G|`` and its L2 norm at every record
+        (history columns ``gauss_max``, ``gauss_l2``; docs/dynamics.md)."""
+        diagnostics.check_arity(fn, "gauss_law", gauss.ARGS)
+        diagnostics.check_no_captured_mutation(fn)
+        self._gauss_fn = fn
+        self._generated.clear()
+        return fn
+
+    @property
+    def has_gauss_law(self) -> bool:
+        """Whether a Gauss law is declared (``@theory.gauss_law``)."""
+        return self._gauss_fn is not None
 
     # --- parameters ------------------------------------------------------------------
     @property
@@ -264,8 +283,9 @@ class Theory:
                 self.constraint.spec_name if self.constraint else "",
                 list(self.auxiliary),
                 list(self._density_fns),
+                self._gauss_fn is not None,
             ),
-            [self._energy_fn, self._gradient_fn, *self._density_fns.values()],
+            [self._energy_fn, self._gradient_fn, *self._density_fns.values(), self._gauss_fn],
         )
         if ck is not None:
             cached = sourcecache.load(ck)
@@ -335,9 +355,21 @@ class Theory:
             auxiliary=list(self.auxiliary),
             gradient_program=derive.euler_lagrange_program(parts, sym) if kind == "derived" else None,
         )
-        result = (st, codegen.emit(pf))
+        source = codegen.emit(pf)
+        if self._gauss_fn is not None:
+            source += self._gauss_unit(static, three_d)
+        result = (st, source)
         self._generated[key] = result
         return result
+
+    def _gauss_unit(self, static: dict, three_d: bool) -> str:
+        """The Gauss law's phase-space unit, embedded (fieldgo.frontend.gauss)."""
+        from . import codegen
+
+        g, sym = gauss.trace(self._gauss_fn, self.fields, list(self._dynamic), static)
+        origin = codegen.Origin(*diagnostics.def_line(self._gauss_fn))
+        unit = gauss.unit_source(self.name, self.fields, list(self._dynamic), g, sym, origin, three_d or sym.uses_z(g))
+        return gauss.embed(unit)
 
     def check_gradient(self, **static) -> None:
         """Check a hand-written ``@theory.gradient`` against the Euler–Lagrange form
@@ -388,6 +420,8 @@ class Theory:
         }
         if self.auxiliary:  # absent otherwise: older specs stay byte-identical
             spec["auxiliary"] = list(self.auxiliary)
+        if self._gauss_fn is not None:  # likewise
+            spec["gauss_law"] = True
         return spec
 
     @property

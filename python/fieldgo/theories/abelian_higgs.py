@@ -26,6 +26,12 @@ def abelian_higgs(q: float = 1.0, lam: float = 1.0, u: float = 1.0) -> fg.Theory
       q (soliton_solver's vortex density, with the charge on the right side).
     * ``current_x``, ``current_y``: the supercurrent J_i = q Im(conj(psi) D_i psi)
       (equal to -de/dA_i of the matter part; Ampère: curl B = J at a solution).
+
+    Gauss's law (``@theory.gauss_law``): ``evolve`` runs in temporal gauge, A_0 = 0,
+    with the kinetic term (|d_t psi|^2 + |d_t A|^2)/2, so E_i = -d_t A_i and varying
+    A_0 in |D_0 psi|^2/2 gives the charge density rho = -q Im(conj(psi) d_t psi):
+    G = div E - rho = -(d_i d_t A_i - q Im(conj(psi) d_t psi)), which the dynamics
+    conserves (d_t rho = d_i J_i = -d_t div E).
     """
     theory = fg.Theory("abelian_higgs", fields=["psi_re", "psi_im", "a_x", "a_y"], params={"q": q, "lam": lam, "u": u})
 
@@ -40,6 +46,12 @@ def abelian_higgs(q: float = 1.0, lam: float = 1.0, u: float = 1.0) -> fg.Theory
         b = fg.curl(s, "a_x", "a_y")
         kinetic = 0.5 * (fg.norm2(dx_psi) + fg.norm2(dy_psi))
         return kinetic + 0.5 * b * b + p.lam / 8 * (p.u**2 - fg.norm2(psi.value)) ** 2
+
+    @theory.gauss_law
+    def gauss(s, v, p):
+        psi, psi_t = fg.complex_field(s, "psi_re", "psi_im").value, fg.complex_field(v, "psi_re", "psi_im").value
+        div_e = -(v.dx.a_x + v.dy.a_y)
+        return div_e + p.q * (psi.conj() * psi_t).imag
 
     @theory.density("flux")
     def flux(s, p):

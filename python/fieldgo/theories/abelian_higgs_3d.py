@@ -26,6 +26,9 @@ def abelian_higgs_3d(q: float = 1.0, lam: float = 1.0, u: float = 1.0) -> fg.The
       flux 2 pi N / q through every plane z = const.
     * ``vortex_number_z``: q B_z / (2 pi), whose integral over a plane counts the lines
       through it (its integral over the lattice is N times the line's length along z).
+
+    Gauss's law (``@theory.gauss_law``), as in :func:`abelian_higgs`: in temporal gauge
+    E_i = -d_t A_i and rho = -q Im(conj(psi) d_t psi), G = div E - rho.
     """
     theory = fg.Theory(
         "abelian_higgs_3d", fields=["psi_re", "psi_im", "a_x", "a_y", "a_z"], params={"q": q, "lam": lam, "u": u}
@@ -45,6 +48,12 @@ def abelian_higgs_3d(q: float = 1.0, lam: float = 1.0, u: float = 1.0) -> fg.The
         kinetic = 0.5 * (fg.norm2(d[0]) + fg.norm2(d[1]) + fg.norm2(d[2]))
         bx, by, bz = field(s)
         return kinetic + 0.5 * (bx * bx + by * by + bz * bz) + p.lam / 8 * (p.u**2 - fg.norm2(psi.value)) ** 2
+
+    @theory.gauss_law
+    def gauss(s, v, p):
+        psi, psi_t = fg.complex_field(s, "psi_re", "psi_im").value, fg.complex_field(v, "psi_re", "psi_im").value
+        div_e = -(v.dx.a_x + v.dy.a_y + v.dz.a_z)
+        return div_e + p.q * (psi.conj() * psi_t).imag
 
     @theory.density("flux_x")
     def flux_x(s, p):
