@@ -597,7 +597,7 @@ func (d *Device) Run(job *kernels.RadiationJob) error {
 		}
 		block, tile, shared = sp.solveBlock, sp.tile, sp.shared
 		if !d.Unsorted {
-			add(st, &perm, d.orders.order(job.OX, job.OY, job.OZ))
+			add(st, &perm, d.orders.order(job.OX, job.OY, job.OZ, job.Kept))
 		}
 		w := sp.oc * job.S * job.P
 		wTau, wIdx = scratch(a, w*fbytes), scratch(a, 4*w)
@@ -628,7 +628,7 @@ func (d *Device) Run(job *kernels.RadiationJob) error {
 		g = max(1, min(g, ScratchLimit/max(1, job.P*block*WalkBytes)))
 		grid = uint32(g)
 		if !d.Unsorted {
-			add(st, &perm, d.orders.order(job.OX, job.OY, job.OZ))
+			add(st, &perm, d.orders.order(job.OX, job.OY, job.OZ, job.Kept))
 		}
 		tpSlot = scratch(a, job.O*job.S*fbytes)
 		wWalk = scratch(a, job.P*g*block*WalkBytes)

@@ -106,37 +106,75 @@ func TestOrderCache(t *testing.T) {
 	var c orderCache
 	x, y, z := fibonacci(1000)
 	want := HilbertOrder(x, y, z)
-	first := c.order(x, y, z)
+	first := c.order(x, y, z, false)
 	if !slices.Equal(first, want) {
 		t.Fatal("the cached order is not HilbertOrder's")
 	}
-	if again := c.order(slices.Clone(x), slices.Clone(y), slices.Clone(z)); &again[0] != &first[0] {
+	if again := c.order(slices.Clone(x), slices.Clone(y), slices.Clone(z), false); &again[0] != &first[0] {
 		t.Fatal("the same observers (copied) were sorted again")
 	}
 	x2 := slices.Clone(x)
 	x2[17] = -x2[17]
-	if moved := c.order(x2, y, z); &moved[0] == &first[0] || !slices.Equal(moved, HilbertOrder(x2, y, z)) {
+	if moved := c.order(x2, y, z, false); &moved[0] == &first[0] || !slices.Equal(moved, HilbertOrder(x2, y, z)) {
 		t.Fatal("a moved observer kept the old order")
 	}
-	if fewer := c.order(x[:999], y[:999], z[:999]); len(fewer) != 999 {
+	if fewer := c.order(x[:999], y[:999], z[:999], false); len(fewer) != 999 {
 		t.Fatalf("999 observers: an order of %d", len(fewer))
 	}
 	for k := 0; k < orderCacheSize; k++ {
 		xs := slices.Clone(x)
 		xs[0] += float64(k + 1)
-		c.order(xs, y, z)
+		c.order(xs, y, z, false)
 	}
 	if len(c.entries) != orderCacheSize {
 		t.Fatalf("%d sets kept, want %d", len(c.entries), orderCacheSize)
 	}
-	if again := c.order(x, y, z); &again[0] == &first[0] {
+	if again := c.order(x, y, z, false); &again[0] == &first[0] {
 		t.Fatal("the oldest set was not evicted")
 	}
 }
 
+// TestOrderCacheKnowsKeptSlices: observers a job keeps are found by their
+// slices, with no pass over their values (so even a change the contract
+// rules out, a kept array written in place, finds the old order); the
+// same values in other slices are found by their hash, and then their
+// slices are the ones held.
+func TestOrderCacheKnowsKeptSlices(t *testing.T) {
+	var c orderCache
+	x, y, z := fibonacci(1000)
+	first := c.order(x, y, z, true)
+	x[3], x[4] = x[4], x[3] // written in place: the contract says it is not
+	if again := c.order(x, y, z, true); &again[0] != &first[0] {
+		t.Fatal("kept slices were not found by identity")
+	}
+	if hashed := c.order(x, y, z, false); &hashed[0] == &first[0] {
+		t.Fatal("slices not kept were not hashed")
+	}
+	x[3], x[4] = x[4], x[3]
+	x2, y2, z2 := slices.Clone(x), slices.Clone(y), slices.Clone(z)
+	if copied := c.order(x2, y2, z2, true); &copied[0] != &first[0] {
+		t.Fatal("the same observers in new slices were sorted again")
+	}
+	held := 0
+	for _, e := range c.entries {
+		if e.x != nil {
+			held++
+			if !sameSlice(e.x, x2) {
+				t.Fatal("the entry holds the old slices")
+			}
+		}
+	}
+	if held != 1 {
+		t.Fatalf("%d sets' slices held, want 1", held)
+	}
+	if fewer := c.order(x2[:999], y2[:999], z2[:999], true); len(fewer) != 999 {
+		t.Fatalf("999 kept observers: an order of %d", len(fewer))
+	}
+}
+
 // BenchmarkObserverOrder: the schedule's cost per call at the benchmark's
-// 32768 observers and at 524288, sorted afresh and from the cache
-// (docs/performance/radiation.md).
+// 32768 observers and at 524288, sorted afresh and from the cache (by
+// hash, and by the slices of kept observers) (docs/performance/radiation.md).
 func BenchmarkObserverOrder(b *testing.B) {
 	for _, n := range []int{32768, 524288} {
 		x, y, z := fibonacci(n)
@@ -147,10 +185,18 @@ func BenchmarkObserverOrder(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("O=%d/cached", n), func(b *testing.B) {
 			var c orderCache
-			c.order(x, y, z)
+			c.order(x, y, z, false)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				c.order(x, y, z)
+				c.order(x, y, z, false)
+			}
+		})
+		b.Run(fmt.Sprintf("O=%d/kept", n), func(b *testing.B) {
+			var c orderCache
+			c.order(x, y, z, true)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				c.order(x, y, z, true)
 			}
 		})
 	}
