@@ -74,6 +74,21 @@ func (h *history) recordBatch() arrow.RecordBatch {
 	return b.NewRecordBatch()
 }
 
+// HistoryRows is the number of rows of the current flow's history, -1
+// without a flow. A flow's history only grows, so the same flow with as
+// many rows has the same history: a caller holding an earlier copy of it
+// can tell whether it still holds all of it without History's copy.
+func (s *Simulation) HistoryRows() (int, error) {
+	if err := s.lock(); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	if s.flow == nil {
+		return -1, nil
+	}
+	return s.flow.hist.len(), nil
+}
+
 // History returns the current flow's history as a RecordBatch in C memory;
 // the caller releases it.
 func (s *Simulation) History() (arrow.RecordBatch, error) {

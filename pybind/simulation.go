@@ -257,6 +257,19 @@ func SimHistory(h int64, from int) (p uintptr, err error) {
 	return exportBatch(part), nil
 }
 
+// SimHistoryRows is the number of rows of the current flow's history, -1
+// without a flow (a field change ends the flow). A flow's history only
+// grows: the same flow with as many rows has the history exported before.
+func SimHistoryRows(h int64) (n int, err error) {
+	defer recoverInto(&err)
+	s, err := sim(h)
+	if err != nil {
+		return 0, bridge(err)
+	}
+	n, err = s.HistoryRows()
+	return n, bridge(err)
+}
+
 // SimEnergy is the energy of the current field.
 func SimEnergy(h int64) (e float64, err error) {
 	defer recoverInto(&err)

@@ -354,3 +354,45 @@ def test_a_cancel_that_arrives_between_runs_does_not_stop_the_next_one(skyrme):
     go.SimCancel(sim._handle)  # as a Ctrl-C landing just after a chunk ended
     sim.minimize(tol=1e-3, max_steps=20)
     assert sim.last_status["step"] > 0
+
+
+def test_history_over_calls_is_exported_once_per_flow(skyrme, tmp_path, monkeypatch):
+    """A flow's history is exported when its run ends; the next minimize (and
+    sim.history) reuse that table while the flow has as many rows, and export it
+    again when the flow has moved on (resume) or ended (a field change). Every
+    table equals a fresh export of the same moment."""
+    from fieldgo.runtime import simulation
+
+    exports = []
+    real = simulation.go.SimHistory
+
+    def counted(h, start):
+        exports.append(start)
+        return real(h, start)
+
+    sim = make(skyrme, grid=(24, 24), spacing=0.5)
+    sim.set_field(fg.initial.skyrmion(charge=1))
+    monkeypatch.setattr(simulation.go, "SimHistory", counted)
+    runs = [sim.minimize(tol=1e-300, max_steps=k, check_every=1) for k in (3, 2, 4)]
+    assert len(exports) == 3  # one per call
+    assert sim.history.equals(pa.concat_tables(runs)) and len(exports) == 3
+    assert sim._kept_flow_history().equals(sim._flow_history())
+
+    sim.minimize(tol=1e-300, max_steps=2, check_every=1)
+    sim.resume()  # a finished flow: nothing, the same rows
+    assert sim._kept_flow_history().equals(sim._flow_history())
+    before = len(exports)
+    sim.minimize(tol=1e-300, max_steps=2, check_every=1)
+    assert len(exports) == before + 1
+
+    sim.set_field(fg.initial.skyrmion(charge=1))  # the flow ends: its history is gone in Go
+    assert sim._kept_flow_history().num_rows == 0 == sim._flow_history().num_rows
+    sim.minimize(tol=1e-300, max_steps=3, check_every=1)
+    assert sim.history.equals(pa.concat_tables(sim._past + [sim._flow_history()]))
+
+    path = tmp_path / "flow.arrow"
+    sim.save(path)
+    loaded = fg.load(path)
+    assert loaded._kept_flow_history().equals(loaded._flow_history())
+    loaded.close()
+    sim.close()

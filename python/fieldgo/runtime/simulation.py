@@ -172,6 +172,7 @@ class Simulation:
         self.set_params(**params)
         self._past = []
         self._flow_started = False
+        self._run_history = None  # the current flow's history as the last run returned it
         self._field = None
         self._device_views = False  # a CUDA device_field() was handed out: sim.field re-reads the device
         # A writable view of the working field was handed out: each minimize tells Go the
@@ -188,6 +189,7 @@ class Simulation:
         sim._params = dict(theory.params)
         sim._past = []
         sim._flow_started = True
+        sim._run_history = None
         sim._field = None
         sim._device_views = False
         sim._views_out = False
@@ -537,11 +539,12 @@ class Simulation:
                 )
         self._require_field("minimize")
         if self._flow_started:
-            self._past.append(self._flow_history())
+            self._past.append(self._kept_flow_history())
         if self._views_out:
             go.SimFieldWritten(self._h())
         go.SimStartMinimize(self._h(), opts)
         self._flow_started = True
+        self._run_history = None
         self._field = None
         return self._run(progress, callback, max_steps, live)
 
@@ -578,7 +581,8 @@ class Simulation:
                 except Exception:  # noqa: BLE001  (the exception in flight matters more)
                     self.last_status = status
         self.last_status = status
-        return self._flow_history()
+        self._run_history = self._flow_history()
+        return self._run_history
 
     def _advance(self):
         """One chunk of the flow on a Go goroutine that the main thread waits for in
@@ -594,11 +598,22 @@ class Simulation:
     def _flow_history(self) -> pa.Table:
         return import_table(go.SimHistory(self._h(), 0))
 
+    def _kept_flow_history(self) -> pa.Table:
+        """The current flow's history, without exporting it again when the last run's
+        table still holds all of it: a flow's history only grows, and only minimize
+        starts another flow (a field change ends it: no rows), so as many rows are
+        the same rows. (A loop of short minimize calls otherwise exported each flow's
+        history twice, at its end and when the next call began.)"""
+        kept = self._run_history
+        if kept is not None and go.SimHistoryRows(self._h()) == kept.num_rows:
+            return kept
+        return self._flow_history()
+
     @property
     def history(self) -> pa.Table:
         """Every row recorded so far, over all minimize calls (step counts restart
         with each call): step, energy, max_grad, integrals, resets."""
-        return pa.concat_tables(self._past + [self._flow_history()])
+        return pa.concat_tables(self._past + [self._kept_flow_history()])
 
     # --- observables ---
     def energy(self) -> float:
