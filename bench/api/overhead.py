@@ -1,12 +1,15 @@
 """The host-side cost of a public call: Python, the bridge and Go, with the work made tiny.
 
     python bench/api/overhead.py [all|radiation|minimize] [--backend cpu] [--repeat 1000]
-                                 [--rounds 5] [--observers 4] [--samples 4] [--grid 64]
-                                 [--profile] [--out FILE]
+                                 [--rounds 5] [--observers 1] [--samples 1] [--grid 64]
+                                 [--on-device] [--profile] [--out FILE]
 
 radiation  ``fg.radiation.fields`` on the api benchmark's table (16 circular orbits, 16
-           knots per period) at a few observers and samples, the same table, observers
-           and times every call: what a sweep that changes nothing pays beyond the kernel.
+           knots per period) at one observer and one sample (16 retarded times: tens of
+           microseconds of kernel), the same table, observers and times every call: what
+           a sweep that changes nothing pays beyond the kernel. On a GPU,
+           ``--backend cuda --observers 32768 --samples 256 --on-device`` is the api
+           benchmark's on-device call with the same split.
 minimize   ``sim.minimize(tol=1e-300, max_steps=1)`` on a 64^2 Baby Skyrme: one step, a
            few microseconds of kernel on the CPU.
 
@@ -162,10 +165,13 @@ def radiation(a):
     traj, obs, times = radiation_scene(a.observers, samples=a.samples)
 
     def call():
-        fg.radiation.fields(traj, obs, times, backend=a.backend)
+        cube = fg.radiation.fields(traj, obs, times, backend=a.backend, on_device=a.on_device)
+        if a.on_device:
+            cube.release()
 
     measure(
-        f"radiation.fields {a.observers} observers x {a.samples} samples x 16 particles",
+        f"radiation.fields {a.observers} observers x {a.samples} samples x 16 particles"
+        + (", on the device" if a.on_device else ""),
         call,
         a.repeat,
         a.rounds,
@@ -191,9 +197,10 @@ def main():
     ap.add_argument("--backend", default="cpu", choices=["auto", "cpu", "cuda"])
     ap.add_argument("--repeat", type=int, default=1000, help="calls per round")
     ap.add_argument("--rounds", type=int, default=5, help="rounds; the one with the lowest median is reported")
-    ap.add_argument("--observers", type=int, default=4)
-    ap.add_argument("--samples", type=int, default=4)
+    ap.add_argument("--observers", type=int, default=1)
+    ap.add_argument("--samples", type=int, default=1)
     ap.add_argument("--grid", type=int, default=64)
+    ap.add_argument("--on-device", action="store_true", help="radiation: leave the cube on the GPU (backend cuda)")
     ap.add_argument("--profile", action="store_true", help="also cProfile the calls (top 25 by own time)")
     ap.add_argument("--out", help="also append the JSON lines to this file")
     a = ap.parse_args()
