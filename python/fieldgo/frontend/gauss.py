@@ -2,7 +2,9 @@
 
     @theory.gauss_law
     def gauss(s, v, p):           # s: the site, v: its velocities, p: the parameters
-        return v.dx.a_x + v.dy.a_y - p.q * (s.phi.psi_re * v.phi.psi_im - s.phi.psi_im * v.phi.psi_re)
+        div_e = -(v.dx.a_x + v.dy.a_y)                                    # E = -d_t A
+        rho = -p.q * (s.phi.psi_re * v.phi.psi_im - s.phi.psi_im * v.phi.psi_re)
+        return div_e - rho
 
 ``v`` is a site of time derivatives: ``v.phi`` is d_t phi, ``v.dx`` is d_x d_t phi,
 and so on, with the same component names as ``s``. The function returns the
