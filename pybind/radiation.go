@@ -46,6 +46,57 @@ func importPair(p uintptr, what string) (arrow.RecordBatch, error) {
 	return rec, nil
 }
 
+// float64Columns are the columns of the record batch in pair block p, read
+// where its exporter keeps them, when the batch is a struct of exactly the
+// named float64 columns, in that order, with no nulls: the observers and
+// times a call brings. Importing such a batch cost more than the rest of
+// its handling (a third of a small call's Go time for three batches). ok is
+// false for any other batch, which importPair then reads and judges. The
+// slices are the exporter's memory: use them only until the block is freed,
+// and leave the block's structs where they are (its owner releases them).
+func float64Columns(p uintptr, names ...string) (cols [][]float64, ok bool) {
+	if p == 0 {
+		return nil, false
+	}
+	pair := (*C.fg_arrow_pair_r)(cAddr(p))
+	s, a := &pair.schema, &pair.array
+	k := len(names)
+	if s.release == nil || a.release == nil || s.format == nil || C.GoString(s.format) != "+s" || s.dictionary != nil ||
+		int(s.n_children) != k || int(a.n_children) != k || a.offset != 0 || a.length < 0 || a.dictionary != nil || !noNulls(a) {
+		return nil, false
+	}
+	n := int(a.length)
+	sc, ac := unsafe.Slice(s.children, k), unsafe.Slice(a.children, k)
+	cols = make([][]float64, k)
+	for i, name := range names {
+		cs, ca := sc[i], ac[i]
+		if cs == nil || ca == nil || cs.format == nil || cs.name == nil || C.GoString(cs.format) != "g" || C.GoString(cs.name) != name ||
+			cs.dictionary != nil || ca.n_buffers != 2 || ca.offset < 0 || ca.length < a.length || !noNulls(ca) {
+			return nil, false
+		}
+		data := unsafe.Slice(ca.buffers, 2)[1]
+		if n == 0 {
+			cols[i] = []float64{}
+			continue
+		}
+		if data == nil {
+			return nil, false
+		}
+		off := int(ca.offset)
+		cols[i] = unsafe.Slice((*float64)(data), off+n)[off:]
+	}
+	return cols, true
+}
+
+// noNulls reports whether array a has no nulls by its count, or by having
+// no validity bitmap when the count is unknown (-1).
+func noNulls(a *C.struct_ArrowArray) bool {
+	if a.null_count == 0 {
+		return true
+	}
+	return a.null_count == -1 && (a.n_buffers < 1 || unsafe.Slice(a.buffers, 1)[0] == nil)
+}
+
 func float64Column(rec arrow.RecordBatch, name, what string) ([]float64, error) {
 	idx := rec.Schema().FieldIndices(name)
 	if len(idx) == 0 {
@@ -177,41 +228,65 @@ func radiationCube(cancel *atomic.Bool, traj, obs, times uintptr, nsamples int, 
 		return nil, err
 	}
 	opt.OnDevice, opt.Cancel = onDevice, cancel
-	recs := make([]arrow.RecordBatch, 3)
-	defer func() {
-		for _, r := range recs {
-			if r != nil {
-				r.Release()
-			}
-		}
-	}()
-	for i, a := range []uintptr{traj, obs, times} {
-		if recs[i], err = importPair(a, []string{"trajectories", "observers", "times"}[i]); err != nil {
-			return nil, err
-		}
-	}
-	src, err := preparedSourceOf(recs[0], ro.Tolerance)
+	rec, err := importPair(traj, "trajectories")
 	if err != nil {
 		return nil, err
 	}
-	cube, err := fieldsOf(src, recs[1], recs[2], nsamples, opt)
+	defer rec.Release()
+	src, err := preparedSourceOf(rec, ro.Tolerance)
+	if err != nil {
+		return nil, err
+	}
+	ob, ts, release, err := observersAndTimes(obs, times)
+	defer release()
+	var cube *radiation.Cube
+	if err == nil {
+		cube, err = fieldsOf(src, ob, ts, nsamples, opt)
+	}
 	keepSource(src, err == nil)
 	return cube, err
 }
 
-func fieldsOf(src *preparedSource, obs, times arrow.RecordBatch, nsamples int, opt radiation.Options) (*radiation.Cube, error) {
-	var ob radiation.Observers
-	for i, name := range []string{"x", "y", "z"} {
-		col, err := float64Column(obs, name, "observers")
-		if err != nil {
-			return nil, err
+// observersAndTimes reads the observers' x, y, z and the times' t from
+// their pair blocks: in place when they are plain float64 columns
+// (float64Columns), else through an import, which also names what is wrong
+// with them. release ends the imports' hold.
+func observersAndTimes(obs, times uintptr) (ob radiation.Observers, ts []float64, release func(), err error) {
+	var recs []arrow.RecordBatch
+	release = func() {
+		for _, r := range recs {
+			r.Release()
 		}
-		*[]*[]float64{&ob.X, &ob.Y, &ob.Z}[i] = col
 	}
-	ts, err := float64Column(times, "t", "times")
+	if cols, ok := float64Columns(obs, "x", "y", "z"); ok {
+		ob.X, ob.Y, ob.Z = cols[0], cols[1], cols[2]
+	} else {
+		rec, err := importPair(obs, "observers")
+		if err != nil {
+			return ob, nil, release, err
+		}
+		recs = append(recs, rec)
+		for i, name := range []string{"x", "y", "z"} {
+			col, err := float64Column(rec, name, "observers")
+			if err != nil {
+				return ob, nil, release, err
+			}
+			*[]*[]float64{&ob.X, &ob.Y, &ob.Z}[i] = col
+		}
+	}
+	if cols, ok := float64Columns(times, "t"); ok {
+		return ob, cols[0], release, nil
+	}
+	rec, err := importPair(times, "times")
 	if err != nil {
-		return nil, err
+		return ob, nil, release, err
 	}
+	recs = append(recs, rec)
+	ts, err = float64Column(rec, "t", "times")
+	return ob, ts, release, err
+}
+
+func fieldsOf(src *preparedSource, ob radiation.Observers, ts []float64, nsamples int, opt radiation.Options) (*radiation.Cube, error) {
 	opt.Prepared = src.prep
 	return radiation.Fields(src.src, ob, ts, nsamples, opt)
 }

@@ -3,6 +3,7 @@ package pybind
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/fieldgo/fieldgo/core/radiation"
 	"github.com/fieldgo/fieldgo/core/trajectory"
 )
 
@@ -114,7 +116,7 @@ func radiationScene(tb testing.TB, o, s int) (traj, obs, times arrow.RecordBatch
 }
 
 // BenchmarkRadiationFieldsCall is one fields call through the bridge's
-// functions on a tiny scene (4 observers x 4 samples x 16 particles, the
+// functions on a tiny scene (1 observer x 1 sample x 16 particles, the
 // same table every call): "call" is the Go share of a call's fixed cost
 // (the exports of the inputs, which Python makes, included), "fields" the
 // computation alone on the kept table, which the call adds to.
@@ -157,8 +159,10 @@ func BenchmarkRadiationFieldsCall(b *testing.B) {
 		defer keepSource(src, false)
 		var ro radiationOptions
 		opt, _ := ro.options()
+		col := func(rec arrow.RecordBatch, k int) []float64 { return rec.Column(k).(*array.Float64).Float64Values() }
+		ob := radiation.Observers{X: col(obs, 0), Y: col(obs, 1), Z: col(obs, 2)}
 		for b.Loop() {
-			cube, err := fieldsOf(src, obs, times, 1, opt)
+			cube, err := fieldsOf(src, ob, col(times, 0), 1, opt)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -214,5 +218,88 @@ func TestTableKeySeesEveryChange(t *testing.T) {
 	}
 	if keyMatches(traj, 0, key.Bytes()[:key.Len()-1]) || keyMatches(traj, 0, append(key.Bytes(), 0)) {
 		t.Fatal("a key shorter or longer than the table's matches")
+	}
+}
+
+// float64Columns reads plain float64 batches where they lie (a slice's
+// offsets included) and declines every other batch, which the import then
+// judges; the block's structs stay with their owner.
+func TestFloat64ColumnsReadsPlainBatchesInPlace(t *testing.T) {
+	f64 := arrow.PrimitiveTypes.Float64
+	batch := func(names []string, types []arrow.DataType, valid []bool, cols ...[]float64) arrow.RecordBatch {
+		fields := make([]arrow.Field, len(names))
+		arrs := make([]arrow.Array, len(names))
+		for i, name := range names {
+			fields[i] = arrow.Field{Name: name, Type: types[i], Nullable: true}
+			switch types[i] {
+			case f64:
+				b := array.NewFloat64Builder(memory.DefaultAllocator)
+				b.AppendValues(cols[i], valid)
+				arrs[i] = b.NewArray()
+				b.Release()
+			default:
+				b := array.NewFloat32Builder(memory.DefaultAllocator)
+				for _, v := range cols[i] {
+					b.Append(float32(v))
+				}
+				arrs[i] = b.NewArray()
+				b.Release()
+			}
+		}
+		return array.NewRecordBatch(arrow.NewSchema(fields, nil), arrs, int64(len(cols[0])))
+	}
+	xyz := []string{"x", "y", "z"}
+	all := []arrow.DataType{f64, f64, f64}
+	x, y, z := []float64{1, 2, 3, 4}, []float64{5, 6, 7, 8}, []float64{9, 10, 11, 12}
+	read := func(rec arrow.RecordBatch, names ...string) ([][]float64, bool) {
+		p := exportBatch(rec)
+		defer FreeArrowPair(p)
+		cols, ok := float64Columns(p, names...)
+		if ok {
+			cols2 := make([][]float64, len(cols))
+			for i, c := range cols {
+				cols2[i] = append([]float64(nil), c...) // the block is freed on return
+			}
+			cols = cols2
+		}
+		return cols, ok
+	}
+	plain := batch(xyz, all, nil, x, y, z)
+	defer plain.Release()
+	if cols, ok := read(plain, xyz...); !ok || !slices.Equal(cols[0], x) || !slices.Equal(cols[2], z) {
+		t.Fatalf("plain batch: %v %v", cols, ok)
+	}
+	part := plain.NewSlice(1, 3)
+	defer part.Release()
+	if cols, ok := read(part, xyz...); !ok || !slices.Equal(cols[1], y[1:3]) {
+		t.Fatalf("a slice: %v %v", cols, ok)
+	}
+	empty := plain.NewSlice(2, 2)
+	defer empty.Release()
+	if cols, ok := read(empty, xyz...); !ok || len(cols[0]) != 0 {
+		t.Fatalf("no rows: %v %v", cols, ok)
+	}
+	declined := map[string]arrow.RecordBatch{
+		"a null":         batch(xyz, all, []bool{true, false, true, true}, x, y, z),
+		"another order":  batch([]string{"y", "x", "z"}, all, nil, x, y, z),
+		"a float32":      batch(xyz, []arrow.DataType{f64, arrow.PrimitiveTypes.Float32, f64}, nil, x, y, z),
+		"another column": batch([]string{"x", "y", "z", "w"}, []arrow.DataType{f64, f64, f64, f64}, nil, x, y, z, z),
+	}
+	for what, rec := range declined {
+		if _, ok := read(rec, xyz...); ok {
+			t.Errorf("%s: read in place", what)
+		}
+		rec.Release()
+	}
+	if _, ok := float64Columns(0, xyz...); ok {
+		t.Error("a null block: read")
+	}
+	p := exportBatch(plain)
+	defer FreeArrowPair(p)
+	float64Columns(p, xyz...)
+	if rec, err := importPair(p, "observers"); err != nil { // the structs are still there
+		t.Fatal(err)
+	} else {
+		rec.Release()
 	}
 }

@@ -404,3 +404,19 @@ def test_a_table_changed_in_place_is_seen():
     x[:] = x0
     assert np.array_equal(cube(), before)
     go.ForgetRadiationInputs()
+
+
+def test_observer_and_time_tables_read_in_place_or_judged():
+    """Observers and times that are plain float64 columns are read where pyarrow
+    keeps them, a table's slice included; one with a null is refused by name."""
+    tab = uniform_table()
+    obs = np.array([[3.0, 4.0, 1.0], [-2.0, 5.0, 0.5], [1.0, -6.0, 2.0], [0.5, 0.5, 7.0]])
+    times = np.linspace(-5, 5, 8)
+    whole = rad.fields(tab, obs, times).numpy()
+    table = pa.table({"x": obs[:, 0], "y": obs[:, 1], "z": obs[:, 2]})
+    part = rad.fields(tab, table.slice(1, 2), times).numpy()
+    assert np.array_equal(part, rad.fields(tab, obs[1:3], times).numpy())
+    assert np.array_equal(part[0], whole[1])
+    holed = pa.table({"x": pa.array([3.0, None]), "y": [4.0, 5.0], "z": [1.0, 0.5]})
+    with pytest.raises(fg.LayoutError, match="nulls"):
+        rad.fields(tab, holed, times)
