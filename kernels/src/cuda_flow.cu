@@ -298,15 +298,9 @@ static __device__ __forceinline__ void fg_tile_body(const A& args) {
                     s.dy[k] = FG_D1(ym2, ym1, yp1, yp2) * g.iy;
                     s.dxx[k] = FG_D2(xm2, xm1, f0, xp1, xp2) * g.ixx;
                     s.dyy[k] = FG_D2(ym2, ym1, f0, yp1, yp2) * g.iyy;
-                    const double* R2 = P - 2 * FG_TW;
-                    const double* R1 = P - FG_TW;
-                    const double* Q1 = P + FG_TW;
-                    const double* Q2 = P + 2 * FG_TW;
-                    const double dm2 = FG_D1(R2[-2], R2[-1], R2[1], R2[2]);
-                    const double dm1 = FG_D1(R1[-2], R1[-1], R1[1], R1[2]);
-                    const double dp1 = FG_D1(Q1[-2], Q1[-1], Q1[1], Q1[2]);
-                    const double dp2 = FG_D1(Q2[-2], Q2[-1], Q2[1], Q2[2]);
-                    s.dxy[k] = FG_D1(dm2, dm1, dp1, dp2) * g.ixy;
+                    s.dxy[k] = FG_DMIX(P[FG_TW + 1], P[-FG_TW + 1], P[FG_TW - 1], P[-FG_TW - 1], P[2 * FG_TW + 2],
+                                       P[-2 * FG_TW + 2], P[2 * FG_TW - 2], P[-2 * FG_TW - 2]) *
+                               g.ixy;
                 }
                 s.x = g.ox + (double)i * g.hx;
                 s.y = g.oy + (double)j * g.hy;

@@ -41,7 +41,7 @@ typedef struct {
     double cell;                    /* hx, hx*hy or hx*hy*hz */
     double ix, iy, iz;              /* 1/(12h) */
     double ixx, iyy, izz;           /* 1/(12h^2) */
-    double ixy, ixz, iyz;           /* 1/(144 h h') */
+    double ixy, ixz, iyz;           /* 1/(48 h h') */
 } fg_geo3;
 
 static __device__ __forceinline__ fg_geo3 fg_geo3_of(const fg_grid3& a) {
@@ -67,9 +67,9 @@ static __device__ __forceinline__ fg_geo3 fg_geo3_of(const fg_grid3& a) {
     g.ixx = 1.0 / (12.0 * a.hx * a.hx);
     g.iyy = 1.0 / (12.0 * a.hy * a.hy);
     g.izz = 1.0 / (12.0 * a.hz * a.hz);
-    g.ixy = 1.0 / (144.0 * a.hx * a.hy);
-    g.ixz = 1.0 / (144.0 * a.hx * a.hz);
-    g.iyz = 1.0 / (144.0 * a.hy * a.hz);
+    g.ixy = 1.0 / (48.0 * a.hx * a.hy);
+    g.ixz = 1.0 / (48.0 * a.hx * a.hz);
+    g.iyz = 1.0 / (48.0 * a.hy * a.hz);
     return g;
 }
 
@@ -91,9 +91,6 @@ static __device__ __forceinline__ bool fg_held3(const fg_geo3& g, int i, int j, 
     if (g.dims == 3 && !g.wz && (k < 2 || k >= g.nz - 2)) return true;
     return false;
 }
-
-/* The x derivative (times 12 hx) along the line at offset o. */
-#define FG_D1X3(f, o) FG_D1(fg_ld((f) + (o) + m2), fg_ld((f) + (o) + m1), fg_ld((f) + (o) + p1), fg_ld((f) + (o) + p2))
 
 /* fg_fill3 evaluates the site struct at (i, j, k), a site that is not held;
  * second derivatives only when asked. cpu_kernels.c.tmpl's fg_fill and
@@ -124,9 +121,11 @@ static __device__ __forceinline__ void fg_fill3(const fg_store* __restrict__ phi
             if (second) {
                 s->dxx[c] = FG_D2(xm2, xm1, f0, xp1, xp2) * g.ixx;
                 s->dyy[c] = FG_D2(ym2, ym1, f0, yp1, yp2) * g.iyy;
-                const double dm2 = FG_D1X3(f, zo[2] + yo[0]), dm1 = FG_D1X3(f, zo[2] + yo[1]);
-                const double dp1 = FG_D1X3(f, zo[2] + yo[3]), dp2 = FG_D1X3(f, zo[2] + yo[4]);
-                s->dxy[c] = FG_D1(dm2, dm1, dp1, dp2) * g.ixy;
+                s->dxy[c] = FG_DMIX(fg_ld(f + zo[2] + yo[3] + p1), fg_ld(f + zo[2] + yo[1] + p1),
+                                    fg_ld(f + zo[2] + yo[3] + m1), fg_ld(f + zo[2] + yo[1] + m1),
+                                    fg_ld(f + zo[2] + yo[4] + p2), fg_ld(f + zo[2] + yo[0] + p2),
+                                    fg_ld(f + zo[2] + yo[4] + m2), fg_ld(f + zo[2] + yo[0] + m2)) *
+                            g.ixy;
             } else {
                 s->dxx[c] = 0.0;
                 s->dyy[c] = 0.0;
@@ -145,16 +144,16 @@ static __device__ __forceinline__ void fg_fill3(const fg_store* __restrict__ phi
             s->dz[c] = FG_D1(zm2, zm1, zp1, zp2) * g.iz;
             if (second) {
                 s->dzz[c] = FG_D2(zm2, zm1, f0, zp1, zp2) * g.izz;
-                double xz[4], yz[4];
-#pragma unroll
-                for (int m = 0; m < 4; m++) {
-                    const int z = zo[m < 2 ? m : m + 1];
-                    xz[m] = FG_D1X3(f, z + yo[2]);
-                    yz[m] = FG_D1(fg_ld(f + z + yo[0] + i), fg_ld(f + z + yo[1] + i), fg_ld(f + z + yo[3] + i),
-                                  fg_ld(f + z + yo[4] + i));
-                }
-                s->dxz[c] = FG_D1(xz[0], xz[1], xz[2], xz[3]) * g.ixz;
-                s->dyz[c] = FG_D1(yz[0], yz[1], yz[2], yz[3]) * g.iyz;
+                s->dxz[c] = FG_DMIX(fg_ld(f + zo[3] + yo[2] + p1), fg_ld(f + zo[1] + yo[2] + p1),
+                                    fg_ld(f + zo[3] + yo[2] + m1), fg_ld(f + zo[1] + yo[2] + m1),
+                                    fg_ld(f + zo[4] + yo[2] + p2), fg_ld(f + zo[0] + yo[2] + p2),
+                                    fg_ld(f + zo[4] + yo[2] + m2), fg_ld(f + zo[0] + yo[2] + m2)) *
+                            g.ixz;
+                s->dyz[c] = FG_DMIX(fg_ld(f + zo[3] + yo[3] + i), fg_ld(f + zo[1] + yo[3] + i),
+                                    fg_ld(f + zo[3] + yo[1] + i), fg_ld(f + zo[1] + yo[1] + i),
+                                    fg_ld(f + zo[4] + yo[4] + i), fg_ld(f + zo[0] + yo[4] + i),
+                                    fg_ld(f + zo[4] + yo[0] + i), fg_ld(f + zo[0] + yo[0] + i)) *
+                            g.iyz;
             } else {
                 s->dzz[c] = 0.0;
                 s->dxz[c] = 0.0;
@@ -174,7 +173,6 @@ static __device__ __forceinline__ void fg_fill3(const fg_store* __restrict__ phi
     s->z = g.oz + (double)k * g.hz;
 #endif
 }
-#undef FG_D1X3
 
 /* Thread -> site (i, line) of the chunk-padded lines. Returns false for whole
  * warps past the last line. */

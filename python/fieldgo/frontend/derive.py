@@ -153,8 +153,8 @@ def euler_lagrange_program(p: Partials, sym: Symbols) -> tuple[list, list]:
                 needed |= rhs.free_symbols
         tangent = _tangent_map(sym, direction, three_d)
         for t, rhs in replacements:
-            if t not in needed:
-                continue
+            if t not in needed or isinstance(rhs, sympy.logic.boolalg.Boolean):
+                continue  # a condition of a Piecewise is constant between its kinks
             d = _directional(rhs, tangent)
             if d != 0:
                 dt = sympy.Symbol(f"d{direction}_{t}", real=True)
