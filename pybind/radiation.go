@@ -214,11 +214,9 @@ func ReleaseRadiationCube(h int64) (err error) {
 }
 
 func radiationCube(cancel *atomic.Bool, traj, obs, times uintptr, nsamples int, options string, onDevice bool) (*radiation.Cube, error) {
-	var ro radiationOptions
-	if options != "" {
-		if e := decodeOptions(options, &ro); e != nil {
-			return nil, errs.New(errs.Parameter, "radiation options are not a JSON object: %v", e)
-		}
+	ro, err := radiationOptionsOf(options)
+	if err != nil {
+		return nil, err
 	}
 	opt, err := ro.options()
 	if err != nil {
@@ -284,6 +282,30 @@ func observersAndTimes(obs, times uintptr) (ob radiation.Observers, ts []float64
 	recs = append(recs, rec)
 	ts, err = float64Column(rec, "t", "times")
 	return ob, ts, release, err
+}
+
+// lastOptions is the options string a radiation call decoded last, with
+// what it decoded to: a loop of calls passes the same string each time.
+var lastOptions atomic.Pointer[decodedOptions]
+
+type decodedOptions struct {
+	s  string
+	ro radiationOptions // read only: its pointers are shared by the calls
+}
+
+// radiationOptionsOf decodes the options JSON of a radiation call.
+func radiationOptionsOf(s string) (radiationOptions, error) {
+	if d := lastOptions.Load(); d != nil && d.s == s {
+		return d.ro, nil
+	}
+	var ro radiationOptions
+	if s != "" {
+		if e := decodeOptions(s, &ro); e != nil {
+			return ro, errs.New(errs.Parameter, "radiation options are not a JSON object: %v", e)
+		}
+	}
+	lastOptions.Store(&decodedOptions{s: s, ro: ro})
+	return ro, nil
 }
 
 func fieldsOf(src *preparedSource, ob radiation.Observers, ts []float64, nsamples int, opt radiation.Options) (*radiation.Cube, error) {
@@ -377,18 +399,35 @@ func ForgetRadiationInputs() (err error) {
 	return nil
 }
 
-// writeTableKey writes rec's identity for lastSource to w: its schema with
-// metadata, the tolerance, and every column's type, length, offset and
-// buffers' bytes.
+// writeTableKey writes rec's identity for lastSource to w: its fields'
+// names, types, nullability and metadata, its metadata, the tolerance, every
+// column's type, length, offset and buffers' bytes. (Schema.String, which
+// says the same, took half of a kept table's comparison.)
 func writeTableKey(w io.Writer, rec arrow.RecordBatch, tolerance float64) {
 	var scratch [8]byte
-	str := func(s string) { io.WriteString(w, s) }
 	word := func(v uint64) { binary.LittleEndian.PutUint64(scratch[:], v); w.Write(scratch[:]) }
-	str(rec.Schema().String())
-	md := rec.Schema().Metadata()
-	for i, k := range md.Keys() {
-		str("\x00" + k + "\x00" + md.Values()[i])
+	str := func(s string) { word(uint64(len(s))); io.WriteString(w, s) }
+	meta := func(md arrow.Metadata) {
+		word(uint64(md.Len()))
+		for i, k := range md.Keys() {
+			str(k)
+			str(md.Values()[i])
+		}
 	}
+	sch := rec.Schema()
+	word(uint64(sch.NumFields()))
+	for i := 0; i < sch.NumFields(); i++ {
+		f := sch.Field(i)
+		str(f.Name)
+		str(f.Type.String())
+		nullable := uint64(0)
+		if f.Nullable {
+			nullable = 1
+		}
+		word(nullable)
+		meta(f.Metadata)
+	}
+	meta(sch.Metadata())
 	word(math.Float64bits(tolerance))
 	var data func(d arrow.ArrayData)
 	data = func(d arrow.ArrayData) {

@@ -216,6 +216,16 @@ func TestTableKeySeesEveryChange(t *testing.T) {
 	if keyMatches(recharged, 0, key.Bytes()) {
 		t.Fatal("other metadata matches")
 	}
+	fields := traj.Schema().Fields()
+	fields[3].Name = "x2"
+	renamed := array.NewRecordBatch(arrow.NewSchema(fields, &md), traj.Columns(), traj.NumRows())
+	defer renamed.Release()
+	fields[3].Name, fields[3].Metadata = traj.Schema().Field(3).Name, arrow.NewMetadata([]string{"unit"}, []string{"cm"})
+	annotated := array.NewRecordBatch(arrow.NewSchema(fields, &md), traj.Columns(), traj.NumRows())
+	defer annotated.Release()
+	if keyMatches(renamed, 0, key.Bytes()) || keyMatches(annotated, 0, key.Bytes()) {
+		t.Fatal("a renamed or annotated column matches")
+	}
 	if keyMatches(traj, 0, key.Bytes()[:key.Len()-1]) || keyMatches(traj, 0, append(key.Bytes(), 0)) {
 		t.Fatal("a key shorter or longer than the table's matches")
 	}
@@ -301,5 +311,21 @@ func TestFloat64ColumnsReadsPlainBatchesInPlace(t *testing.T) {
 		t.Fatal(err)
 	} else {
 		rec.Release()
+	}
+}
+
+// The options of a call are decoded once per distinct string; a bad string
+// after a good one is still refused, and the good one still reads.
+func TestRadiationOptionsOf(t *testing.T) {
+	for _, c := range []struct {
+		s      string
+		method string
+		bad    bool
+	}{{`{"method":"rk4"}`, "rk4", false}, {`{"method":"rk4"}`, "rk4", false}, {`{"method":`, "", true},
+		{`{"method":"rk4"}`, "rk4", false}, {"", "", false}, {`{"nmethod":"rk4"}`, "", true}, {"", "", false}} {
+		ro, err := radiationOptionsOf(c.s)
+		if (err != nil) != c.bad || ro.Method != c.method {
+			t.Fatalf("%q: %+v, %v", c.s, ro, err)
+		}
 	}
 }
