@@ -240,7 +240,8 @@ def emit(pf: PointFunctions) -> str:
 
     og = pf.origins.get("gradient", o)
     if pf.gradient_program is not None:
-        stmts, outs = program_block(*pf.gradient_program, pr, og)
+        statements, outputs = pf.gradient_program
+        stmts, outs = program_block(statements, outputs, pr, og)
     else:
         stmts, outs = cse_block(pf.gradient, pr, og)
     body = list(stmts)

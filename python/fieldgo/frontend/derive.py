@@ -138,7 +138,7 @@ def euler_lagrange_program(p: Partials, sym: Symbols) -> tuple[list, list]:
     n = len(sym.fields)
     three_d = p.de_ddz is not None
     directions = ("x", "y", "z") if three_d else ("x", "y")
-    fluxes = [p.de_ddx, p.de_ddy] + ([p.de_ddz] if three_d else [])
+    fluxes: list[list] = [p.de_ddx, p.de_ddy] + ([p.de_ddz] if p.de_ddz is not None else [])
     replacements, reduced = sympy.cse(
         list(p.de_dphi) + [e for flux in fluxes for e in flux], symbols=sympy.numbered_symbols("t", real=True)
     )
