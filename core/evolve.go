@@ -51,11 +51,14 @@ import (
 //     gradient. Every operation is a kernel, the step time-reversible (the
 //     drift is its own inverse under dt -> -dt), so second order.
 //
+//   - EvolveRK45 (and Adaptive with the first-order methods): the
+//     Dormand-Prince 5(4) pair with step-size control (evolve_adaptive.go).
+//
 // First-order dynamics (Landau-Lifshitz-Gilbert, Gross-Pitaevskii:
 // phi' = F(phi)) is another stepper (evolve_first_order.go): StartEvolve picks
-// evolution.stepFn (stepRK4, stepLeapfrog, stepFirstOrder), and AdvanceEvolve,
-// the records, snapshots, chunks, cancellation and divergence reports go
-// through it without knowing the scheme.
+// evolution.stepFn (stepRK4, stepLeapfrog, stepFirstOrder, stepAdaptive), and
+// AdvanceEvolve, the records, snapshots, chunks, cancellation and divergence
+// reports go through it without knowing the scheme.
 
 // Evolution methods.
 const (
@@ -65,15 +68,29 @@ const (
 
 // EvolveConfig configures an evolution; zero fields take defaults.
 type EvolveConfig struct {
-	// Method is EvolveRK4 (default) or EvolveLeapfrog (second order in
-	// time), or EvolveLLG, EvolveGPE, EvolveGPEImaginary (first order).
+	// Method is EvolveRK4 (default), EvolveLeapfrog or EvolveRK45 (second
+	// order in time), or EvolveLLG, EvolveGPE, EvolveGPEImaginary (first order).
 	Method string
 	T      float64 // how long to evolve: the run ends at exactly the start time + T
 	// Dt is the largest time step (0: DefaultEvolveDt capped by the field's
 	// stiffness); the step taken is T/ceil(T/Dt), so that the run ends at T.
+	// Adaptive: the largest step and the first one tried (0: 0.9 of the
+	// pair's stability limit for the field's stiffest mode).
 	Dt          float64
-	RecordEvery int  // a record (and snapshot) every this many steps, and at the end; 0: DefaultRecords records in all
+	RecordEvery int  // a record (and snapshot) every this many (accepted) steps, and at the end; 0: DefaultRecords records in all
 	Snapshots   bool // copy the field at every record (TakeSnapshot hands them out)
+
+	// Adaptive steps (evolve_adaptive.go): the Dormand-Prince 5(4) pair with
+	// step-size control. EvolveRK45 implies it; with EvolveLLG, EvolveGPE,
+	// EvolveGPEImaginary it replaces their RK4.
+	Adaptive bool
+	Rtol     float64 // relative tolerance (0: DefaultRtol; in float32 storage 1.2e-5, what it resolves)
+	Atol     float64 // absolute tolerance (0: DefaultAtolFraction of Rtol)
+	DtMin    float64 // the floor of a step: below it the run stops with errs.StepSize (0: DefaultDtMinFraction of the largest step)
+	// RecordDt records every this much time (steps land on the record
+	// times), exclusive with RecordEvery; with neither, DefaultRecords
+	// records at even times (fewer when the largest step allows fewer).
+	RecordDt float64
 
 	Gamma    float64 // EvolveLLG: the gyromagnetic ratio gamma > 0 (0: 1)
 	Alpha    float64 // EvolveLLG: the Gilbert damping alpha >= 0
@@ -93,15 +110,22 @@ type EvolveRecord struct {
 	// First-order evolutions (the kinetic term and momentum are zero):
 	Norm          float64    // EvolveGPE, EvolveGPEImaginary: cell sum |psi|^2 over the complex fields
 	Magnetisation [3]float64 // EvolveLLG: the mean of n over the sites that are not held
+	// Adaptive evolutions (Step counts the accepted steps):
+	Dt       float64 // the controller's current step (the next one it tries)
+	Rejected int     // rejected steps so far
 }
 
 // EvolveProgress is where an evolution stands.
 type EvolveProgress struct {
-	Step   int     // steps taken
-	Steps  int     // steps in all
+	Step   int     // steps taken (accepted)
+	Steps  int     // steps in all (0 for an adaptive evolution: not known ahead)
 	T      float64 // time reached
+	TEnd   float64 // the time the evolution ends at
 	Energy float64 // kinetic + potential at the last record
 	Done   bool
+	// Adaptive evolutions:
+	Adaptive bool
+	Rejected int // rejected steps so far
 }
 
 // Snapshot is the field at a record: the field (the caller releases it), its
@@ -122,10 +146,22 @@ type evolution struct {
 	done   bool
 	hist   []EvolveRecord
 	snaps  []Snapshot
-	stepFn func(*evolution) error // the scheme: stepRK4, stepLeapfrog, stepFirstOrder
+	stepFn func(*evolution) error // the scheme: stepRK4, stepLeapfrog, stepFirstOrder, stepAdaptive
 	norm0  float64                // KeepNorm: phi.phi at the start
-	accOK  bool                   // leapfrog: g[0] holds the (projected) gradient at phi
+	accOK  bool                   // leapfrog: g[0] holds the (projected) gradient at phi; adaptive: ad.m[0] the rate or acceleration (FSAL)
 	ckStep int                    // the step of the last record (the state kept on divergence)
+	ad     *adaptiveState         // adaptive: the controller (nil for a fixed step)
+}
+
+// finished reports whether the evolution has reached its end (or stopped).
+func (ev *evolution) finished() bool {
+	if ev.done {
+		return true
+	}
+	if ev.ad != nil {
+		return ev.ad.t >= ev.ad.tEnd
+	}
+	return ev.step >= ev.steps
 }
 
 // evolveHost is the host memory of the unit-vector RK4's centripetal term.
@@ -174,9 +210,31 @@ func (c EvolveConfig) check() (EvolveConfig, error) {
 	if c.Method == "" {
 		c.Method = EvolveRK4
 	}
-	if c.Method != EvolveRK4 && c.Method != EvolveLeapfrog && !FirstOrder(c.Method) {
-		return c, errs.New(errs.Parameter, "unknown evolution method %q: use %q, %q, %q, %q or %q", c.Method,
-			EvolveRK4, EvolveLeapfrog, EvolveLLG, EvolveGPE, EvolveGPEImaginary)
+	if c.Method != EvolveRK4 && c.Method != EvolveLeapfrog && c.Method != EvolveRK45 && !FirstOrder(c.Method) {
+		return c, errs.New(errs.Parameter, "unknown evolution method %q: use %q, %q, %q, %q, %q or %q", c.Method,
+			EvolveRK4, EvolveLeapfrog, EvolveRK45, EvolveLLG, EvolveGPE, EvolveGPEImaginary)
+	}
+	if c.Method == EvolveRK45 {
+		c.Adaptive = true
+	}
+	if c.Adaptive && !FirstOrder(c.Method) && c.Method != EvolveRK45 {
+		return c, errs.New(errs.Parameter, "adaptive steps are method %q for second-order dynamics (or %q, %q, %q with adaptive "+
+			"steps), not %q, whose step is fixed", EvolveRK45, EvolveLLG, EvolveGPE, EvolveGPEImaginary, c.Method)
+	}
+	for _, v := range []struct {
+		name string
+		x    float64
+	}{{"rtol", c.Rtol}, {"atol", c.Atol}, {"dt_min", c.DtMin}, {"record_dt", c.RecordDt}} {
+		if math.IsNaN(v.x) || math.IsInf(v.x, 0) || v.x < 0 {
+			return c, errs.New(errs.Parameter, "%s must be positive and finite, got %v", v.name, v.x)
+		}
+		if v.x != 0 && !c.Adaptive {
+			return c, errs.New(errs.Parameter, "%s applies to adaptive steps (method %q, or adaptive with %q, %q, %q), not to "+
+				"method %q with its fixed step", v.name, EvolveRK45, EvolveLLG, EvolveGPE, EvolveGPEImaginary, c.Method)
+		}
+	}
+	if c.RecordDt > 0 && c.RecordEvery > 0 {
+		return c, errs.New(errs.Parameter, "record_every (%d steps) and record_dt (%g in time) are exclusive: give one", c.RecordEvery, c.RecordDt)
 	}
 	if c.Gamma == 0 {
 		c.Gamma = 1
@@ -338,6 +396,9 @@ func (s *Simulation) StartEvolve(cfg EvolveConfig) error {
 	if first {
 		limit = firstOrderLimit(cfg, s.stiff)
 	}
+	if cfg.Adaptive {
+		return s.startAdaptiveEvolution(cfg, t0, adaptiveLimit(cfg, s.stiff))
+	}
 	dt := cfg.Dt
 	if dt == 0 {
 		dt = math.Min(DefaultEvolveDt(s.lat), limit/2)
@@ -365,15 +426,36 @@ func (s *Simulation) StartEvolve(cfg EvolveConfig) error {
 		s.evo.stepFn = s.stepLeapfrog
 	case first:
 		s.evo.stepFn = s.stepFirstOrder
-		if cfg.KeepNorm {
-			if s.evo.norm0, err = s.prog.Dot(s.phiB, s.phiB); err != nil {
-				s.evo = nil
-				return err
-			}
-			if !(s.evo.norm0 > 0) {
-				s.evo = nil
-				return errs.New(errs.Parameter, "keep_norm needs a field of nonzero norm")
-			}
+	}
+	return s.beginEvolution()
+}
+
+// startAdaptiveEvolution is StartEvolve's end for adaptive steps, limit the
+// pair's stability limit for the field's stiffest mode.
+func (s *Simulation) startAdaptiveEvolution(cfg EvolveConfig, t0, limit float64) error {
+	s.closeDeviceFlow()
+	s.releaseSnapshots()
+	ev := &evolution{cfg: cfg, t0: t0}
+	if err := s.startAdaptive(ev, limit); err != nil {
+		return err
+	}
+	ev.dt, ev.stepFn = ev.ad.dt, s.stepAdaptive
+	s.evo = ev
+	return s.beginEvolution()
+}
+
+// beginEvolution completes s.evo's start: the norm a KeepNorm evolution
+// keeps, and the first record.
+func (s *Simulation) beginEvolution() error {
+	var err error
+	if s.evo.cfg.KeepNorm {
+		if s.evo.norm0, err = s.prog.Dot(s.phiB, s.phiB); err != nil {
+			s.evo = nil
+			return err
+		}
+		if !(s.evo.norm0 > 0) {
+			s.evo = nil
+			return errs.New(errs.Parameter, "keep_norm needs a field of nonzero norm")
 		}
 	}
 	s.dynVel = true
@@ -417,7 +499,7 @@ func (s *Simulation) AdvanceEvolve(maxSteps int, budget time.Duration) (EvolvePr
 	ev.accOK = false
 	t0 := time.Now()
 	defer func() { s.hostStale = true; s.stiffOK = false }()
-	for taken := 0; ev.step < ev.steps; {
+	for taken := 0; !ev.finished(); {
 		if (maxSteps > 0 && taken >= maxSteps) || (budget > 0 && taken > 0 && time.Since(t0) >= budget) {
 			break
 		}
@@ -428,24 +510,34 @@ func (s *Simulation) AdvanceEvolve(maxSteps int, budget time.Duration) (EvolvePr
 			return s.evoProgress(), err
 		}
 		ev.step++
-		s.time = ev.t0 + float64(ev.step)*ev.dt
-		if ev.step == ev.steps {
-			s.time = ev.t0 + ev.cfg.T // exactly
+		var record bool
+		if ad := ev.ad; ad != nil {
+			s.time, ev.dt = ad.t, ad.dt
+			record = ad.onRecord || (ev.cfg.RecordEvery > 0 && ev.step%ev.cfg.RecordEvery == 0) || ad.t == ad.tEnd
+		} else {
+			s.time = ev.t0 + float64(ev.step)*ev.dt
+			if ev.step == ev.steps {
+				s.time = ev.t0 + ev.cfg.T // exactly
+			}
+			record = ev.step%ev.cfg.RecordEvery == 0 || ev.step == ev.steps
 		}
-		if ev.step%ev.cfg.RecordEvery == 0 || ev.step == ev.steps {
+		if record {
 			if err := s.evoRecord(); err != nil {
 				return s.evoProgress(), err
 			}
 		}
 		taken++
 	}
-	ev.done = ev.step >= ev.steps
+	ev.done = ev.finished()
 	return s.evoProgress(), nil
 }
 
 func (s *Simulation) evoProgress() EvolveProgress {
 	ev := s.evo
-	p := EvolveProgress{Step: ev.step, Steps: ev.steps, T: s.time, Done: ev.done}
+	p := EvolveProgress{Step: ev.step, Steps: ev.steps, T: s.time, TEnd: ev.t0 + ev.cfg.T, Done: ev.done}
+	if ev.ad != nil {
+		p.Adaptive, p.Rejected = true, ev.ad.rejected
+	}
 	if n := len(ev.hist); n > 0 {
 		p.Energy = ev.hist[n-1].Kinetic + ev.hist[n-1].Potential
 	}
@@ -472,14 +564,36 @@ func (s *Simulation) Time() float64 {
 	return s.time
 }
 
-// EvolveDt is the step the current evolution takes (0 when none).
+// EvolveDt is the step the current evolution takes (0 when none); for
+// adaptive steps the controller's current step.
 func (s *Simulation) EvolveDt() float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.evo == nil {
 		return 0
 	}
+	if s.evo.ad != nil {
+		return s.evo.ad.dt
+	}
 	return s.evo.dt
+}
+
+// EvolveConfig is the current evolution's settings, defaults resolved
+// (adaptive: Dt the largest step, Rtol, Atol, DtMin), and false when there
+// is none.
+func (s *Simulation) EvolveConfig() (EvolveConfig, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.evo == nil {
+		return EvolveConfig{}, false
+	}
+	c := s.evo.cfg
+	if ad := s.evo.ad; ad != nil {
+		c.Dt, c.Rtol, c.Atol, c.DtMin = ad.dtMax, ad.rtol, ad.atol, ad.dtMin
+	} else {
+		c.Dt = s.evo.dt
+	}
+	return c, true
 }
 
 // EvolveShift has RK4's stage gradients form their field in the gradient's
@@ -742,6 +856,9 @@ func (s *Simulation) evoRecord() error {
 		return err
 	}
 	rec := EvolveRecord{Step: ev.step, T: s.time, Kinetic: 0.5 * s.lat.Cell() * vv, Potential: r.Energy}
+	if ev.ad != nil {
+		rec.Dt, rec.Rejected = ev.ad.dt, ev.ad.rejected
+	}
 	for k := range s.theory.Spec.Densities {
 		v, err := s.prog.Density(s.grid, s.params, s.phiB, k, nil)
 		if err != nil {
@@ -874,12 +991,16 @@ func (s *Simulation) evoDiverged(ev *evolution, stage int, g kernels.Buffer) err
 	}
 	s.hostStale = true
 	s.stiffOK = false
-	stageName := "leapfrog gradient"
-	if ev.cfg.Method != EvolveLeapfrog {
+	stageName, advice := "leapfrog gradient", "try a smaller dt"
+	switch {
+	case ev.ad != nil:
+		ev.ad.t = s.time
+		stageName, advice = "RK45 stage", "the field's rate is not finite where the field is"
+	case ev.cfg.Method != EvolveLeapfrog:
 		stageName = "RK4 stage"
 	}
 	return errs.New(errs.Divergence, "the evolution diverged at step %d (t=%g, %s %d, dt=%g): %s; the field and velocity kept "+
-		"are the last recorded ones, at step %d (t=%g); try a smaller dt", ev.step, t, stageName, stage, ev.dt, what, ev.ckStep, s.time)
+		"are the last recorded ones, at step %d (t=%g); %s", ev.step, t, stageName, stage, ev.dt, what, ev.ckStep, s.time, advice)
 }
 
 // EvolveHistorySchema is a second-order evolution history's schema: step, t,
@@ -891,13 +1012,24 @@ func EvolveHistorySchema(dim int, densities []string) *arrow.Schema {
 
 // EvolveHistorySchemaOf is the history schema of method: EvolveHistorySchema
 // for the second-order methods; for the first-order ones the momentum columns
-// give way to norm (GPE) or m_x, m_y, m_z (LLG), and kinetic is zero.
+// give way to norm (GPE) or m_x, m_y, m_z (LLG), and kinetic is zero. An
+// adaptive method (EvolveRK45) adds dt and rejected (EvolveHistorySchemaFor).
 func EvolveHistorySchemaOf(method string, dim int, densities []string) *arrow.Schema {
+	return EvolveHistorySchemaFor(method, method == EvolveRK45, dim, densities)
+}
+
+// EvolveHistorySchemaFor is EvolveHistorySchemaOf with adaptive steps or not:
+// with them, dt (the controller's current step) and rejected (int64, the
+// rejected steps so far) follow the method's columns, before the integrals.
+func EvolveHistorySchemaFor(method string, adaptive bool, dim int, densities []string) *arrow.Schema {
 	f64 := arrow.PrimitiveTypes.Float64
 	fields := []arrow.Field{{Name: "step", Type: arrow.PrimitiveTypes.Int64}, {Name: "t", Type: f64},
 		{Name: "kinetic", Type: f64}, {Name: "potential", Type: f64}, {Name: "energy", Type: f64}}
 	for _, name := range historyExtras(method, dim) {
 		fields = append(fields, arrow.Field{Name: name, Type: f64})
+	}
+	if adaptive {
+		fields = append(fields, arrow.Field{Name: "dt", Type: f64}, arrow.Field{Name: "rejected", Type: arrow.PrimitiveTypes.Int64})
 	}
 	for _, d := range densities {
 		fields = append(fields, arrow.Field{Name: d, Type: f64})
@@ -932,12 +1064,12 @@ func (s *Simulation) EvolveHistoryFrom(from int) (arrow.RecordBatch, error) {
 	}
 	defer s.mu.Unlock()
 	dim := s.lat.Dim()
-	method := EvolveRK4
+	method, adaptive := EvolveRK4, false
 	var rows []EvolveRecord
 	if s.evo != nil {
-		rows, method = s.evo.hist, s.evo.cfg.Method
+		rows, method, adaptive = s.evo.hist, s.evo.cfg.Method, s.evo.cfg.Adaptive
 	}
-	b := array.NewRecordBuilder(Allocator, EvolveHistorySchemaOf(method, dim, s.theory.Spec.Densities))
+	b := array.NewRecordBuilder(Allocator, EvolveHistorySchemaFor(method, adaptive, dim, s.theory.Spec.Densities))
 	defer b.Release()
 	if from < 0 || from > len(rows) {
 		return nil, errs.New(errs.Parameter, "history row %d out of range (%d rows)", from, len(rows))
@@ -953,9 +1085,19 @@ func (s *Simulation) EvolveHistoryFrom(from int) (arrow.RecordBatch, error) {
 		default:
 			vals = append(vals, r.Momentum[:dim]...)
 		}
-		vals = append(vals, r.Integrals...)
+		if adaptive {
+			vals = append(vals, r.Dt)
+		}
 		for k, v := range vals {
 			b.Field(1 + k).(*array.Float64Builder).Append(v)
+		}
+		next := 1 + len(vals)
+		if adaptive {
+			b.Field(next).(*array.Int64Builder).Append(int64(r.Rejected))
+			next++
+		}
+		for k, v := range r.Integrals {
+			b.Field(next + k).(*array.Float64Builder).Append(v)
 		}
 	}
 	return s.withGaussColumns(b.NewRecordBatch(), rows[from:], method)

@@ -124,7 +124,8 @@ type Simulation struct {
 	// clock.
 	evo     *evolution
 	evoHost *evolveHost
-	gauss   *gaussState // the Gauss law's phase-space unit, once an evolution needed it
+	evoAdpt *adaptiveBuffers // the adaptive steps' stage and state buffers, once an evolution needed them
+	gauss   *gaussState      // the Gauss law's phase-space unit, once an evolution needed it
 	dynVel  bool
 	time    float64
 	cancel  atomic.Bool
@@ -603,6 +604,9 @@ func (s *Simulation) Close() error {
 	s.endDynamics()
 	if s.evoHost != nil {
 		s.evoHost.release()
+	}
+	if s.evoAdpt != nil {
+		s.evoAdpt.release()
 	}
 	if s.gauss != nil {
 		s.gauss.release()

@@ -29,6 +29,7 @@ const (
 	Format     Kind = "FormatError"     // a file or Arrow stream is malformed
 	Internal   Kind = "InternalError"   // a recovered panic: a bug in fieldgo
 	Trajectory Kind = "TrajectoryError" // a trajectory table or spline is malformed (unsorted, non-finite, too short, u.u != c^2, other knots)
+	StepSize   Kind = "StepSizeError"   // an adaptive evolution's step fell below its floor (Python: a DivergenceError)
 )
 
 // Error is an error with a Kind.

@@ -40,11 +40,18 @@ type evolveOptions struct {
 	Gamma       float64 `json:"gamma"`
 	Alpha       float64 `json:"alpha"`
 	KeepNorm    bool    `json:"keep_norm"`
+	Adaptive    bool    `json:"adaptive"`
+	Rtol        float64 `json:"rtol"`
+	Atol        float64 `json:"atol"`
+	DtMin       float64 `json:"dt_min"`
+	RecordDt    float64 `json:"record_dt"`
 }
 
 // SimStartEvolve starts an evolution (options as JSON: method, t, dt,
 // record_every, snapshots; gamma, alpha for "llg", keep_norm for "gpe" and
-// "gpe_imaginary"); SimAdvanceEvolveStart runs it.
+// "gpe_imaginary"; adaptive, rtol, atol, dt_min, record_dt for adaptive
+// steps, "rk45" or a first-order method with adaptive); SimAdvanceEvolveStart
+// runs it.
 func SimStartEvolve(h int64, options string) (err error) {
 	defer recoverInto(&err)
 	s, err := sim(h)
@@ -56,7 +63,8 @@ func SimStartEvolve(h int64, options string) (err error) {
 		return bridge(errs.New(errs.Parameter, "bad evolve options: %v", e))
 	}
 	return bridge(s.StartEvolve(core.EvolveConfig{Method: o.Method, T: o.T, Dt: o.Dt, RecordEvery: o.RecordEvery, Snapshots: o.Snapshots,
-		Gamma: o.Gamma, Alpha: o.Alpha, KeepNorm: o.KeepNorm}))
+		Gamma: o.Gamma, Alpha: o.Alpha, KeepNorm: o.KeepNorm, Adaptive: o.Adaptive, Rtol: o.Rtol, Atol: o.Atol, DtMin: o.DtMin,
+		RecordDt: o.RecordDt}))
 }
 
 func evolveProgressJSON(p core.EvolveProgress, dt float64) string {
@@ -64,7 +72,12 @@ func evolveProgressJSON(p core.EvolveProgress, dt float64) string {
 	if math.IsNaN(p.Energy) || math.IsInf(p.Energy, 0) {
 		energy = nil
 	}
-	b, _ := json.Marshal(map[string]any{"step": p.Step, "steps": p.Steps, "t": p.T, "energy": energy, "done": p.Done, "dt": dt})
+	st := map[string]any{"step": p.Step, "steps": p.Steps, "t": p.T, "t_end": p.TEnd, "energy": energy, "done": p.Done, "dt": dt}
+	if p.Adaptive {
+		// steps is 0: an adaptive evolution's count is not known ahead
+		st["adaptive"], st["rejected"] = true, p.Rejected
+	}
+	b, _ := json.Marshal(st)
 	return string(b)
 }
 

@@ -322,7 +322,7 @@ func SimGradient(h int64, project bool) (fh int64, err error) {
 }
 
 // SimDescribe describes the simulation as JSON: backend, lattice, theory spec,
-// parameters, gradient form, flow progress.
+// parameters, gradient form, flow progress, the current evolution.
 func SimDescribe(h int64) (info string, err error) {
 	defer recoverInto(&err)
 	s, err := sim(h)
@@ -350,6 +350,21 @@ func SimDescribe(h int64) (info string, err error) {
 		}
 		d["flow"] = st
 		d["step"] = p.Step
+	}
+	if p, e := s.EvolveProgress(); e == nil {
+		// The current evolution: its settings (defaults resolved) and where it
+		// stands; for adaptive steps also the accepted and rejected steps and
+		// the controller's current dt.
+		cfg, _ := s.EvolveConfig()
+		ev := map[string]any{"method": cfg.Method, "t": p.T, "t_end": p.TEnd, "step": p.Step, "done": p.Done,
+			"dt": s.EvolveDt(), "adaptive": cfg.Adaptive}
+		if cfg.Adaptive {
+			ev["accepted"], ev["rejected"] = p.Step, p.Rejected
+			ev["rtol"], ev["atol"], ev["dt_max"], ev["dt_min"] = cfg.Rtol, cfg.Atol, cfg.Dt, cfg.DtMin
+		} else {
+			ev["steps"] = p.Steps
+		}
+		d["evolution"] = ev
 	}
 	if s.Precision() == core.Float32 {
 		// What float32 storage costs: its unit roundoff and the smallest

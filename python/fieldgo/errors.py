@@ -24,6 +24,7 @@ __all__ = [
     "CompileError",
     "BackendError",
     "DivergenceError",
+    "StepSizeError",
     "CancelledError",
     "InternalError",
     "TrajectoryError",
@@ -97,6 +98,12 @@ class DivergenceError(Error, FloatingPointError):
     """A flow produced NaN or Inf; the last good state is kept."""
 
 
+class StepSizeError(DivergenceError):
+    """An adaptive evolution's step fell below its floor (``dt_min``): the solution
+    blows up there, or the tolerances cannot be met. The field and velocity are the
+    last accepted step's; the message names the time and the step."""
+
+
 class CancelledError(Error, RuntimeError):
     """A long call was cancelled."""
 
@@ -125,6 +132,7 @@ _BY_KIND = {
         CompileError,
         BackendError,
         DivergenceError,
+        StepSizeError,
         CancelledError,
         InternalError,
         TrajectoryError,

@@ -379,6 +379,43 @@ CATALOGUE = [
         fg.ParameterError,
         "gamma_z must be positive",
     ),
+    # --- adaptive time steps ---
+    (
+        "evolve rk45: rtol zero",
+        lambda t: _evolvable().evolve(0.5, method="rk45", rtol=0.0),
+        fg.ParameterError,
+        "rtol must be positive",
+    ),
+    (
+        "evolve rk45: atol NaN",
+        lambda t: _evolvable().evolve(0.5, method="rk45", atol=float("nan")),
+        fg.ParameterError,
+        "atol must be a finite number",
+    ),
+    (
+        "evolve rk45: rtol below what float64 resolves",
+        lambda t: _evolvable().evolve(0.5, method="rk45", rtol=1e-16),
+        fg.ParameterError,
+        "below what float64 storage resolves",
+    ),
+    (
+        "evolve: rtol with the fixed-step rk4",
+        lambda t: _evolvable().evolve(0.5, rtol=1e-8),
+        fg.ParameterError,
+        "rtol applies to adaptive steps",
+    ),
+    (
+        "evolve: adaptive leapfrog",
+        lambda t: _evolvable().evolve(0.5, method="leapfrog", adaptive=True),
+        fg.ParameterError,
+        "adaptive steps are method 'rk45'",
+    ),
+    (
+        "evolve rk45: a tolerance the step floor does not allow",
+        lambda t: _evolvable().evolve(0.5, 0.2, method="rk45", rtol=1e-12, dt_min=0.1),
+        fg.StepSizeError,
+        r"below its floor at t=0 \(step 0\)",
+    ),
     # --- animations and tracking ---
     (
         "animate: unknown density",
@@ -423,6 +460,20 @@ def _small_evolution(snapshots=True):
     sim = fg.Simulation(th, grid=(41,), spacing=0.25, backend="cpu")
     sim.set_field(np.tanh)
     return sim.evolve(0.5, snapshots=snapshots)
+
+
+def _evolvable():
+    th = fg.Theory("phi4_catalogue", fields=["u"])
+
+    @th.energy_density
+    def e(s, p):
+        return 0.5 * s.dx.u**2 + 0.5 * (1 - s.phi.u**2) ** 2
+
+    sim = fg.Simulation(th, grid=(41,), spacing=0.25, backend="cpu")
+    phi, vel = fg.initial.boost(np.tanh, 0.5)
+    sim.set_field(phi)
+    sim.set_velocity(vel)
+    return sim
 
 
 def _small_skyrmion():

@@ -2,15 +2,15 @@
 
 An evolution is a history (one row per record: ``step``, ``t``, ``kinetic``,
 ``potential``, ``energy``, ``momentum_x`` (``_y``, ``_z`` as the lattice has axes) or,
-for the first-order methods, ``norm`` (GPE) or ``m_x``, ``m_y``, ``m_z`` (LLG),
-each declared density's integral and, for a theory with a Gauss law, ``gauss_max`` and
-``gauss_l2``) and the snapshots of the field taken at the same
-records, each with its time. ``out=path`` writes them to an Arrow IPC stream as the
-run goes: one RecordBatch per snapshot (one float64 column per component, the
-lattice in the schema metadata as ``fg.Field.from_arrow`` reads it), the record's
-values in the batch's custom metadata as exact decimal strings, and the run's
-settings in the schema metadata (``fieldgo.evolution``, JSON). docs/dynamics.md
-and docs/dynamics_first_order.md describe the equations and the schemes.
+for the first-order methods, ``norm`` (GPE) or ``m_x``, ``m_y``, ``m_z`` (LLG); for
+adaptive steps ``dt`` and ``rejected``; each declared density's integral and, for a
+theory with a Gauss law, ``gauss_max`` and ``gauss_l2``) and the snapshots of the field
+taken at the same records, each with its time. ``out=path`` writes them to an Arrow
+IPC stream as the run goes: one RecordBatch per snapshot (one float64 column per
+component, the lattice in the schema metadata as ``fg.Field.from_arrow`` reads it), the
+record's values in the batch's custom metadata as exact decimal strings, and the run's
+settings in the schema metadata (``fieldgo.evolution``, JSON). docs/dynamics.md and
+docs/dynamics_first_order.md describe the equations and the schemes.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ __all__ = ["Evolution", "read_evolution"]
 
 _META = b"fieldgo.evolution"
 _FORMAT = "fieldgo-evolution/1"
+_INT_COLUMNS = frozenset(("step", "rejected"))  # the history's int64 columns; the rest are float64
 
 
 def _lattice_info(lat: Lattice) -> dict:
@@ -56,8 +57,9 @@ class Evolution:
 
     - ``history``: a pyarrow Table, one row per record (``step``, ``t``, ``kinetic``,
       ``potential``, ``energy``, ``momentum_x`` .. (first-order methods: ``norm`` or
-      ``m_x``, ``m_y``, ``m_z``), integrals, ``gauss_max`` and ``gauss_l2`` for a theory
-      with a Gauss law);
+      ``m_x``, ``m_y``, ``m_z``), for adaptive steps ``dt`` (the controller's step) and
+      ``rejected`` (rejected steps so far), integrals, ``gauss_max`` and ``gauss_l2``
+      for a theory with a Gauss law);
     - ``times``: the snapshot times (numpy, exactly the history's ``t`` when every
       record took a snapshot);
     - ``snapshots``: the fields at those times, numpy arrays shaped like
@@ -65,18 +67,34 @@ class Evolution:
       ``evolution[k]`` is the k-th, ``len(evolution)`` their number; ``field(k)`` the
       k-th as an ``fg.Field``;
     - ``path``: the Arrow IPC stream written with ``out=``, or None.
-    - ``lattice``, ``fields``, ``method``, ``dt``: the run's settings;
+    - ``lattice``, ``fields``, ``method``, ``dt``, ``adaptive``: the run's settings (``dt``
+      the step; for adaptive steps the controller's step at the end);
     - ``theory``, ``params``: the theory and the parameter values the run had (what
       ``fg.animate`` and ``fg.track`` compute the snapshots' densities with; a file
       keeps the theory's spec and point source, so ``read_evolution`` gives them back).
     """
 
-    def __init__(self, lattice, fields, method, dt, history, times, snapshots, path=None, *, theory=None, params=None):
+    def __init__(
+        self,
+        lattice,
+        fields,
+        method,
+        dt,
+        history,
+        times,
+        snapshots,
+        path=None,
+        *,
+        theory=None,
+        params=None,
+        adaptive=False,
+    ):
         self.lattice = lattice
         self.theory = theory
         self.params = dict(params) if params is not None else None
         self.fields = tuple(fields)
         self.method = method
+        self.adaptive = bool(adaptive)
         self.dt = dt
         self.history = history
         self.times = np.asarray(times, dtype=np.float64)
@@ -101,8 +119,9 @@ class Evolution:
     def __repr__(self):
         t = f"t = {self.times[0]:g} .. {self.times[-1]:g}" if len(self.times) else "no snapshots"
         where = f", written to {os.fspath(self.path)!r}" if self.path is not None else ""
+        how = f"{self.method}, adaptive" if self.adaptive and self.method != "rk45" else self.method
         return (
-            f"<Evolution ({self.method}, dt={self.dt:g}) on {self.lattice!r}: {self.history.num_rows} records, "
+            f"<Evolution ({how}, dt={self.dt:g}) on {self.lattice!r}: {self.history.num_rows} records, "
             f"{len(self.snapshots)} snapshots, {t}{where}>"
         )
 
@@ -125,7 +144,7 @@ class _Writer:
             self.schema = pa.schema(batch.schema, metadata=md)
             self.sink = pa.OSFile(os.fspath(self.path), "wb")
             self.writer = pa.ipc.new_stream(self.sink, self.schema)
-        custom = {k: repr(float(v)) if k != "step" else str(int(v)) for k, v in row.items()}
+        custom = {k: str(int(v)) if k in _INT_COLUMNS else repr(float(v)) for k, v in row.items()}
         assert self.writer is not None
         self.writer.write_batch(pa.RecordBatch.from_arrays(batch.columns, schema=self.schema), custom_metadata=custom)
 
@@ -191,10 +210,10 @@ def read_evolution(path) -> Evolution:
             rows.append({k.decode(): v.decode() for k, v in (item.custom_metadata or {}).items()})
     columns = settings["columns"]
     # The schema evolve's history has (Go's: no nulls), so the two compare equal.
-    types = {c: pa.int64() if c == "step" else pa.float64() for c in columns}
+    types = {c: pa.int64() if c in _INT_COLUMNS else pa.float64() for c in columns}
     schema = pa.schema([pa.field(c, types[c], nullable=False) for c in columns])
     table = pa.table(
-        {c: pa.array([int(r[c]) if c == "step" else float(r[c]) for r in rows], type=types[c]) for c in columns},
+        {c: pa.array([int(r[c]) if c in _INT_COLUMNS else float(r[c]) for r in rows], type=types[c]) for c in columns},
         schema=schema,
     )
     snaps = _FileSnapshots(path, lat.shape, len(rows))
@@ -214,6 +233,7 @@ def read_evolution(path) -> Evolution:
         path,
         theory=theory,
         params=settings.get("params"),
+        adaptive=bool(settings.get("adaptive")),
     )
 
 

@@ -132,7 +132,7 @@ class EvolveOptions(BridgeOptions):
 
     GO_STRUCT: ClassVar[str] = "evolveOptions"
 
-    method: str  # "rk4", "leapfrog", "llg", "gpe" or "gpe_imaginary"
+    method: str  # "rk4", "leapfrog", "rk45", "llg", "gpe" or "gpe_imaginary"
     t: float  # how long to evolve
     dt: float = 0.0
     record_every: int = 0  # steps between records
@@ -140,6 +140,11 @@ class EvolveOptions(BridgeOptions):
     gamma: float = 1.0  # llg: the gyromagnetic ratio
     alpha: float = 0.0  # llg: the Gilbert damping
     keep_norm: bool = False  # gpe, gpe_imaginary: keep the initial norm
+    adaptive: bool = False  # the Dormand-Prince 5(4) pair with step-size control ("rk45" implies it)
+    rtol: float = 0.0  # adaptive: relative tolerance (0: the runtime's default)
+    atol: float = 0.0  # adaptive: absolute tolerance (0: the runtime's default)
+    dt_min: float = 0.0  # adaptive: the floor of a step (0: the runtime's default)
+    record_dt: float = 0.0  # adaptive: time between records (0: record_every, or even times)
 
 
 @dataclasses.dataclass(frozen=True)

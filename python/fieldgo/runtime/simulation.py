@@ -30,7 +30,7 @@ from .lattice import Lattice
 from .options import EvolveOptions, MinimizeOptions, SimulationOptions
 
 _METHODS = ("anf", "gradient")
-_EVOLVE_METHODS = ("rk4", "leapfrog", "llg", "gpe", "gpe_imaginary")
+_EVOLVE_METHODS = ("rk4", "leapfrog", "rk45", "llg", "gpe", "gpe_imaginary")
 _ARRESTS = ("power", "energy")
 _GRADIENTS = ("auto", "continuum", "consistent")
 _CHUNK_SECONDS = 0.05  # Go returns to Python at least this often: Ctrl-C and progress
@@ -322,6 +322,11 @@ class Simulation:
         gamma: float = 1.0,
         alpha: float = 0.0,
         keep_norm: bool | None = None,
+        adaptive: bool | None = None,
+        rtol: float | None = None,
+        atol: float | None = None,
+        dt_min: float | None = None,
+        record_dt: float | None = None,
     ):
         """Evolve the field in time for a duration ``t`` under second-order
         (relativistic) dynamics, phi'' = -dE/dphi (per unit cell), from the current
@@ -331,8 +336,9 @@ class Simulation:
         on the sphere and the velocity tangent. docs/dynamics.md has the equations.
 
         ``method``: ``"rk4"`` (classic Runge-Kutta, error O(dt^4), four gradients a
-        step) or ``"leapfrog"`` (velocity Verlet, O(dt^2), one gradient a step,
-        time-reversible: its energy error stays bounded over long runs).
+        step), ``"leapfrog"`` (velocity Verlet, O(dt^2), one gradient a step,
+        time-reversible: its energy error stays bounded over long runs) or ``"rk45"``
+        (adaptive steps, below).
         First-order dynamics (docs/dynamics_first_order.md; classic RK4 on the rate,
         error O(dt^4); no velocity: ``kinetic`` is 0 and the velocity is set to
         zero):
@@ -378,10 +384,31 @@ class Simulation:
         velocity are then the last recorded ones, and the exception's ``evolution``
         holds what was recorded. Ctrl-C stops it within about 50 ms, at a step.
 
-        ``progress``: a progress bar of the steps with the time and energy reached
-        (None: in Jupyter, as for ``minimize``); ``callback(sim, status)`` is called
-        after each ~50 ms chunk with ``step``, ``steps``, ``t``, ``energy``, ``done``,
-        ``dt``."""
+        Adaptive steps (docs/dynamics.md, "Adaptive steps"): ``method="rk45"``, or
+        ``adaptive=True`` with ``"llg"``, ``"gpe"``, ``"gpe_imaginary"``, runs the
+        Dormand-Prince 5(4) pair (six gradients an accepted step) with step-size
+        control: a step is accepted when its error estimate, the largest over the
+        lattice, is within ``atol + rtol * max|y|`` (the field and the velocity each
+        against its own largest value), and rejected steps are retried shorter.
+        ``rtol`` (default 1e-6; 1.2e-5 in float32 storage) and ``atol`` (default
+        ``rtol * 1e-3``) must be positive and finite; ``dt`` is then the largest step
+        and the first one tried (None: 0.9 of the pair's stability limit for the
+        field's stiffest mode);
+        ``dt_min`` the floor (default 1e-6 of the largest step): a step the
+        controller cuts below it raises ``StepSizeError`` (a ``DivergenceError``)
+        naming the time and step, the field and velocity left at the last accepted
+        step and ``exc.evolution`` holding the records so far. Records: every
+        ``record_every`` accepted steps, or every ``record_dt`` in time, or by
+        default about 100 at even times; steps land exactly on the record times
+        and on ``sim.time + t``. The history adds ``dt`` (the controller's current
+        step) and ``rejected`` (rejected steps so far; ``step`` counts the accepted
+        ones), as does ``describe()["evolution"]``.
+
+        ``progress``: a progress bar of the steps (of the time, for adaptive steps)
+        with the time and energy reached (None: in Jupyter, as for ``minimize``);
+        ``callback(sim, status)`` is called after each ~50 ms chunk with ``step``,
+        ``steps`` (0 for adaptive steps), ``t``, ``t_end``, ``energy``, ``done``,
+        ``dt`` and, for adaptive steps, ``rejected``."""
         from .evolution import _check_time
 
         t = _check_time("t", t)
@@ -403,6 +430,31 @@ class Simulation:
             isinstance(record_every, bool) or not isinstance(record_every, numbers.Integral) or record_every < 1
         ):
             raise ParameterError(f"record_every must be a positive integer number of steps, got {record_every!r}")
+        if adaptive is None:
+            adaptive = method == "rk45"
+        elif not isinstance(adaptive, bool):
+            raise ParameterError(f"adaptive must be True or False, got {adaptive!r}")
+        elif adaptive and method in ("rk4", "leapfrog"):
+            raise ParameterError(
+                f"adaptive steps are method 'rk45' for second-order dynamics (or 'llg', 'gpe', 'gpe_imaginary' "
+                f"with adaptive=True), not {method!r}, whose step is fixed"
+            )
+        elif not adaptive and method == "rk45":
+            raise ParameterError(
+                "method 'rk45' is the adaptive pair, and adaptive=False contradicts it: for a fixed step, 'rk4'"
+            )
+        steering = dict(rtol=rtol, atol=atol, dt_min=dt_min, record_dt=record_dt)
+        for name, v in steering.items():
+            steering[name] = _check_time(name, v, positive=True, allow_none=True)
+            if v is not None and not adaptive:
+                raise ParameterError(
+                    f"{name} applies to adaptive steps (method 'rk45', or adaptive=True with 'llg', 'gpe', "
+                    f"'gpe_imaginary'), not to method {method!r} with its fixed step"
+                )
+        if record_dt is not None and record_every is not None:
+            raise ParameterError(
+                f"record_every ({record_every} steps) and record_dt ({record_dt} in time) are exclusive: give one"
+            )
         if stream and out is not None:
             raise ParameterError("stream=True and out= are exclusive: stream the batches, or write them to a file")
         self._require_field("evolve")
@@ -417,10 +469,15 @@ class Simulation:
             gamma=gamma,
             alpha=alpha,
             keep_norm=keep_norm,
+            adaptive=adaptive,
+            rtol=steering["rtol"] or 0.0,
+            atol=steering["atol"] or 0.0,
+            dt_min=steering["dt_min"] or 0.0,
+            record_dt=steering["record_dt"] or 0.0,
         )
         go.SimStartEvolve(self._h(), opts.json())
         self._field = None
-        run = _EvolveRun(self, method, out, callback, progress)
+        run = _EvolveRun(self, method, out, callback, progress, adaptive)
         if stream:
             return run.batches()
         return run.collect()
@@ -681,12 +738,12 @@ class _EvolveRun:
     """An evolution started in Go, advanced in ~50 ms chunks; after each chunk its new
     history rows and snapshots are taken."""
 
-    def __init__(self, sim, method, out, callback, progress=None):
+    def __init__(self, sim, method, out, callback, progress=None, adaptive=False):
         from .evolution import _FORMAT, _lattice_info
 
         self.sim, self.out, self.callback = sim, out, callback
         self.progress, self.bar = progress, None
-        self.method = method
+        self.method, self.adaptive = method, adaptive
         self.rows = 0
         self.history = []  # pyarrow batches
         self.times, self.snaps = [], []
@@ -705,6 +762,9 @@ class _EvolveRun:
             dt=None,
             columns=None,
         )
+        if adaptive:
+            ev = json.loads(go.SimDescribe(sim._h())).get("evolution", {})
+            self.settings["adaptive"] = {k: ev.get(k) for k in ("rtol", "atol", "dt_max", "dt_min")}
 
     def _chunk(self):
         sim = self.sim
@@ -717,11 +777,16 @@ class _EvolveRun:
         self.settings["dt"] = self.status["dt"]
         if self.bar is not None:
             st = self.status
-            self.bar.update(st["step"] - self.bar.n)
+            self.bar.update(self._bar_position(st) - self.bar.n)
             energy = "nan" if st.get("energy") is None else format(st["energy"], ".10g")
             self.bar.set_postfix(t=format(st["t"], ".6g"), energy=energy, refresh=False)
         if self.callback is not None:
             self.callback(sim, self.status)
+
+    def _bar_position(self, st):
+        """Where the progress bar stands: the steps taken, or for adaptive steps
+        (whose number is not known ahead) the time evolved."""
+        return st["t"] - self.t_start if self.adaptive else st["step"]
 
     def _take(self):
         """The new history rows and snapshots, paired (a snapshot per record)."""
@@ -763,6 +828,7 @@ class _EvolveRun:
             path,
             theory=self.sim.theory,
             params=self.sim.params,
+            adaptive=self.adaptive,
         )
 
     def _steps(self):
@@ -770,10 +836,15 @@ class _EvolveRun:
         start's record."""
         status = json.loads(go.SimEvolveStatus(self.sim._h()))
         self.settings["dt"] = status["dt"]
+        self.t_start = status["t"]
         from ..jupyter.progress import _progress_default, _tqdm_class
 
         if self.progress or (self.progress is None and _progress_default()):
-            self.bar = _tqdm_class()(total=status["steps"], unit="step", desc="evolve", leave=True)
+            if self.adaptive:
+                total, unit = status["t_end"] - status["t"], "t"
+            else:
+                total, unit = status["steps"], "step"
+            self.bar = _tqdm_class()(total=total, unit=unit, desc="evolve", leave=True)
         try:
             yield from self._take()
             while True:
@@ -790,14 +861,25 @@ class _EvolveRun:
 
         writer = _Writer(self.out, self.settings) if self.out is not None else None
         shape = self.sim.lattice.shape
+
+        def keep(batch, row):
+            self.times.append(float(batch.schema.metadata[b"t"]))
+            if writer is not None:
+                writer.write(batch, row)
+            else:
+                self.snaps.append(_snapshot_array(batch, shape))
+
         try:
             for batch, row in self._steps():
-                self.times.append(float(batch.schema.metadata[b"t"]))
-                if writer is not None:
-                    writer.write(batch, row)
-                else:
-                    self.snaps.append(_snapshot_array(batch, shape))
+                keep(batch, row)
         except Error as exc:
+            # The records the failing chunk took before it stopped (a step size
+            # below its floor, a divergence) belong to the history handed out.
+            try:
+                for batch, row in self._take():
+                    keep(batch, row)
+            except Error:
+                pass
             exc.evolution = self._result(self.out)
             raise
         finally:
@@ -812,9 +894,13 @@ class _EvolveRun:
         return self._result()
 
     def batches(self):
+        from .evolution import _INT_COLUMNS
+
         for batch, row in self._steps():
             md = dict(batch.schema.metadata or {})
-            md.update({k.encode(): (str(int(v)) if k == "step" else repr(float(v))).encode() for k, v in row.items()})
+            md.update(
+                {k.encode(): (str(int(v)) if k in _INT_COLUMNS else repr(float(v))).encode() for k, v in row.items()}
+            )
             yield batch.replace_schema_metadata(md)
 
 
