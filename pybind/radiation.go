@@ -2,6 +2,7 @@ package pybind
 
 /*
 #include <stdlib.h>
+#include <string.h>
 #include "arrow_c_abi.h"
 typedef struct { struct ArrowSchema schema; struct ArrowArray array; } fg_arrow_pair_r;
 */
@@ -226,12 +227,7 @@ func radiationCube(cancel *atomic.Bool, traj, obs, times uintptr, nsamples int, 
 		return nil, err
 	}
 	opt.OnDevice, opt.Cancel = onDevice, cancel
-	rec, err := importPair(traj, "trajectories")
-	if err != nil {
-		return nil, err
-	}
-	defer rec.Release()
-	src, err := preparedSourceOf(rec, ro.Tolerance)
+	src, err := preparedSourceOf(traj, ro.Tolerance)
 	if err != nil {
 		return nil, err
 	}
@@ -286,9 +282,9 @@ func observersAndTimes(obs, times uintptr) (ob radiation.Observers, ts []float64
 
 // lastOptions is the options string a radiation call decoded last, with
 // what it decoded to: a loop of calls passes the same string each time.
-var lastOptions atomic.Pointer[decodedOptions]
+var lastOptions atomic.Pointer[optionsMemo]
 
-type decodedOptions struct {
+type optionsMemo struct {
 	s  string
 	ro radiationOptions // read only: its pointers are shared by the calls
 }
@@ -304,7 +300,7 @@ func radiationOptionsOf(s string) (radiationOptions, error) {
 			return ro, errs.New(errs.Parameter, "radiation options are not a JSON object: %v", e)
 		}
 	}
-	lastOptions.Store(&decodedOptions{s: s, ro: ro})
+	lastOptions.Store(&optionsMemo{s: s, ro: ro})
 	return ro, nil
 }
 
@@ -341,18 +337,56 @@ var lastSource struct {
 	p *preparedSource
 }
 
-// preparedSourceOf is the kept preparedSource of rec when it is the last
-// table's, else a new one; release it with keepSource.
-func preparedSourceOf(rec arrow.RecordBatch, tolerance float64) (*preparedSource, error) {
+// The kinds of table keys: writeCKey's (the table's C structs, before any
+// import) and writeTableKey's (an imported table's).
+const (
+	cKeyKind  = 'c'
+	goKeyKind = 'g'
+)
+
+// preparedSourceOf is the kept preparedSource of the table in pair block
+// pair when it is the last table's, else a new one; release it with
+// keepSource.
+func preparedSourceOf(pair uintptr, tolerance float64) (*preparedSource, error) {
 	lastSource.Lock()
-	if p := lastSource.p; p != nil && keyMatches(rec, tolerance, p.key) {
-		p.refs.Add(1)
-		lastSource.Unlock()
-		return p, nil
+	kept := lastSource.p
+	if kept != nil {
+		kept.refs.Add(1)
 	}
 	lastSource.Unlock()
+	// A table whose structs writeCKey reads is compared, and keyed, where
+	// pyarrow keeps it (a kept table is then never imported: the import was
+	// the largest part of a repeated call's Go time); any other is imported
+	// and keyed by writeTableKey.
+	if kept != nil && kept.key[0] == cKeyKind {
+		m := keyMatcher{key: kept.key[1:], ok: true}
+		if writeCKey(&m, pair, tolerance) && m.ok && len(m.key) == 0 {
+			return kept, nil
+		}
+	}
 	var key bytes.Buffer
-	writeTableKey(&key, rec, tolerance)
+	key.WriteByte(cKeyKind)
+	if !writeCKey(&key, pair, tolerance) {
+		key.Reset()
+	}
+	rec, err := importPair(pair, "trajectories")
+	if err != nil {
+		if kept != nil {
+			kept.release()
+		}
+		return nil, err
+	}
+	defer rec.Release()
+	if kept != nil && kept.key[0] == goKeyKind && keyMatches(rec, tolerance, kept.key[1:]) {
+		return kept, nil
+	}
+	if kept != nil {
+		kept.release()
+	}
+	if key.Len() == 0 {
+		key.WriteByte(goKeyKind)
+		writeTableKey(&key, rec, tolerance)
+	}
 	tr, err := trajectory.FromRecord(rec, trajectory.Options{Tolerance: tolerance})
 	if err != nil {
 		return nil, err
@@ -449,6 +483,126 @@ func writeTableKey(w io.Writer, rec arrow.RecordBatch, tolerance float64) {
 	for _, col := range rec.Columns() {
 		data(col.Data())
 	}
+}
+
+// writeCKey writes the identity of the record batch in pair block p to w,
+// read from its Arrow C structs without importing them: the tolerance, and
+// for the batch and each column its format, name, flags, metadata, length,
+// null count, offset and buffers' bytes. It reports false, having written
+// part of it or nothing, for a block it does not read: null, released, or a
+// layout other than a struct of fixed-width primitive or boolean columns.
+// (A buffer is read from its start to its last value used, the values
+// before an offset included: a key then and again is the same only if
+// every byte the values come from is.)
+func writeCKey(w io.Writer, p uintptr, tolerance float64) bool {
+	if p == 0 {
+		return false
+	}
+	pair := (*C.fg_arrow_pair_r)(cAddr(p))
+	if pair.schema.release == nil || pair.array.release == nil {
+		return false
+	}
+	var scratch [8]byte
+	word := func(v uint64) { binary.LittleEndian.PutUint64(scratch[:], v); w.Write(scratch[:]) }
+	bytesAt := func(ptr unsafe.Pointer, n int) { word(uint64(n)); w.Write(unsafe.Slice((*byte)(ptr), n)) }
+	word(math.Float64bits(tolerance))
+	var node func(s *C.struct_ArrowSchema, a *C.struct_ArrowArray, depth int) bool
+	node = func(s *C.struct_ArrowSchema, a *C.struct_ArrowArray, depth int) bool {
+		if s == nil || a == nil || s.format == nil || s.dictionary != nil || a.dictionary != nil || depth > 1 ||
+			a.length < 0 || a.offset < 0 || a.n_buffers < 0 || a.n_children < 0 || s.n_children != a.n_children {
+			return false
+		}
+		format := C.GoString(s.format)
+		width, buffers := 0, 2
+		switch format {
+		case "+s":
+			buffers = 1
+		case "b":
+		case "c", "C":
+			width = 1
+		case "s", "S", "e":
+			width = 2
+		case "i", "I", "f":
+			width = 4
+		case "l", "L", "g":
+			width = 8
+		default:
+			return false
+		}
+		if int(a.n_buffers) != buffers || (format != "+s" && a.n_children != 0) {
+			return false
+		}
+		bytesAt(unsafe.Pointer(s.format), len(format))
+		if s.name != nil {
+			bytesAt(unsafe.Pointer(s.name), int(C.strlen(s.name)))
+		} else {
+			word(^uint64(0))
+		}
+		word(uint64(s.flags))
+		md, ok := metadataBytes(s.metadata)
+		if !ok {
+			return false
+		}
+		bytesAt(unsafe.Pointer(unsafe.SliceData(md)), len(md))
+		word(uint64(a.length))
+		word(uint64(a.null_count))
+		word(uint64(a.offset))
+		word(uint64(a.n_children))
+		end := int(a.offset) + int(a.length)
+		bufs := unsafe.Slice(a.buffers, buffers)
+		for i, b := range bufs {
+			n := (end + 7) / 8 // a validity bitmap, or booleans
+			if i == 1 && width > 0 {
+				n = width * end
+			}
+			if b == nil {
+				if i == 1 && end > 0 {
+					return false
+				}
+				word(^uint64(0))
+				continue
+			}
+			bytesAt(unsafe.Pointer(b), n)
+		}
+		if a.n_children > 0 {
+			sc, ac := unsafe.Slice(s.children, a.n_children), unsafe.Slice(a.children, a.n_children)
+			for i := range sc {
+				if !node(sc[i], ac[i], depth+1) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	return node(&pair.schema, &pair.array, 0)
+}
+
+// metadataBytes are the bytes of an Arrow C schema's metadata (an int32
+// count, then each key and value as an int32 length and its bytes), empty
+// for none; ok is false for a negative count or length.
+func metadataBytes(md *C.char) (b []byte, ok bool) {
+	if md == nil {
+		return nil, true
+	}
+	base := unsafe.Pointer(md)
+	at := 0
+	i32 := func() int {
+		v := *(*int32)(unsafe.Add(base, at))
+		at += 4
+		return int(v)
+	}
+	n := i32()
+	if n < 0 {
+		return nil, false
+	}
+	for k := 0; k < 2*n; k++ {
+		l := i32()
+		if l < 0 {
+			return nil, false
+		}
+		at += l
+	}
+	return unsafe.Slice((*byte)(base), at), true
 }
 
 // keyMatches reports whether rec and tolerance have the table key key. It

@@ -2,6 +2,7 @@ package pybind
 
 import (
 	"bytes"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -152,7 +153,9 @@ func BenchmarkRadiationFieldsCall(b *testing.B) {
 	})
 	b.Run("fields", func(b *testing.B) {
 		call() // keeps the table
-		src, err := preparedSourceOf(traj, 0)
+		pair := exportBatch(traj)
+		defer FreeArrowPair(pair)
+		src, err := preparedSourceOf(pair, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -327,5 +330,124 @@ func TestRadiationOptionsOf(t *testing.T) {
 		if (err != nil) != c.bad || ro.Method != c.method {
 			t.Fatalf("%q: %+v, %v", c.s, ro, err)
 		}
+	}
+}
+
+// writeCKey keys a table by its C structs: two exports of the same table
+// have the same key, and a value changed in place, a slice, other metadata,
+// another tolerance or a column renamed change it; a column it does not
+// read (a string) makes it decline, and the table is imported instead.
+func TestCKeySeesEveryChange(t *testing.T) {
+	traj, _, _ := radiationScene(t, 1, 1)
+	defer traj.Release()
+	key := func(rec arrow.RecordBatch, tol float64) ([]byte, bool) {
+		p := exportBatch(rec)
+		defer FreeArrowPair(p)
+		var b bytes.Buffer
+		ok := writeCKey(&b, p, tol)
+		return b.Bytes(), ok
+	}
+	k0, ok := key(traj, 0)
+	if !ok || int64(len(k0)) < traj.NumRows()*8*10 {
+		t.Fatalf("the api table: ok=%v, %d bytes", ok, len(k0))
+	}
+	if k1, _ := key(traj, 0); !bytes.Equal(k0, k1) {
+		t.Fatal("two exports of one table have different keys")
+	}
+	if k1, _ := key(traj, 1e-9); bytes.Equal(k0, k1) {
+		t.Fatal("another tolerance has the same key")
+	}
+	x := traj.Column(traj.Schema().FieldIndices("x")[0]).(*array.Float64).Float64Values()
+	old := x[100]
+	x[100] = math.Nextafter(old, 2)
+	if k1, _ := key(traj, 0); bytes.Equal(k0, k1) {
+		t.Fatal("a value changed in place has the same key")
+	}
+	x[100] = old
+	part := traj.NewSlice(1, traj.NumRows())
+	defer part.Release()
+	md := traj.Schema().Metadata()
+	keys, vals := md.Keys(), append([]string(nil), md.Values()...)
+	vals[0] += " "
+	other := arrow.NewMetadata(keys, vals)
+	remeta := array.NewRecordBatch(arrow.NewSchema(traj.Schema().Fields(), &other), traj.Columns(), traj.NumRows())
+	defer remeta.Release()
+	fields := traj.Schema().Fields()
+	fields[2].Name = "t2"
+	renamed := array.NewRecordBatch(arrow.NewSchema(fields, &md), traj.Columns(), traj.NumRows())
+	defer renamed.Release()
+	for what, rec := range map[string]arrow.RecordBatch{"a slice": part, "other metadata": remeta, "a renamed column": renamed} {
+		if k1, ok := key(rec, 0); !ok || bytes.Equal(k0, k1) {
+			t.Errorf("%s: ok=%v, same key %v", what, ok, bytes.Equal(k0, k1))
+		}
+	}
+	sb := array.NewStringBuilder(memory.DefaultAllocator)
+	sb.AppendValues(make([]string, traj.NumRows()), nil)
+	names := sb.NewArray()
+	sb.Release()
+	defer names.Release()
+	labelled := array.NewRecordBatch(arrow.NewSchema(append(traj.Schema().Fields(), arrow.Field{Name: "label", Type: arrow.BinaryTypes.String}), &md),
+		append(traj.Columns(), names), traj.NumRows())
+	defer labelled.Release()
+	if _, ok := key(labelled, 0); ok {
+		t.Error("a string column was keyed")
+	}
+	if writeCKey(io.Discard, 0, 0) {
+		t.Error("a null block was keyed")
+	}
+}
+
+// A kept table is found again by its C key without an import, and one
+// with a column writeCKey does not read is kept by its imported key; each
+// is prepared again when it changes.
+func TestKeptTableEitherKey(t *testing.T) {
+	traj, obs, times := radiationScene(t, 2, 3)
+	defer traj.Release()
+	defer obs.Release()
+	defer times.Release()
+	sb := array.NewStringBuilder(memory.DefaultAllocator)
+	sb.AppendValues(make([]string, traj.NumRows()), nil)
+	names := sb.NewArray()
+	sb.Release()
+	defer names.Release()
+	md := traj.Schema().Metadata()
+	labelled := array.NewRecordBatch(arrow.NewSchema(append(traj.Schema().Fields(), arrow.Field{Name: "label", Type: arrow.BinaryTypes.String}), &md),
+		append(traj.Columns(), names), traj.NumRows())
+	defer labelled.Release()
+	defer ForgetRadiationInputs()
+	for _, rec := range []arrow.RecordBatch{traj, labelled} {
+		ForgetRadiationInputs()
+		var first *preparedSource
+		for call := 0; call < 3; call++ {
+			p := exportBatch(rec)
+			src, err := preparedSourceOf(p, 0)
+			FreeArrowPair(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keepSource(src, true)
+			if call == 0 {
+				first = src
+			} else if src != first {
+				t.Fatalf("%d columns, call %d: the kept table was prepared again", rec.NumCols(), call)
+			}
+		}
+		want := map[int64]byte{10: cKeyKind, 11: goKeyKind}[rec.NumCols()]
+		if first.key[0] != want {
+			t.Fatalf("%d columns: a key of kind %c, want %c", rec.NumCols(), first.key[0], want)
+		}
+		x := rec.Column(rec.Schema().FieldIndices("x")[0]).(*array.Float64).Float64Values()
+		x[5] += 1e-3
+		p := exportBatch(rec)
+		src, err := preparedSourceOf(p, 0)
+		FreeArrowPair(p)
+		x[5] -= 1e-3
+		if err != nil {
+			t.Fatal(err)
+		}
+		if src == first {
+			t.Fatalf("%d columns: a table changed in place was not prepared again", rec.NumCols())
+		}
+		keepSource(src, false)
 	}
 }
