@@ -420,3 +420,19 @@ def test_observer_and_time_tables_read_in_place_or_judged():
     holed = pa.table({"x": pa.array([3.0, None]), "y": [4.0, 5.0], "z": [1.0, 0.5]})
     with pytest.raises(fg.LayoutError, match="nulls"):
         rad.fields(tab, holed, times)
+
+
+def test_options_checked_once_are_still_checked_by_type():
+    """fields' options are checked and encoded once per distinct set of arguments,
+    told apart by type: True after 1 is refused, 1.0 is the same as 1."""
+    tab, obs, times = uniform_table(), [[3.0, 4.0, 1.0]], np.linspace(-5, 5, 8)
+    one = rad.fields(tab, obs, times, n_iters=1).numpy()
+    assert np.array_equal(rad.fields(tab, obs, times, n_iters=1).numpy(), one)
+    with pytest.raises(fg.ParameterError, match="n_iters"):
+        rad.fields(tab, obs, times, n_iters=True)
+    assert np.array_equal(rad.fields(tab, obs, times, n_iters=1.0).numpy(), one)
+    with pytest.raises(fg.ParameterError, match="n_iters"):
+        rad.fields(tab, obs, times, n_iters=1.5)
+    with pytest.raises(fg.ParameterError, match="search"):
+        rad.fields(tab, obs, times, search=1)
+    assert rad.fields(tab, obs, times).metadata["n_iters"] == "2"

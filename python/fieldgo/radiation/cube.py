@@ -3,6 +3,7 @@ in C memory (:class:`Cube`), or left in GPU memory (:class:`DeviceCube`)."""
 
 from __future__ import annotations
 
+import functools
 import weakref
 
 import numpy as np
@@ -28,7 +29,12 @@ class Cube:
         self.observers, self.samples = observers, samples
         self.columns = tuple(batch.schema.names)
         self.times = times
-        self.metadata = {k.decode(): v.decode() for k, v in (batch.schema.metadata or {}).items()}
+
+    @functools.cached_property
+    def metadata(self) -> dict:
+        """The cube's schema metadata (observers, samples, method, ...), decoded when
+        first read."""
+        return {k.decode(): v.decode() for k, v in (self._batch.schema.metadata or {}).items()}
 
     def to_arrow(self) -> pa.RecordBatch:
         return self._batch

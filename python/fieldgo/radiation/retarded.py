@@ -35,6 +35,49 @@ def _observers(observers) -> pa.RecordBatch:
     return pa.record_batch([pa.array(cols[k]) for k in range(3)], names=["x", "y", "z"])
 
 
+def _checked_options_json(
+    method, n_iters, n_substeps, search, coef_reuse, precision, retarded, threads, segment, tolerance, backend
+) -> str:
+    if not isinstance(search, str):  # Go reads the value itself (case-insensitive)
+        raise ParameterError(f"search={search!r}: use 'warm' or 'cold'")
+    return RadiationOptions(
+        method=method,
+        n_iters=count(n_iters, "n_iters", 0),
+        n_substeps=count(n_substeps, "n_substeps", 1),
+        search=search,
+        coef_reuse=bool(coef_reuse),
+        precision=precision,
+        retarded=bool(retarded),
+        threads=count(threads, "threads", 0),
+        segment=count(segment, "segment", 0),
+        tolerance=float(tolerance),
+        backend=backend,
+    ).json()
+
+
+# _options_json's memory: the JSON of the last distinct sets of arguments (at most 64).
+_OPTIONS_JSON: dict = {}
+
+
+def _options_json(*args) -> str:
+    """The options' JSON for fields' arguments, checked and built once per distinct set
+    of them: a loop of calls with the same settings would otherwise pay ~10 µs of checks
+    and encoding each time. Arguments are told apart by type as well as value (``2``,
+    ``2.0`` and ``True`` hash alike but are checked apart); unhashable ones are checked
+    every call."""
+    try:
+        key = tuple((type(a), a) for a in args)
+        hit = _OPTIONS_JSON.get(key)
+    except TypeError:
+        return _checked_options_json(*args)
+    if hit is None:
+        hit = _checked_options_json(*args)
+        if len(_OPTIONS_JSON) >= 64:
+            _OPTIONS_JSON.clear()
+        _OPTIONS_JSON[key] = hit
+    return hit
+
+
 def fields(
     trajectories,
     observers,
@@ -123,20 +166,8 @@ def fields(
     else:
         raise ShapeError(f"times must be (samples,) or (observers={o}, samples), got shape {ts.shape}")
     tbatch = pa.record_batch([pa.array(ts.ravel())], names=["t"])
-    if not isinstance(search, str):  # Go reads the value itself (case-insensitive)
-        raise ParameterError(f"search={search!r}: use 'warm' or 'cold'")
-    opts = RadiationOptions.json_of(
-        method=method,
-        n_iters=count(n_iters, "n_iters", 0),
-        n_substeps=count(n_substeps, "n_substeps", 1),
-        search=search,
-        coef_reuse=bool(coef_reuse),
-        precision=precision,
-        retarded=bool(retarded),
-        threads=count(threads, "threads", 0),
-        segment=count(segment, "segment", 0),
-        tolerance=float(tolerance),
-        backend=backend,
+    opts = _options_json(
+        method, n_iters, n_substeps, search, coef_reuse, precision, retarded, threads, segment, tolerance, backend
     )
     traj = record_batch(trajectories)
     if charge is not None or c is not None:
