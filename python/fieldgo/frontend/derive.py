@@ -69,25 +69,7 @@ def _total(f, sym: Symbols, direction: str, three_d: bool = False):
     """D_x f, D_y f or D_z f, differentiating only through the symbols f contains.
     A planar theory (three_d False) has no z symbols: D_x and D_y are as they were
     before z existed, term for term."""
-    s, zs = sym.slot, sym.zslot
-    if direction == "x":
-        coord, d_phi, d_dx, d_dy, d_dz = sym.x, s["dx"], s["dxx"], s["dxy"], zs["dxz"]
-    elif direction == "y":
-        coord, d_phi, d_dx, d_dy, d_dz = sym.y, s["dy"], s["dxy"], s["dyy"], zs["dyz"]
-    else:
-        coord, d_phi, d_dx, d_dy, d_dz = sym.z, zs["dz"], zs["dxz"], zs["dyz"], zs["dzz"]
-    free = f.free_symbols
-    terms = []
-    if coord in free:
-        terms.append(_d(f, coord))
-    for b in range(len(sym.fields)):
-        pairs = [(s["phi"][b], d_phi[b]), (s["dx"][b], d_dx[b]), (s["dy"][b], d_dy[b])]
-        if three_d:
-            pairs.append((zs["dz"][b], d_dz[b]))
-        for var, factor in pairs:
-            if var in free:
-                terms.append(_d(f, var) * factor)
-    return sympy.Add(*terms)
+    return _directional(f, _tangent_map(sym, direction, three_d))
 
 
 def euler_lagrange(p: Partials, sym: Symbols) -> list:
