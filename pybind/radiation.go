@@ -313,9 +313,9 @@ func fieldsOf(src *preparedSource, ob radiation.Observers, ts []float64, nsample
 // radiation.Prepared (knots, records, observer arrays), kept after a
 // successful call while the next calls bring the same table: validating,
 // splining and preparing it again was about a third of an on-device call on
-// the GPU benchmark's scene. key is the table's bytes (schema, metadata,
-// every buffer) and the tolerance; refs counts the cache's hold and each
-// running call's.
+// the GPU benchmark's scene. key is its kind (cKeyKind, goKeyKind) and
+// then the table's bytes (schema, metadata, every buffer) and the
+// tolerance; refs counts the cache's hold and each running call's.
 type preparedSource struct {
 	key  []byte
 	src  radiation.Source
