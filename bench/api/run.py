@@ -1,6 +1,6 @@
 """fieldgo's speed as a user gets it: the public Python API, start-up and copies included.
 
-    python bench/api/run.py [all|minimize|startup|nbody|radiation] [--backend auto] [--quick]
+    python bench/api/run.py [all|minimize|evolve|calls|startup|nbody|radiation] [--backend auto] [--quick]
                             [--sizes 256 1024 2048 4096] [--peer-src DIR] [--out FILE]
 
 Prints one JSON object per line (and appends them to --out). Every figure the README
@@ -25,6 +25,11 @@ calls      Every call a user makes on a Baby Skyrme simulation at --call-sizes (
            set_field (a function and an array), minimize (first and later calls, one step),
            sim.field, energy(), integral(), density(), history, save, fg.load, resume,
            device_field().
+evolve     ``Simulation.evolve`` of K = 100 and 1000 steps at a fixed dt from Python (one
+           record at the end), after a warm-up call, beside a 1000-step ``minimize`` on
+           the same simulation: ms per step of rk4, leapfrog and (Baby Skyrme) LLG, and
+           cells x field evaluations per second (LLG through RK4: four a step), the
+           figure mumax3 quotes (1.98e9 on an H100 at 2048^2).
 radiation  ``fg.radiation.fields`` on the benchmark scene (16 circular orbits at
            beta 0.5..0.8, 16 knots per period, observers on a sphere of radius 50,
            256 times): samples/s = observers x times x particles / t, float64 and float32,
@@ -94,6 +99,45 @@ def _timed(f):
     t0 = time.perf_counter()
     f()
     return time.perf_counter() - t0
+
+
+def bench_evolve(report, backend, sizes, theories, steps):
+    k1, k2 = min(steps), max(steps)
+    for name in theories:
+        for n in sizes:
+            sim = fg.Simulation(_theory(name), grid=(n, n), spacing=20 / (n - 1), backend=backend)
+            sim.set_field(_initial(name))
+            sim.minimize(tol=1e-300, max_steps=20, progress=False)  # compile, tune, graphs
+            t = {k: _timed(lambda k=k: sim.minimize(tol=1e-300, max_steps=k, progress=False)) for k in (k1, k2)}
+            minimize_ms = (t[k2] - t[k1]) / (k2 - k1) * 1e3
+            # omega, the stiffest mode, from the flow's dt (omega dt = 2.5): omega dt = 1 for
+            # the second-order schemes, lambda dt = omega^2 dt = 1 for LLG (within every limit)
+            omega = 2.5 / sim.describe()["flow"]["dt"]
+            methods = ["rk4", "leapfrog"] + (["llg"] if name == "baby_skyrme" else [])
+            for method in methods:
+                sim.set_field(_initial(name))
+                dt = 1.0 / omega if method != "llg" else 1.0 / omega**2
+
+                def run(k, method=method, dt=dt):
+                    sim.evolve(k * dt, dt=dt, method=method, record_every=k, snapshots=False, progress=False)
+
+                run(5)  # the method's first call: kernels, buffers
+                te = {k: _timed(lambda k=k: run(k)) for k in (k1, k2)}
+                step_ms = (te[k2] - te[k1]) / (k2 - k1) * 1e3
+                evals = 1 if method == "leapfrog" else 4
+                report(
+                    bench="evolve",
+                    theory=name,
+                    grid=n,
+                    method=method,
+                    dt=dt,
+                    steps=k2,
+                    seconds=te[k2],
+                    ms_per_step=step_ms,
+                    minimize_ms_per_step=minimize_ms,
+                    vs_minimize_step=step_ms / minimize_ms,
+                    cell_evaluations_per_s=n * n * evals / (step_ms * 1e-3),
+                )
 
 
 def bench_minimize(report, backend, sizes, theories, precisions, steps, peer_src):
@@ -331,7 +375,10 @@ def bench_radiation(report, backend, observers):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
-        "what", nargs="?", default="all", choices=["all", "minimize", "calls", "startup", "nbody", "radiation"]
+        "what",
+        nargs="?",
+        default="all",
+        choices=["all", "minimize", "evolve", "calls", "startup", "nbody", "radiation"],
     )
     ap.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"])
     ap.add_argument("--sizes", type=int, nargs="+", help="grids (default: 256..4096 on a GPU, 256 512 on the CPU)")
@@ -357,6 +404,8 @@ def main():
     report = Report(a.out, backend)
     if a.what in ("all", "minimize"):
         bench_minimize(report, backend, sizes, a.theories, a.precisions, steps, a.peer_src)
+    if a.what in ("all", "evolve"):
+        bench_evolve(report, backend, sizes, a.theories, steps)
     if a.what in ("all", "calls"):
         with tempfile.TemporaryDirectory() as tmp:
             bench_calls(report, backend, call_sizes, tmp)
