@@ -133,6 +133,9 @@ func (s *Simulation) stiffness(iters int) (float64, error) {
 			break // a non-finite gradient: the flow reports it
 		}
 		alpha = append(alpha, a)
+		if it == iters-1 {
+			break // the last step's alpha completes T; its next vector is not needed
+		}
 		// w = P(H q) - a q_j - beta q_{j-1}, in the unnormalised vectors.
 		terms := []kernels.Term{T(1/eps, s.g[1]), T(-1/eps, s.g[0]), T(-a*scale, u)}
 		if it > 0 {
@@ -143,8 +146,8 @@ func (s *Simulation) stiffness(iters int) (float64, error) {
 			return 0, err
 		}
 		b := math.Sqrt(ww)
-		if !(b > 1e-12*math.Abs(a)) || math.IsInf(b, 0) || it == iters-1 {
-			break // an invariant subspace (its Ritz values are exact), or done
+		if !(b > 1e-12*math.Abs(a)) || math.IsInf(b, 0) {
+			break // an invariant subspace (its Ritz values are exact)
 		}
 		beta = append(beta, b)
 		prev, u, w = u, w, prev
