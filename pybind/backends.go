@@ -20,9 +20,6 @@ import (
 type backendOptions struct {
 	Backend string `json:"backend"` // "auto", "cpu" or "cuda"
 	Threads int    `json:"threads"` // CPU goroutines; 0: GOMAXPROCS
-	// cpuOnly, when set, is why the workload runs on the CPU backend only:
-	// "auto" then takes the CPU without trying the GPU.
-	cpuOnly string
 }
 
 // gpu is the process's one CUDA backend (it holds the device's primary
@@ -74,9 +71,6 @@ func Devices() (info string, err error) {
 func selectBackend(o backendOptions) (b kernels.Backend, note string, err error) {
 	switch o.Backend {
 	case "", "auto":
-		if o.cpuOnly != "" {
-			return cpu.New(cpu.Options{Threads: o.Threads}), o.cpuOnly, nil
-		}
 		if b, err := cudaBackend(); err == nil {
 			return b, "", nil
 		} else {

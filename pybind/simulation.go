@@ -33,10 +33,6 @@ type simOptions struct {
 	Gradient  string `json:"gradient"` // "auto", "continuum", "consistent"
 }
 
-// freeOnCPU is backend="auto"'s note for the free boundary, whose edge
-// kernels exist on the CPU backend only (backend="cuda" is refused, saying so).
-const freeOnCPU = "the free boundary runs on the CPU backend only"
-
 // NewSimulation compiles a theory (spec JSON and point source, docs/abi.md) for
 // a backend and allocates its field on the lattice. options is JSON:
 // {"backend", "threads", "precision", "gradient"}; precision "float32" is
@@ -64,9 +60,6 @@ func newSimulation(spec, source string, lat core.Lattice, options string) (h int
 	theory, err := core.ParseTheory(spec, source)
 	if err != nil {
 		return 0, bridge(err)
-	}
-	if lat.Boundary == core.Free {
-		o.cpuOnly = freeOnCPU
 	}
 	backend, note, err := selectBackend(o.backendOptions)
 	if err != nil {
@@ -431,9 +424,6 @@ func LoadSimulation(path, options string) (h int64, err error) {
 	prec := o.Precision
 	if prec == "" {
 		prec = saved.Precision
-	}
-	if saved.Free() {
-		o.cpuOnly = freeOnCPU
 	}
 	backend, note, err := selectBackend(o.backendOptions)
 	if err != nil {

@@ -319,6 +319,8 @@ type grid3Args struct {
 	Nchunk int64    `c:"nchunk"` // chunks per line: ceil(Nx/FG_CHUNK)
 	Dims   int32    `c:"dims"`
 	Wrap   [3]int32 `c:"wrap"`
+	Free   int32    `c:"free_edges"` // the free boundary: no site held
+	_      int32    // pad_
 	Hx     float64  `c:"hx"`
 	Hy     float64  `c:"hy"`
 	Hz     float64  `c:"hz"`
@@ -352,7 +354,7 @@ type ndDensityArgs struct {
 	_       int32
 }
 
-var _ = registerArgs[ndDensityArgs]("fg_k_nd_density")
+var _ = registerArgs[ndDensityArgs]("fg_k_nd_density", "fg_k_nd_density_free")
 
 // ndSiteArgs is fg_nd_site_args (fg_k_nd_constrain, fg_k_nd_project).
 type ndSiteArgs struct {
@@ -377,7 +379,7 @@ type ndConsistentArgs struct {
 	Penalty float64 `c:"penalty"`
 }
 
-var _ = registerArgs[ndConsistentArgs]("fg_k_nd_partials", "fg_k_nd_consistent")
+var _ = registerArgs[ndConsistentArgs]("fg_k_nd_partials", "fg_k_nd_consistent", "fg_k_nd_partials_free", "fg_k_nd_consistent_free")
 
 // cdotsArgs is fg_cdots_args (cuda_reduce.cu): Program.CombineDots' terms,
 // projection, products and partials; fg_k_combine_dots_final takes it, the

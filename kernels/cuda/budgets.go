@@ -92,6 +92,13 @@ var Budgets = map[string]int{
 	// the transposed stencils over the work columns (46-64); no spill.
 	"fg_k_nd_partials":   128,
 	"fg_k_nd_consistent": 80,
+	// The free boundary's (cuda_free.cu): the same passes and the density
+	// with in-box edge stencils read through tables. NVRTC 13.5
+	// (2026-12-04), no spill: partials 40 (phi4_3d), 64-72 (planar
+	// built-ins), 80-96 (sigma4_3d); consistent 40-72; density 32-72.
+	"fg_k_nd_partials_free":   128,
+	"fg_k_nd_consistent_free": 80,
+	"fg_k_nd_density_free":    80,
 	// fg_k_constrain and fg_k_project with the held test of three axes:
 	// 26-40 measured.
 	"fg_k_nd_constrain": 48,

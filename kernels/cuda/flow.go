@@ -86,6 +86,10 @@ func (p *Program) NewFlow(spec kernels.FlowSpec) (kernels.Flow, error) {
 	if spec.Form != kernels.Continuum {
 		return nil, errs.New(errs.Backend, "the device flow fuses the continuum gradient only; the %v form steps on the host", spec.Form)
 	}
+	if spec.Grid.Free {
+		// The free boundary's gradient is the consistent form's.
+		return nil, errs.New(errs.Backend, "the free boundary has no device flow: its consistent form steps on the host")
+	}
 	if !(spec.Dt > 0) || math.IsInf(spec.Dt, 0) || math.IsNaN(spec.Tol) {
 		return nil, errs.New(errs.Parameter, "bad flow settings dt=%v tol=%v", spec.Dt, spec.Tol)
 	}

@@ -13,15 +13,16 @@ import (
 // grid (onGrid). Combine, Dot, MaxAbs, FillRandom and FirstNonFinite need no
 // grid and run the kernels of the Program's own module, which both units
 // have; so do the reductions' last two levels (fg_k_rows over the lines,
-// fg_k_final).
+// fg_k_final). The free boundary runs there on every grid, planes included
+// (cuda_free.cu): the planar unit has no free stencils.
 
 // onGrid reports whether g runs on the second unit's kernels.
-func (p *Program) onGrid(g kernels.Grid) bool { return p.unit.ThreeD || !g.Planar() }
+func (p *Program) onGrid(g kernels.Grid) bool { return p.unit.ThreeD || !g.Planar() || g.Free }
 
 // grid3Of is g as cuda_site3d.cu reads it (fg_grid3).
 func grid3Of(g kernels.Grid) grid3Args {
 	a := grid3Args{Nx: int64(g.Nx), Ny: int64(g.Ny), Nz: int64(g.Planes()), N: int64(g.Sites()), Lines: int64(g.Lines()),
-		Nchunk: int64((g.Nx + chunk - 1) / chunk), Dims: int32(g.Dim()),
+		Nchunk: int64((g.Nx + chunk - 1) / chunk), Dims: int32(g.Dim()), Free: flag(g.Free),
 		Hx: g.Hx, Hy: g.Hy, Hz: g.Hz, Ox: g.Ox, Oy: g.Oy, Oz: g.Oz}
 	for ax := range a.Wrap {
 		a.Wrap[ax] = flag(g.Wraps(ax))
@@ -89,12 +90,26 @@ func (p *Program) lineBlocks(name string, g grid3Args) (int, error) {
 	return (threads + bs - 1) / bs, nil
 }
 
+// checkForm refuses a gradient form the grid unit does not run on ga's grid:
+// an unknown one, and the continuum form on the free boundary, as the CPU
+// backend does (its expression at an edge site is the derivative of no energy).
+func checkForm(ga kernels.GradientArgs) error {
+	switch {
+	case ga.Form != kernels.Continuum && ga.Form != kernels.Consistent:
+		return errs.New(errs.Parameter, "unknown gradient form %d", ga.Form)
+	case ga.Grid.Free && ga.Form == kernels.Continuum:
+		return errs.New(errs.Parameter, "the continuum gradient form has no free boundary: "+
+			"its expression at an edge site is the derivative of no energy; use the consistent form")
+	}
+	return nil
+}
+
 // gridGradient is Gradient on the second unit (p.mu held, context current,
 // prepare done, buffers checked).
 func (p *Program) gridGradient(ga kernels.GradientArgs, phi, out, vel *buffer) (kernels.Reduction, error) {
 	var r kernels.Reduction
-	if ga.Form != kernels.Continuum && ga.Form != kernels.Consistent {
-		return r, errs.New(errs.Parameter, "unknown gradient form %d", ga.Form)
+	if err := checkForm(ga); err != nil {
+		return r, err
 	}
 	g := grid3Of(ga.Grid)
 	a := &ndGradientArgs{Grid: g, Params: uint64(p.params.d), Phi: uint64(phi.d), Out: uint64(out.d),
@@ -113,7 +128,7 @@ func (p *Program) gridGradient(ga kernels.GradientArgs, phi, out, vel *buffer) (
 		a.Phi = uint64(p.shifted.d)
 	}
 	if ga.Form == kernels.Consistent {
-		if err := p.gridConsistent(a, ga.Penalty); err != nil {
+		if err := p.gridConsistent(a, ga.Penalty, ga.Grid.Free); err != nil {
 			return r, err
 		}
 	} else {
@@ -146,11 +161,15 @@ func (p *Program) gridGradient(ga kernels.GradientArgs, phi, out, vel *buffer) (
 func (p *Program) gridDensity(gr kernels.Grid, f *buffer, out uint64, k int) (float64, error) {
 	g := grid3Of(gr)
 	a := &ndDensityArgs{Grid: g, Params: uint64(p.params.d), Phi: uint64(f.d), Out: out, Part: uint64(p.part.d), Density: int32(k)}
-	blocks, err := p.lineBlocks("fg_k_nd_density", g)
+	name := "fg_k_nd_density"
+	if gr.Free {
+		name = "fg_k_nd_density_free"
+	}
+	blocks, err := p.lineBlocks(name, g)
 	if err != nil {
 		return 0, err
 	}
-	if err := p.launchGrid("fg_k_nd_density", blocks, a); err != nil {
+	if err := p.launchGrid(name, blocks, a); err != nil {
 		return 0, err
 	}
 	sum, _, _, err := p.reduce(gridArgs{Ny: g.Lines, Nchunk: g.Nchunk})
@@ -168,9 +187,10 @@ func (p *Program) gridSite(name string, gr kernels.Grid, phi, x uint64) error {
 }
 
 // gridConsistent launches the consistent form's two passes (fg_k_nd_partials,
-// fg_k_nd_consistent) for a with the doubler penalty c, through the grid
-// module's work buffer of 7 (3D) or 5 columns per component.
-func (p *Program) gridConsistent(a *ndGradientArgs, penalty float64) error {
+// fg_k_nd_consistent, or their _free kernels on the free boundary) for a with
+// the doubler penalty c, through the grid module's work buffer of 7 (3D) or 5
+// columns per component.
+func (p *Program) gridConsistent(a *ndGradientArgs, penalty float64, free bool) error {
 	nb := 5
 	if a.Grid.Dims == 3 {
 		nb = 7
@@ -183,7 +203,11 @@ func (p *Program) gridConsistent(a *ndGradientArgs, penalty float64) error {
 	}
 	c := &ndConsistentArgs{Grid: a.Grid, Params: a.Params, Phi: a.Phi, Vel: a.Vel, Out: a.Out, Part: a.Part,
 		Work: uint64(p.grid.work.d), Project: a.Project, Penalty: penalty}
-	for _, name := range []string{"fg_k_nd_partials", "fg_k_nd_consistent"} {
+	names := []string{"fg_k_nd_partials", "fg_k_nd_consistent"}
+	if free {
+		names = []string{"fg_k_nd_partials_free", "fg_k_nd_consistent_free"}
+	}
+	for _, name := range names {
 		blocks, err := p.lineBlocks(name, a.Grid)
 		if err != nil {
 			return err

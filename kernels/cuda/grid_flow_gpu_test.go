@@ -292,14 +292,24 @@ func TestGridFloat32Flow(t *testing.T) {
 
 // TestGridConsistentFlowAgreesWithCPU: 100 steps in the consistent gradient
 // form (the exact gradient of the lattice energy with the doubler penalty;
-// fg_k_nd_partials and fg_k_nd_consistent) on 3D lattices and a line, on the
-// GPU and on the CPU, agree within the float64 flow bound; two GPU runs are
-// the same bits.
+// fg_k_nd_partials and fg_k_nd_consistent, or their _free kernels) on 3D
+// lattices and a line, and on the free boundary (a box, a line and a planar
+// theory's plane, which runs on the grid unit), on the GPU and on the CPU,
+// agree within the float64 flow bound; two GPU runs are the same bits.
 func TestGridConsistentFlowAgreesWithCPU(t *testing.T) {
 	be := gpuFlow(t)
 	cfg := core.FlowConfig{Dt: 0.02, Tol: 1e-300, MaxSteps: 100000, CheckEvery: 25}
 	const steps = 100
-	for _, c := range []ndCase{ndCases()[0], ndCases()[2], ndCases()[3], ndCases()[4]} {
+	cases := []ndCase{ndCases()[0], ndCases()[2], ndCases()[3], ndCases()[4]}
+	for k, name := range []string{1: "sigma4 3D free", 4: "phi4 line free", 5: "baby_skyrme plane free"} {
+		if name == "" {
+			continue
+		}
+		c := ndCases()[k]
+		c.name, c.bounds = name, []core.Boundary{core.Free}
+		cases = append(cases, c)
+	}
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			run := func(b kernels.Backend) ([]float64, core.Progress) {
 				s := ndSimWith(t, b, c.th(t), c.n, c.h, c.bounds, c.params, c.fill, core.Options{Form: "consistent"})

@@ -41,6 +41,19 @@ func gridCases() []kernels.Grid {
 	}
 }
 
+// freeCases are gridCases' shapes on the free boundary (no site held, in-box
+// edge stencils): boxes, planes and lines, the smallest the stencils allow too.
+func freeCases() []kernels.Grid {
+	var out []kernels.Grid
+	for _, g := range gridCases() {
+		g.Wrap, g.Free = [3]bool{}, true
+		out = append(out, g)
+	}
+	small := kernels.Grid{Dims: 3, Nx: 5, Ny: 6, Nz: 5, Hx: 0.3, Hy: 0.35, Hz: 0.4, Ox: -0.6, Oy: -0.8, Oz: -0.9, Free: true}
+	plane := kernels.Grid{Nx: 5, Ny: 5, Hx: 0.3, Hy: 0.3, Hz: 1, Ox: -0.6, Oy: -0.5, Free: true}
+	return append(out, small, plane)
+}
+
 // gridParams are the dynamic parameters the tests run each theory with.
 func gridParams(name string) []float64 {
 	switch name {
@@ -115,6 +128,29 @@ func TestGridAgreesWithCPU(t *testing.T) {
 	}
 }
 
+// TestGridFreeAgreesWithCPU is TestGridAgreesWithCPU on the free boundary
+// (cuda_free.cu against the CPU's _free kernels), planes of the planar
+// theories included, which run on the grid unit: the consistent form with and
+// without a shift, its energy, max and power, the densities and the site
+// operations with no site held.
+func TestGridFreeAgreesWithCPU(t *testing.T) {
+	b := gpu(t)
+	defer b.Close()
+	for _, th := range gridBuiltins(t) {
+		p := newGridPair(t, b, th)
+		for _, g := range freeCases() {
+			t.Run(fmt.Sprintf("%s/%dD/%dx%dx%d/free", th.name, g.Dim(), g.Nx, g.Ny, g.Planes()), func(t *testing.T) {
+				gridAgree(t, p, g)
+				ga := kernels.GradientArgs{Grid: g, Form: kernels.Continuum, Params: p.params}
+				if _, err := p.gp.Gradient(ga); err == nil {
+					t.Errorf("the continuum form ran on the free boundary")
+				}
+			})
+		}
+		p.close()
+	}
+}
+
 func newGridPair(t testing.TB, b *Backend, th builtin) *pair {
 	t.Helper()
 	gp, err := b.CompileProgram(th.unit)
@@ -160,7 +196,12 @@ func gridAgree(t *testing.T, p *pair, g kernels.Grid) {
 		form    kernels.Form
 		shifted bool
 	}
-	for _, v := range []variant{{kernels.Continuum, false}, {kernels.Continuum, true}, {kernels.Consistent, false}, {kernels.Consistent, true}} {
+	variants := []variant{{kernels.Continuum, false}, {kernels.Continuum, true}, {kernels.Consistent, false}, {kernels.Consistent, true}}
+	if g.Free {
+		// The continuum form has no free boundary (refused on both backends).
+		variants = variants[2:]
+	}
+	for _, v := range variants {
 		shifted := v.shifted
 		ga := kernels.GradientArgs{Grid: g, Form: v.form, Penalty: 0.1, Params: p.params, Project: unitVector(p.name), Energy: true}
 		if shifted {
@@ -335,6 +376,9 @@ func gridAgree(t *testing.T, p *pair, g kernels.Grid) {
 	}
 	phi.g.Upload()
 	ga := kernels.GradientArgs{Grid: g, Form: kernels.Continuum, Params: p.params, Phi: phi.g, Out: outG.g}
+	if g.Free {
+		ga.Form = kernels.Consistent
+	}
 	if r, err := p.gp.Gradient(ga); err != nil || !math.IsNaN(r.MaxGrad) {
 		t.Fatalf("max|grad| with a NaN field: %v, %v", r.MaxGrad, err)
 	}
@@ -448,5 +492,27 @@ func TestPlanarTheoryLoadsTheGridUnitOnDemand(t *testing.T) {
 	}
 	if p.gp.grid == nil || p.gp.grid.shared {
 		t.Fatalf("a 3D grid did not load the grid unit: %+v", p.gp.grid)
+	}
+}
+
+// A planar theory's free-boundary plane runs on the grid unit, loaded on
+// demand: the planar unit has no free stencils.
+func TestPlanarTheoryRunsTheFreePlaneOnTheGridUnit(t *testing.T) {
+	b := gpu(t)
+	defer b.Close()
+	th := builtins(t)[0]
+	p := newGridPair(t, b, th)
+	defer p.close()
+	g := grids()[0]
+	g.Periodic, g.Free = false, true
+	n := th.unit.NComp * g.Sites()
+	phi, out := p.mirror(t, n), p.mirror(t, n)
+	initial(th.name, g, phi.h)
+	phi.g.Upload()
+	if _, err := p.gp.Gradient(kernels.GradientArgs{Grid: g, Form: kernels.Consistent, Penalty: 0.1, Params: p.params, Phi: phi.g, Out: out.g}); err != nil {
+		t.Fatal(err)
+	}
+	if p.gp.grid == nil || p.gp.grid.shared {
+		t.Fatalf("a free plane did not load the grid unit: %+v", p.gp.grid)
 	}
 }

@@ -462,18 +462,6 @@ func (p *Program) field(name string, b kernels.Buffer, g kernels.Grid, optional 
 	return cb, p.checkField(name, cb, g)
 }
 
-// CheckGrid refuses the free boundary (kernels.Grid.Free): its in-box edge
-// stencils and transposed gradient exist in the CPU backend's kernels only.
-// Lines, 3D lattices and boundaries set per axis run (the second translation
-// unit, cuda_site3d.cu), in the continuum form.
-func (p *Program) CheckGrid(g kernels.Grid) error {
-	if g.Free {
-		return errs.New(errs.Backend, "the free boundary is implemented on the CPU backend only: "+
-			"use backend \"cpu\" for it, or boundary \"fixed\" or \"periodic\" on the GPU")
-	}
-	return nil
-}
-
 // gridOf is g as the site kernels read it.
 func gridOf(g kernels.Grid) gridArgs {
 	return gridArgs{Nx: int64(g.Nx), Ny: int64(g.Ny), N: int64(g.Sites()), Nchunk: int64((g.Nx + chunk - 1) / chunk),
@@ -486,9 +474,6 @@ func gridOf(g kernels.Grid) gridArgs {
 func (p *Program) prepare(g kernels.Grid, params []float64) (gridArgs, error) {
 	if p.closed {
 		return gridArgs{}, errs.New(errs.Released, "the program has been closed")
-	}
-	if err := p.CheckGrid(g); err != nil {
-		return gridArgs{}, err
 	}
 	if err := p.unit.CheckLaunch(g, params); err != nil {
 		return gridArgs{}, err

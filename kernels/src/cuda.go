@@ -18,8 +18,9 @@ var CUDAKernels = cudaSite + cudaReduce + cudaOps + cudaElem + cudaFlow
 // grids that are not planar (lines, 3D lattices, boundaries set per axis) and
 // for point sources with z derivatives (FG_DIM 3): the site code and the
 // reductions above, the elementwise kernels, then cuda_site3d.cu's site
-// kernels. The planar unit (CUDAKernels) stays as it was, byte for byte.
-var CUDAGridKernels = cudaSite + cudaReduce + cudaElem + cudaSite3D
+// kernels and cuda_free.cu's free boundary. The planar unit (CUDAKernels)
+// stays as it was, byte for byte.
+var CUDAGridKernels = cudaSite + cudaReduce + cudaElem + cudaSite3D + cudaFree
 
 // The site code: storage type, geometry, one site's stencil and gradient.
 //
@@ -47,6 +48,11 @@ var cudaElem string
 //
 //go:embed cuda_site3d.cu
 var cudaSite3D string
+
+// The free boundary's site kernels (kernels.Grid.Free) on every grid.
+//
+//go:embed cuda_free.cu
+var cudaFree string
 
 // The shared-memory tiled stencil and the device flow's step kernels.
 //

@@ -31,6 +31,8 @@ typedef struct {
     long long nchunk;   /* chunks per line: ceil(nx/FG_CHUNK) */
     int dims;           /* axes: 1, 2 or 3 */
     int wrap[3];        /* axis x, y, z is periodic, else fixed */
+    int free_edges;     /* the free boundary: no site held (cuda_free.cu's kernels) */
+    int pad_;
     double hx, hy, hz, ox, oy, oz;
 } fg_grid3;
 
@@ -73,10 +75,12 @@ static __device__ __forceinline__ fg_geo3 fg_geo3_of(const fg_grid3& a) {
     return g;
 }
 
-/* Whether site idx is held: in the two outer layers of a fixed axis. */
+/* Whether site idx is held: in the two outer layers of a fixed axis; none
+ * on the free boundary. */
 struct fg_held3_idx {
     const fg_grid3& G;
     __device__ bool operator()(long long idx) const {
+        if (G.free_edges) return false;
         const long long line = idx / G.nx, i = idx - line * G.nx;
         const long long j = line % G.ny, k = line / G.ny;
         return (!G.wrap[0] && (i < 2 || i >= G.nx - 2)) || (G.dims >= 2 && !G.wrap[1] && (j < 2 || j >= G.ny - 2)) ||

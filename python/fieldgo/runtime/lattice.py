@@ -65,9 +65,8 @@ class Lattice:
       energy, the choice of Skyrmions3D.jl and micromagnetics codes. A soliton well
       inside relaxes to the same energy from any starting field. Its gradient is the
       exact gradient of that energy (the ``"consistent"`` form, with the doubler
-      penalty, which ``energy()`` includes); CPU backend only: ``backend="auto"`` runs
-      it on the CPU on a GPU machine too, and ``backend="cuda"`` is refused with a
-      BackendError.
+      penalty, which ``energy()`` includes), on the CPU and CUDA backends alike
+      (``backend="auto"`` takes the GPU for it when one is usable).
 
     Lattices of one and three axes, and boundaries set per axis, run on the CPU
     backend with what a plane has there: both gradient forms, float32 storage, the free

@@ -87,8 +87,7 @@ class Simulation:
     ``"periodic"`` (every axis wraps) or ``"free"`` (no site held, the energy
     summed over every site with in-box derivatives at the edges: the natural boundary,
     where a soliton well inside relaxes to the same energy from any starting field;
-    CPU backend only (``backend="auto"`` takes the CPU for it, ``"cuda"`` is
-    refused), and its gradient is the ``"consistent"`` form:
+    both backends run it, and its gradient is the ``"consistent"`` form:
     ``gradient="continuum"`` is refused). ``fg.Lattice`` says more. ``grid`` has one,
     two or three axes, ``(nx,)``, ``(nx, ny)`` or ``(nx, ny, nz)``, and ``boundary`` may
     be one name per axis (fixed or periodic); lines, 3D lattices and per-axis
