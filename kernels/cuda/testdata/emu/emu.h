@@ -3,6 +3,7 @@
 #include <atomic>
 #include <barrier>
 #include <cmath>
+#include <math.h> // isinf, isfinite unqualified, as CUDA declares them
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
