@@ -14,8 +14,10 @@ exactly (a sweep point's id).
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
+import sys
 
 import numpy as np
 
@@ -50,17 +52,22 @@ class _Configuration:
     # components would land in the wrong places of a theory that orders A first).
     _fills_extra = False
 
+    def _own(self, *coords):
+        """Its own components at the points ``coords``: a list of arrays, or one new
+        float64 array (ncomp, *shape) that set_field may keep without a copy."""
+        return list(self(*coords))
+
     def components(self, fields, auxiliary, *coords):
         """The configuration for a theory with components ``fields`` (``auxiliary``
         among them): its own components, then zeros for trailing auxiliary fields
         where ``_fills_extra`` allows (the chiral magnet's potential psi)."""
-        own = list(self(*coords))
+        own = self._own(*coords)
         fields, extra = list(fields), list(fields)[len(own) :]
         if len(own) == len(fields):
             return own
         if self._fills_extra and extra and all(f in auxiliary for f in extra):
             zero = np.zeros(np.broadcast(*coords).shape)
-            return own + [zero] * len(extra)
+            return list(own) + [zero] * len(extra)
         fill = " and zeros for auxiliary fields after them" if self._fills_extra else ""
         raise ShapeError(f"{self!r} gives {len(own)} components{fill}; the theory's fields are {fields}")
 
@@ -188,11 +195,14 @@ def _quaternion_matrix(w, x, y, z):
     )
 
 
+_IDENTITY = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+
+
 def _rotation(name, value):
     """A rotation as a 3x3 tuple of tuples, from None (the identity), a proper
     orthogonal 3x3 matrix, or a quaternion (w, x, y, z) (normalised)."""
     if value is None:
-        return ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+        return _IDENTITY
     try:
         m = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
@@ -249,31 +259,85 @@ def _profile_values(prof, size, r):
     return f
 
 
+def _profile_cos_sin(prof, size, r):
+    """(cos f(r), sin f(r)) as two new arrays shaped like r."""
+    r = np.asarray(r, dtype=np.float64)
+    if r.ndim == 0:  # numpy gives scalars, not arrays to write into
+        c, s = _profile_cos_sin(prof, size, r.reshape(1))
+        return c[0], s[0]
+    if prof is not None:
+        f = _profile_values(prof, size, r)
+        return np.cos(f), np.sin(f, out=f)
+    # f = 4 arctan(t), t = exp(-r/size): the half angle has sin = 2t/(1+t^2) and
+    # cos = (1-t^2)/(1+t^2), so cos f and sin f need no arctan, sin or cos (numpy's
+    # sin and cos are 10x its exp), and agree with them to rounding.
+    t = np.divide(r, -size)
+    np.exp(t, out=t)
+    t2 = t * t
+    den = t2 + 1.0
+    np.subtract(1.0, t2, out=t2)
+    np.divide(t2, den, out=t2)  # cos(f/2)
+    np.multiply(t, 2.0, out=t)
+    np.divide(t, den, out=t)  # sin(f/2)
+    np.multiply(t, t2, out=t2)
+    np.multiply(t2, 2.0, out=t2)  # sin f
+    np.multiply(t, t, out=den)
+    np.multiply(den, -2.0, out=den)
+    np.add(den, 1.0, out=den)  # cos f = 1 - 2 sin^2(f/2)
+    return den, t2
+
+
+@functools.lru_cache(maxsize=32)
+def _radial_solution(degree, inertia, mass):
+    """The 1D solve of :class:`SkyrmeProfile` (grid s, f, f', the interpolating cubics,
+    scale L and energy): some 60 ms, and the same every time for the same arguments,
+    so done once per process (the arrays are read-only, shared between profiles)."""
+    from . import _radial
+
+    s, f, scale, energy = _radial.solve(degree, inertia, mass)
+    df = np.gradient(f, s, edge_order=2)
+    # The Hermite cubic of each interval as c0 + c1 t + c2 t^2 + c3 t^3, one row per
+    # interval, so that each radius gathers its four coefficients at once.
+    ds = s[1] - s[0]
+    f0, f1, d0, d1 = f[:-1], f[1:], ds * df[:-1], ds * df[1:]
+    cubic = np.ascontiguousarray(np.stack([f0, d0, 3 * (f1 - f0) - 2 * d0 - d1, 2 * (f0 - f1) + d0 + d1], axis=1))
+    arrays = (s, f, df, cubic)
+    for a in arrays:
+        a.setflags(write=False)
+    return (*arrays, scale, energy)
+
+
 class SkyrmeProfile:
     """The profile f(r) that minimises the rational map ansatz's energy
     (:func:`skyrme_profile`): callable on radii, with its ``energy`` (Skyrme units,
     not divided by 12 pi^2), ``degree``, ``inertia`` (the map's I) and ``mass``."""
 
-    __slots__ = ("degree", "inertia", "mass", "energy", "_s", "_f", "_df", "_scale")
+    __slots__ = ("degree", "inertia", "mass", "energy", "_s", "_f", "_df", "_scale", "_cubic")
 
     def __init__(self, degree, inertia, mass):
-        from . import _radial
-
         self.degree, self.inertia, self.mass = degree, inertia, mass
-        s, f, self._scale, self.energy = _radial.solve(degree, inertia, mass)
-        self._s, self._f = s, f
-        self._df = np.gradient(f, s, edge_order=2)
+        self._s, self._f, self._df, self._cubic, self._scale, self.energy = _radial_solution(degree, inertia, mass)
 
     def __call__(self, r):
         """f(r) by cubic Hermite interpolation on the solver's grid (s = r / (r + L))."""
         r = np.asarray(r, dtype=np.float64)
-        s = r / (r + self._scale)
-        ds = self._s[1] - self._s[0]
-        k = np.clip((s / ds).astype(np.int64), 0, self._s.size - 2)
-        t = s / ds - k
-        h00, h10 = (1 + 2 * t) * (1 - t) ** 2, t * (1 - t) ** 2
-        h01, h11 = t * t * (3 - 2 * t), t * t * (t - 1)
-        return h00 * self._f[k] + h10 * ds * self._df[k] + h01 * self._f[k + 1] + h11 * ds * self._df[k + 1]
+        if r.ndim == 0:  # numpy gives scalars, not arrays to write into
+            return self(r.reshape(1))[0]
+        inv_ds = 1.0 / (self._s[1] - self._s[0])
+        t = r + self._scale
+        np.divide(r, t, out=t)
+        np.multiply(t, inv_ds, out=t)  # s / ds
+        k = t.astype(np.int64)
+        np.clip(k, 0, self._s.size - 2, out=k)
+        np.subtract(t, k, out=t)
+        c = self._cubic[k]
+        f = c[..., 3] * t
+        f += c[..., 2]
+        f *= t
+        f += c[..., 1]
+        f *= t
+        f += c[..., 0]
+        return f
 
     def __eq__(self, other):
         return type(other) is type(self) and (other.degree, other.inertia, other.mass) == (
@@ -338,11 +402,17 @@ def _sphere_points(n_theta=96, n_phi=192):
     return u, v, (w[:, None] * np.ones(n_phi)[None, :]) * (2 * np.pi / n_phi)
 
 
+def _is_polynomial(value):
+    # numpy imports numpy.polynomial on first use (some 5 ms); nothing is an instance
+    # of its Polynomial before that.
+    return "numpy.polynomial" in sys.modules and isinstance(value, np.polynomial.Polynomial)
+
+
 def _polynomial(name, value):
     """Coefficients lowest power first, as complex numbers with the leading zeros trimmed."""
     if isinstance(value, np.poly1d):
         coeffs = list(value.coeffs[::-1])
-    elif isinstance(value, np.polynomial.Polynomial):
+    elif _is_polynomial(value):
         coeffs = list(value.coef)
     elif isinstance(value, numbers.Number) and not isinstance(value, bool):
         coeffs = [value]
@@ -387,23 +457,33 @@ class _SU2Configuration(_Configuration):
         raise NotImplementedError
 
     def __call__(self, x, y, z):
-        cx, cy, cz = self.centre
-        R = np.asarray(self.rotation)
-        dx, dy, dz = x - cx, y - cy, z - cz
-        bx = R[0, 0] * dx + R[1, 0] * dy + R[2, 0] * dz  # R^T (x - X)
-        by = R[0, 1] * dx + R[1, 1] * dy + R[2, 1] * dz
-        bz = R[0, 2] * dx + R[1, 2] * dy + R[2, 2] * dz
-        p0, p1, p2, p3 = self._local(bx, by, bz)
-        S = np.asarray(self.isorotation)
-        return (
-            p0,
-            S[0, 0] * p1 + S[0, 1] * p2 + S[0, 2] * p3,
-            S[1, 0] * p1 + S[1, 1] * p2 + S[1, 2] * p3,
-            S[2, 0] * p1 + S[2, 1] * p2 + S[2, 2] * p3,
-        )
+        return tuple(self._array(x, y, z))
 
-    def _profile_at(self, r):
-        return _profile_values(self.profile, self.size, r)
+    def _own(self, *coords):
+        return self._array(*coords)
+
+    def _array(self, x, y, z):
+        """(phi0, phi1, phi2, phi3) at the points (x, y, z), arrays that broadcast (the
+        lattice's full grids, or the open ones set_field passes), as one new float64
+        array (4, *shape)."""
+        if np.ndim(x) == np.ndim(y) == np.ndim(z) == 0:  # one point: numpy gives scalars, not arrays, to write into
+            return self._array(np.reshape(x, 1), np.reshape(y, 1), np.reshape(z, 1))[:, 0]
+        out = self._local(*self._body(x, y, z))
+        if self.isorotation != _IDENTITY:
+            pion = out[1:].reshape(3, -1)
+            pion[...] = np.asarray(self.isorotation) @ pion
+        return out
+
+    def _body(self, x, y, z):
+        """R^T (x - X): the points in the configuration's own frame."""
+        cx, cy, cz = self.centre
+        dx = np.asarray(x, dtype=np.float64) - cx
+        dy = np.asarray(y, dtype=np.float64) - cy
+        dz = np.asarray(z, dtype=np.float64) - cz
+        if self.rotation == _IDENTITY:
+            return dx, dy, dz  # open grids stay open
+        R = np.asarray(self.rotation)
+        return tuple(R[0, k] * dx + R[1, k] * dy + R[2, k] * dz for k in range(3))
 
     def on(self, lattice):
         """The field on ``lattice`` (an fg.Lattice with three axes, or a Simulation on
@@ -421,7 +501,17 @@ def _on(config, lattice, spacing=0.1):
         raise ParameterError(f"lattice must be an fg.Lattice, a Simulation or a grid (nx, ny, nz), got {lattice!r}")
     if lat.dims != 3:
         raise ShapeError(f"{config!r} is a field in three dimensions: the lattice {lat.grid} has {lat.dims} axes")
+    if isinstance(config, (_SU2Configuration, ProductAnsatz)):
+        return config._array(*_open_grid(lat))
     return np.array(config(*lat.meshgrid()))
+
+
+def _open_grid(lattice):
+    """The lattice's coordinates as arrays that broadcast to its shape (nz, ny, nx)
+    ((ny, nx) in 2D) without filling it: the same values as its meshgrid."""
+    if lattice.dims == 2:
+        return lattice.x[None, :], lattice.y[:, None]
+    return lattice.x[None, None, :], lattice.y[None, :, None], lattice.z[:, None, None]
 
 
 class RationalMap(_SU2Configuration):
@@ -452,20 +542,77 @@ class RationalMap(_SU2Configuration):
         return P, Q, Pu * Qv - Pv * Qu
 
     def _local(self, x, y, z):
-        r = np.sqrt(x * x + y * y + z * z)
-        # z = (x + i y) / (r + z) = (r - z) / (x - i y): the second form away from the north
-        # hemisphere, so neither divides by a vanishing number.
+        r = x * x + y * y
+        r = r + z * z
+        np.sqrt(r, out=r)
+        out = np.empty((4,) + r.shape)
+        out[0, ...], sf = _profile_cos_sin(self.profile, self.size, r)
+        origin = None if r.all() else r == 0
+        if self.p == _Z and self.q == _ONE:
+            # R(z) = z, the hedgehog: n = x / r, no rational map to evaluate
+            with np.errstate(divide="ignore", invalid="ignore"):  # the origin's NaN is replaced below
+                scale = np.divide(sf, r)
+                np.multiply(scale, x, out=out[1, ...])
+                np.multiply(scale, y, out=out[2, ...])
+                np.multiply(scale, z, out=out[3, ...])
+            if origin is not None:  # n = (0, 0, 1) there, as R(0) = 0 says
+                out[1:3, origin] = 0.0
+                out[3, origin] = sf[origin]
+            return out
+        P, Q = self._on_sphere(x, y, z, r, origin)
+        pr, pi, qr, qi = P.real, P.imag, Q.real, Q.imag
+        p2 = pr * pr
+        p2 += pi * pi
+        q2 = qr * qr
+        q2 += qi * qi
+        norm = p2 + q2
+        np.divide(sf, norm, out=sf)  # sin f / (|P|^2 + |Q|^2)
+        np.subtract(q2, p2, out=q2)
+        np.multiply(q2, sf, out=out[3, ...])
+        np.multiply(sf, 2.0, out=sf)
+        # 2 P conj(Q) = 2 (pr qr + pi qi) + 2 i (pi qr - pr qi)
+        np.multiply(pr, qr, out=p2)
+        p2 += pi * qi
+        np.multiply(p2, sf, out=out[1, ...])
+        np.multiply(pi, qr, out=p2)
+        p2 -= pr * qi
+        np.multiply(p2, sf, out=out[2, ...])
+        return out
+
+    def _on_sphere(self, x, y, z, r, origin):
+        """(P, Q), complex arrays shaped like r, whose ratio is R at the direction of
+        (x, y, z) (R(0) at the origin).
+
+        Where z >= 0 they are p(w), q(w) of w = (x + i y) / (r + z); below, w^n p(1/w)
+        and w^n q(1/w) of w = (x - i y) / (r - z), so |w| <= 1 and nothing divides by a
+        vanishing r + z."""
         north = z >= 0
-        u = np.where(north, x + 1j * y, r - z)
-        v = np.where(north, r + z, x - 1j * y)
-        scale = np.where(r > 0, np.hypot(np.abs(u), np.abs(v)), 1.0)
-        u, v = np.where(r > 0, u / scale, 0.0), np.where(r > 0, v / scale, 1.0)
-        P, Q, _ = self._map(u, v)
-        pq, norm = P * np.conj(Q), np.abs(P) ** 2 + np.abs(Q) ** 2
-        n1, n2, n3 = 2 * pq.real / norm, 2 * pq.imag / norm, (np.abs(Q) ** 2 - np.abs(P) ** 2) / norm
-        f = self._profile_at(r)
-        sf = np.sin(f)
-        return np.cos(f), sf * n1, sf * n2, sf * n3
+        den = r + np.abs(z)
+        if origin is not None:
+            den[origin] = 1.0  # x = y = 0 there: w = 0, the north form's R(0)
+        w = np.empty(r.shape, dtype=np.complex128)
+        np.divide(x, den, out=w.real)
+        np.divide(y, den, out=w.imag)
+        np.negative(w.imag, out=w.imag, where=~north)
+        if callable(self.p) or callable(self.q):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                zeta = np.where(north, w, np.where(w != 0, 1 / w, 1e8))  # z = inf: a large z
+            P = np.asarray(_call(self.p, zeta), dtype=np.complex128) * np.ones(r.shape)
+            Q = np.asarray(_call(self.q, zeta), dtype=np.complex128) * np.ones(r.shape)
+            return P, Q
+        n = self.degree
+        p, q = (c + (0j,) * (n + 1 - len(c)) for c in (self.p, self.q))
+        powers = [None, w]
+        for _ in range(n - 1):
+            powers.append(powers[-1] * w)
+        done = {}
+        for c in (p, q, p[::-1], q[::-1]):
+            if c not in done:
+                done[c] = _power_sum(c, powers, r.shape)
+        P, Q = done[p], done[q]
+        if p[::-1] != p or q[::-1] != q:
+            P, Q = np.where(north, P, done[p[::-1]]), np.where(north, Q, done[q[::-1]])
+        return P, Q
 
     def __repr__(self):
         return "fg.initial.rational_map(" + ", ".join(f"{a}={getattr(self, a)!r}" for a in self._args) + ")"
@@ -475,6 +622,21 @@ class RationalMap(_SU2Configuration):
         """``I = (1/4 pi) int ((1 + |z|^2) |R'| / (1 + |R|^2))^4 dOmega``: 1 for the hedgehog,
         5.81 for z^2, 13.58 and 20.65 for the tetrahedral B = 3 and cubic B = 4 maps."""
         return _sphere_integrals(self)[1]
+
+
+_Z, _ONE = (0j, 1 + 0j), (1 + 0j,)
+
+
+def _power_sum(coeffs, powers, shape):
+    """sum_k coeffs[k] powers[k] (powers[0] = 1) as a new complex array of ``shape``."""
+    out = np.full(shape, coeffs[0], dtype=np.complex128)
+    for k in range(1, len(coeffs)):
+        a = coeffs[k]
+        if a == 1:
+            out += powers[k]
+        elif a != 0:
+            out += a * powers[k]
+    return out
 
 
 def _call(fn, z):
@@ -547,8 +709,8 @@ def rational_map(
     Refused: zero polynomials, a constant map, p and q with a common root (the degree
     would drop), a degree that is not the map's, a profile that is not callable.
     """
-    pc = p if callable(p) and not isinstance(p, (np.poly1d, np.polynomial.Polynomial)) else _polynomial("p", p)
-    qc = q if callable(q) and not isinstance(q, (np.poly1d, np.polynomial.Polynomial)) else _polynomial("q", q)
+    pc = p if callable(p) and not isinstance(p, np.poly1d) and not _is_polynomial(p) else _polynomial("p", p)
+    qc = q if callable(q) and not isinstance(q, np.poly1d) and not _is_polynomial(q) else _polynomial("q", q)
     size = _real("size", size, positive=True)
     mass = _real("mass", mass)
     if mass < 0:
@@ -644,10 +806,16 @@ class ProductAnsatz(_Configuration):
         return "fg.initial.product_ansatz(" + ", ".join(repr(f) for f in self.factors) + ")"
 
     def __call__(self, x, y, z):
+        return tuple(self._array(x, y, z))
+
+    def _own(self, *coords):
+        return self._array(*coords)
+
+    def _array(self, x, y, z):
         out = None
         for factor in self.factors:
-            u = factor(x, y, z)
-            out = u if out is None else _su2_product(out, u)
+            u = factor._array(x, y, z)
+            out = u if out is None else _su2_product_array(out, u)
         return out
 
     def on(self, lattice):
@@ -665,6 +833,32 @@ def _su2_product(a, b):
         a0 * b2 + b0 * a2 - (a3 * b1 - a1 * b3),
         a0 * b3 + b0 * a3 - (a1 * b2 - a2 * b1),
     )
+
+
+def _su2_product_array(a, b):
+    """:func:`_su2_product` of two arrays (4, *shape) into a new one, the same sums in
+    the same order, without a temporary per product."""
+    a0, a1, a2, a3 = a
+    b0, b1, b2, b3 = b
+    out = np.empty(a.shape)
+    t, u = np.empty(a.shape[1:]), np.empty(a.shape[1:])
+    c = out[0, ...]
+    np.multiply(a0, b0, out=c)
+    for x, y in ((a1, b1), (a2, b2), (a3, b3)):
+        c -= np.multiply(x, y, out=t)
+    for k, (x0, y0), (xi, yi), (xj, yj), (xk, yk) in (
+        (1, (a0, b1), (b0, a1), (a2, b3), (a3, b2)),
+        (2, (a0, b2), (b0, a2), (a3, b1), (a1, b3)),
+        (3, (a0, b3), (b0, a3), (a1, b2), (a2, b1)),
+    ):
+        # out[k] = x0 y0 + xi yi - (xj yj - xk yk)
+        c = out[k, ...]
+        np.multiply(x0, y0, out=c)
+        c += np.multiply(xi, yi, out=t)
+        np.multiply(xj, yj, out=t)
+        t -= np.multiply(xk, yk, out=u)
+        c -= t
+    return out
 
 
 def product_ansatz(*skyrmions, lattice=None):
@@ -721,12 +915,12 @@ class Hopfion(_Configuration):
         d = (x - cx, y - cy, z - cz)
         bx, by, bz = (R[0, k] * d[0] + R[1, k] * d[1] + R[2, k] * d[2] for k in range(3))  # R^T (x - X)
         r = np.sqrt(bx * bx + by * by + bz * bz)
-        f = _profile_values(self.profile, self.size, r)
+        cf, sf = _profile_cos_sin(self.profile, self.size, r)
         safe = np.where(r > 0, r, 1.0)
         # (Z0, Z1) on the unit 3-sphere, the B = 1 Skyrme field; n is the Hopf map of
         # W = Z1^a / Z0^b, in homogeneous form (|Z0|^2 + |Z1|^2 = 1: never 0/0).
-        z0 = np.cos(f) + 1j * np.sin(f) * bz / safe
-        z1 = np.sin(f) * (bx + 1j * by) / safe
+        z0 = cf + 1j * sf * bz / safe
+        z1 = sf * (bx + 1j * by) / safe
         P, Q = z1**self.a, z0**self.b
         pq, norm = P * np.conj(Q), np.abs(P) ** 2 + np.abs(Q) ** 2
         n = (2 * pq.real / norm, 2 * pq.imag / norm, (np.abs(Q) ** 2 - np.abs(P) ** 2) / norm)

@@ -184,6 +184,40 @@ def test_rational_map_takes_numpy_polynomials_and_callables():
     assert funcs.inertia == pytest.approx(coeffs.inertia, rel=1e-6)
 
 
+def test_hedgehog_and_maps_agree_with_the_general_rational_map_to_rounding(massive):
+    # The hedgehog takes n = x / r without evaluating R(z) = z, polynomial maps take the
+    # hemisphere forms of p and q, callables p(z) / q(z): all three describe one field.
+    place = dict(rotation=(0.9, 0.1, -0.3, 0.2), isorotation=(0.4, -0.5, 0.1, 0.7))
+    on_axis = fg.Lattice((17, 15, 13), 0.45, origin=(-8 * 0.45, -7 * 0.45, -6 * 0.45))  # the origin is a site
+    fast = fg.initial.hedgehog(on_axis, **place)
+    general = fg.initial.rational_map([2, 0], [2], lattice=on_axis, **place)  # 2z / 2: not the hedgehog's (z, 1)
+    np.testing.assert_allclose(fast, general, rtol=0, atol=1e-13)
+    off_axis = fg.Lattice((16, 14, 12), 0.4)  # no site on the z axis, where a callable sees z = inf as a large z
+    np.testing.assert_allclose(
+        fg.initial.hedgehog(off_axis, **place),
+        fg.initial.rational_map(lambda z: z, lattice=off_axis, **place),
+        rtol=0,
+        atol=1e-13,
+    )
+    p, q = MAPS[4][0], MAPS[4][1]
+    np.testing.assert_allclose(
+        fg.initial.rational_map(p, q, lattice=off_axis, **place),
+        fg.initial.rational_map(lambda z: np.polyval(p, z), lambda z: np.polyval(q, z), lattice=off_axis, **place),
+        rtol=0,
+        atol=1e-13,
+    )
+    # set_field, .on() and the callable on the full coordinate arrays give one field
+    sim = fg.Simulation(massive, grid=(17, 15, 13), spacing=0.45, origin=on_axis.origin, backend="cpu")
+    pair = fg.initial.product_ansatz(
+        fg.initial.hedgehog(centre=(-1.0, 0.0, 0.0), profile="optimal", mass=1.0, **place),
+        fg.initial.rational_map(p, q, centre=(1.0, 0.5, 0.0)),
+    )
+    for config in (fg.initial.hedgehog(**place), pair):
+        sim.set_field(config)
+        np.testing.assert_allclose(sim.field.numpy(), config.on(sim), rtol=0, atol=1e-15)
+        np.testing.assert_allclose(config.on(sim), np.array(config(*on_axis.meshgrid())), rtol=0, atol=0)
+
+
 # --- placement and the product ansatz --------------------------------------------------
 
 

@@ -55,6 +55,7 @@ def field_values(value, lattice, fields, *, unit_vector=False, auxiliary=(), sta
 
     ncomp = len(fields)
     shape = lattice.shape
+    owned = False  # whether arr is a new array no one else holds (else it is copied)
     if isinstance(value, Field):
         arr = value.numpy()
     elif isinstance(value, _initial._Configuration):
@@ -69,7 +70,12 @@ def field_values(value, lattice, fields, *, unit_vector=False, auxiliary=(), sta
                 f"{value!r} is a field in {value.dims} dimensions: it is not available for a {lattice.dims}D "
                 f"lattice {lattice.grid}; use a lattice grid=(nx, ny, nz)"
             )
-        arr = _stack(value.components(fields, auxiliary, *lattice.meshgrid()), ncomp, shape, value)
+        comps = value.components(fields, auxiliary, *_initial._open_grid(lattice))
+        if _owned(comps, (ncomp, *shape)):
+            arr = comps  # made for this call, in its final layout
+        else:
+            arr = _stack(comps, ncomp, shape, value)
+        owned = True
     elif callable(value):
         coords = lattice.meshgrid()
         _check_signature(value, len(coords))
@@ -77,6 +83,7 @@ def field_values(value, lattice, fields, *, unit_vector=False, auxiliary=(), sta
         if ncomp == 1 and not isinstance(comps, (tuple, list)):
             comps = [comps]  # one component: the function may return it bare
         arr = _stack(comps, ncomp, shape, value)
+        owned = True
     else:
         arr = np.asarray(value)
     if np.iscomplexobj(arr):
@@ -91,7 +98,7 @@ def field_values(value, lattice, fields, *, unit_vector=False, auxiliary=(), sta
         raise ShapeError(f"field of shape {arr.shape} does not fit: want (ncomp, {axes}) = {(ncomp, *shape)}")
     if not np.issubdtype(arr.dtype, np.number):
         raise ShapeError(f"field values must be numbers, got dtype {arr.dtype}")
-    arr = np.array(arr, dtype=np.float64, order="C", copy=True)
+    arr = np.array(arr, dtype=np.float64, order="C", copy=None if owned else True)
     if unit_vector:
         _normalise(arr, fields, auxiliary, stacklevel + 1)
     return arr
@@ -124,6 +131,18 @@ def _check_signature(fn, dims=2):
         ) from None
 
 
+def _owned(comps, shape) -> bool:
+    """Whether an fg.initial configuration gave its components as one new float64
+    array already shaped and laid out as the field."""
+    return (
+        isinstance(comps, np.ndarray)
+        and comps.shape == shape
+        and comps.dtype == np.float64
+        and comps.flags.c_contiguous
+        and comps.flags.writeable
+    )
+
+
 def _stack(comps, ncomp, shape, fn):
     if isinstance(comps, np.ndarray) and comps.ndim == len(shape) + 1:
         comps = list(comps)
@@ -149,22 +168,32 @@ def _site(index):
 
 def _normalise(arr, fields, auxiliary, stacklevel):
     idx = [k for k, f in enumerate(fields) if f not in set(auxiliary)]
-    n = arr[idx]
+    # In place on a view where the constrained components are adjacent (they always
+    # are in the built-in theories): a 96^3 field is 28 MB, and each temporary costs.
+    if not idx:
+        return
+    adjacent = idx == list(range(idx[0], idx[-1] + 1))
+    n = arr[idx[0] : idx[-1] + 1] if adjacent else arr[idx]
     with np.errstate(invalid="ignore", over="ignore"):
-        norm = np.sqrt(np.sum(n * n, axis=0))
-    if not np.all(np.isfinite(norm)):
+        norm = np.multiply(n[0], n[0])
+        square = np.empty_like(norm)
+        for c in n[1:]:
+            norm += np.multiply(c, c, out=square)
+        np.sqrt(norm, out=norm)
+    lo, hi = float(norm.min()), float(norm.max())
+    if not (np.isfinite(lo) and np.isfinite(hi)):
         return  # NaN or Inf: the engine refuses it, naming the site
-    zero = np.argwhere(norm == 0)
-    if zero.size:
+    if lo == 0:
+        zero = np.argwhere(norm == 0)
         names, site = _site(zero[0])
         raise ParameterError(
             f"the field is zero at site {names} = {site} ({len(zero)} such site(s)), but the theory "
             f"constrains ({', '.join(fields[k] for k in idx)}) to unit length: a zero vector has no "
             f"direction to normalise to; give every site a non-zero vector"
         )
-    dev = np.abs(norm - 1.0)
-    worst = np.unravel_index(int(np.argmax(dev)), dev.shape)
-    if dev[worst] > UNIT_TOLERANCE:
+    if max(hi - 1.0, 1.0 - lo) > UNIT_TOLERANCE:
+        dev = np.abs(norm - 1.0)
+        worst = np.unravel_index(int(np.argmax(dev)), dev.shape)
         names, site = _site(worst)
         warnings.warn(
             f"the field is not a unit vector: |({', '.join(fields[k] for k in idx)})| is "
@@ -173,4 +202,7 @@ def _normalise(arr, fields, auxiliary, stacklevel):
             ConstraintWarning,
             stacklevel=stacklevel,
         )
-    arr[idx] = n / norm
+    if adjacent:
+        n /= norm
+    else:
+        arr[idx] = n / norm
