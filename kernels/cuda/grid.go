@@ -85,9 +85,14 @@ func (p *Program) lineBlocks(name string, g grid3Args) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	threads := int(g.Lines) * int(g.Nchunk) * chunk
-	bs := ks[name].info.BlockSize
-	return (threads + bs - 1) / bs, nil
+	return linesBlocks(g, ks[name].info.BlockSize), nil
+}
+
+// linesBlocks is the grid of a site kernel of the grid unit in blocks of bs
+// threads: a block is one chunk of bs/32 consecutive lines (fg_line_site).
+func linesBlocks(g grid3Args, bs int) int {
+	w := bs / chunk
+	return int(g.Nchunk) * ((int(g.Lines) + w - 1) / w)
 }
 
 // checkForm refuses a gradient form the grid unit does not run on ga's grid:

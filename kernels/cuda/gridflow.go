@@ -78,7 +78,6 @@ func (f *Flow) buildGrid(d [6]uint64) error {
 		bs := k.info.BlockSize
 		return flowLaunch{name: name, k: k, grid: max((threads+bs-1)/bs, 1), bx: bs, by: 1, args: a}
 	}
-	lineThreads := int(g3.Lines) * int(g3.Nchunk) * chunk
 	project := flag(spec.UnitVector)
 	stage := func(k int, field uint64) flowLaunch {
 		a := &ndStageArgs{G: ndGradientArgs{Grid: g3, Params: uint64(f.params.d), Phi: field, Out: gs[k-1],
@@ -86,7 +85,9 @@ func (f *Flow) buildGrid(d [6]uint64) error {
 		if k == 1 {
 			a.G.Vel, a.G.WantEnergy = vel, 1
 		}
-		return launch("fg_k_nd_stage", lineThreads, a)
+		sk := ks["fg_k_nd_stage"]
+		bs := sk.info.BlockSize
+		return flowLaunch{name: "fg_k_nd_stage", k: sk, grid: linesBlocks(g3, bs), bx: bs, by: 1, args: a}
 	}
 	dt := spec.Dt
 	trialOf := func(k int, coef [3]float64, terms [3]uint64, nterms int32) flowLaunch {

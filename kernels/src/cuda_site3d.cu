@@ -178,14 +178,17 @@ static __device__ __forceinline__ void fg_fill3(const fg_store* __restrict__ phi
 #endif
 }
 
-/* Thread -> site (i, line) of the chunk-padded lines. Returns false for whole
- * warps past the last line. */
+/* Thread -> site (i, line) of the chunk-padded lines: a warp is one 32-site
+ * chunk of one line, and a block of W warps is one chunk of W consecutive lines
+ * (block b: chunk b % nchunk of lines (b / nchunk) * W ...), so the stencil's
+ * neighbours in y are mostly the block's own loads (L1) rather than another
+ * SM's. Each warp's chunk partials go to the same slot as in any other
+ * mapping. Returns false for whole warps past the last line. */
 static __device__ __forceinline__ bool fg_line_site(const fg_grid3& a, int* i, int* line) {
-    const unsigned w = (unsigned)a.nchunk * FG_CHUNK;
-    const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-    const unsigned r = t / w;
+    const unsigned nch = (unsigned)a.nchunk, W = blockDim.x / FG_CHUNK;
+    const unsigned c = blockIdx.x % nch, r = (blockIdx.x / nch) * W + threadIdx.x / FG_CHUNK;
     *line = (int)r;
-    *i = (int)(t - r * w);
+    *i = (int)(c * FG_CHUNK + threadIdx.x % FG_CHUNK);
     return r < (unsigned)a.lines;
 }
 
