@@ -28,10 +28,11 @@ def abelian_higgs(q: float = 1.0, lam: float = 1.0, u: float = 1.0) -> fg.Theory
       (equal to -de/dA_i of the matter part; Ampère: curl B = J at a solution).
 
     Gauss's law (``@theory.gauss_law``): ``evolve`` runs in temporal gauge, A_0 = 0,
-    with the kinetic term (|d_t psi|^2 + |d_t A|^2)/2, so E_i = -d_t A_i and varying
-    A_0 in |D_0 psi|^2/2 gives the charge density rho = -q Im(conj(psi) d_t psi):
-    G = div E - rho = -(d_i d_t A_i - q Im(conj(psi) d_t psi)), which the dynamics
-    conserves (d_t rho = d_i J_i = -d_t div E).
+    with the kinetic term ``(|d_t psi|^2 + |d_t A|^2)/2``, so ``E_i = -d_t A_i`` and
+    varying A_0 in ``|D_0 psi|^2/2`` gives the charge density
+    ``rho = -q Im(conj(psi) d_t psi)``:
+    ``G = div E - rho = -(d_i d_t A_i - q Im(conj(psi) d_t psi))``, which the dynamics
+    conserves (``d_t rho = d_i J_i = -d_t div E``).
     """
     theory = fg.Theory("abelian_higgs", fields=["psi_re", "psi_im", "a_x", "a_y"], params={"q": q, "lam": lam, "u": u})
 
