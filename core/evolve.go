@@ -363,6 +363,9 @@ func (s *Simulation) StartEvolve(cfg EvolveConfig) error {
 			return err
 		}
 	}
+	if err := s.checkKinetic(cfg.Method); err != nil {
+		return err
+	}
 	if err := s.refuseNonFinite(); err != nil {
 		return err
 	}
@@ -626,9 +629,10 @@ func (s *Simulation) stepRK4(ev *evolution) error {
 		{[]kernels.Term{T(dt/2, v), T(-dt*dt/4, g[0])}, []kernels.Term{T(1, v), T(-dt/2, g[1])}},
 		{[]kernels.Term{T(dt, v), T(-dt*dt/2, g[1])}, []kernels.Term{T(1, v), T(-dt, g[2])}},
 	}
+	withVel := s.stageReadsVelocity()
 	for k, st := range stages {
-		if uv {
-			if err := s.centripetalStage(phi, st.shift, st.vel, g[k]); err != nil {
+		if withVel {
+			if err := s.velocityStage(phi, st.shift, st.vel, g[k]); err != nil {
 				return err
 			}
 		} else {
@@ -649,7 +653,7 @@ func (s *Simulation) stepRK4(ev *evolution) error {
 				return s.evoDiverged(ev, k+1, g[k])
 			}
 		}
-		if uv {
+		if withVel {
 			if m, err := s.prog.MaxAbs(g[k]); err != nil {
 				return err
 			} else if math.IsNaN(m) || math.IsInf(m, 0) {
@@ -671,6 +675,22 @@ func (s *Simulation) stepRK4(ev *evolution) error {
 		return s.prog.Constrain(s.grid, phi, v)
 	}
 	return nil
+}
+
+// stageReadsVelocity reports whether minus the acceleration depends on the
+// stage velocity too: under the unit-vector constraint (the centripetal
+// term) and with a kinetic density.
+func (s *Simulation) stageReadsVelocity() bool {
+	return s.theory.UnitVector() || s.theory.HasKineticDensity()
+}
+
+// velocityStage writes minus the acceleration at the stage field phi + shift
+// and velocity vel into out, for a stage that reads the velocity.
+func (s *Simulation) velocityStage(phi kernels.Buffer, shift, vel []kernels.Term, out kernels.Buffer) error {
+	if s.theory.HasKineticDensity() {
+		return s.kineticStage(phi, shift, vel, out)
+	}
+	return s.centripetalStage(phi, shift, vel, out)
 }
 
 // CentripetalProgram is optionally implemented by a kernels.Program that
@@ -856,6 +876,12 @@ func (s *Simulation) evoRecord() error {
 		return err
 	}
 	rec := EvolveRecord{Step: ev.step, T: s.time, Kinetic: 0.5 * s.lat.Cell() * vv, Potential: r.Energy}
+	var momentumDensity [][]float64 // p = dK/dv, nil: the velocity
+	if s.theory.HasKineticDensity() && !FirstOrder(ev.cfg.Method) {
+		if rec.Kinetic, momentumDensity, err = s.kineticRecord(); err != nil {
+			return err
+		}
+	}
 	if ev.ad != nil {
 		rec.Dt, rec.Rejected = ev.ad.dt, ev.ad.rejected
 	}
@@ -870,7 +896,10 @@ func (s *Simulation) evoRecord() error {
 	if err := s.syncHost(); err != nil {
 		return err
 	}
-	rec.Momentum = s.momentum()
+	if momentumDensity == nil {
+		momentumDensity = s.vel.cols
+	}
+	rec.Momentum = s.momentum(momentumDensity)
 	if err := s.recordGauss(&rec); err != nil {
 		return err
 	}
@@ -901,10 +930,11 @@ func (s *Simulation) evoRecord() error {
 	return nil
 }
 
-// momentum is P_a = -cell sum over sites of v . d_a phi for each axis, with
+// momentum is P_a = -cell sum over sites of p . d_a phi for each axis, p the
+// momentum density (the velocity, or dK/dv for a kinetic density), with
 // fourth-order central differences (second order next to an edge of a free
-// axis, one-sided at it); held sites have v = 0 and contribute nothing.
-func (s *Simulation) momentum() [3]float64 {
+// axis, one-sided at it); held sites have p = 0 and contribute nothing.
+func (s *Simulation) momentum(p [][]float64) [3]float64 {
 	var P [3]float64
 	l := s.lat
 	n := [3]int{l.Nx, l.Ny, l.Planes()}
@@ -927,7 +957,7 @@ func (s *Simulation) momentum() [3]float64 {
 				}
 				var acc float64
 				for c, col := range s.phi.cols {
-					vc := s.vel.cols[c][idx]
+					vc := p[c][idx]
 					if vc == 0 {
 						continue
 					}
@@ -977,6 +1007,9 @@ func (s *Simulation) evoDiverged(ev *evolution, stage int, g kernels.Buffer) err
 	if idx >= 0 {
 		c, site := s.siteOf(idx)
 		what = where + " is not finite at site " + site + ", component \"" + s.theory.Spec.Fields[c] + "\""
+	}
+	if s.kin != nil && s.kin.why != "" {
+		what, s.kin.why = s.kin.why, ""
 	}
 	t := s.time
 	if err := s.prog.Combine(s.phiB, kernels.Term{Coef: 1, X: s.ckptPhi}); err != nil {

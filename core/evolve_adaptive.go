@@ -399,8 +399,8 @@ func (s *Simulation) stepAdaptive(ev *evolution) error {
 // projected and with the centripetal term under the constraint (vel is read
 // only then).
 func (s *Simulation) accelAt(phi kernels.Buffer, shift, vel []kernels.Term, out kernels.Buffer) error {
-	if s.theory.UnitVector() {
-		return s.centripetalStage(phi, shift, vel, out)
+	if s.stageReadsVelocity() {
+		return s.velocityStage(phi, shift, vel, out)
 	}
 	a := s.gradArgs(phi, nil, out, false, false)
 	if len(shift) <= 2 && EvolveShift {
@@ -448,7 +448,7 @@ func (s *Simulation) trySecondOrder(ev *evolution, h float64) (float64, error) {
 	for i := 1; i < 6; i++ {
 		shift := terms([]kernels.Term{{Coef: t.c[i] * h, X: v}}, func(l int) float64 { return -h * h * t.aa[i][l] }, m[:i])
 		var vel []kernels.Term
-		if uv {
+		if s.stageReadsVelocity() {
 			vel = terms([]kernels.Term{{Coef: 1, X: v}}, func(j int) float64 { return -h * t.a[i][j] }, m[:i])
 		}
 		if err := s.accelAt(phi, shift, vel, m[i]); err != nil {

@@ -126,6 +126,7 @@ type Simulation struct {
 	evoHost *evolveHost
 	evoAdpt *adaptiveBuffers // the adaptive steps' stage and state buffers, once an evolution needed them
 	gauss   *gaussState      // the Gauss law's phase-space unit, once an evolution needed it
+	kin     *kineticState    // the kinetic density's unit, once an evolution needed it
 	dynVel  bool
 	time    float64
 	cancel  atomic.Bool
@@ -610,6 +611,9 @@ func (s *Simulation) Close() error {
 	}
 	if s.gauss != nil {
 		s.gauss.release()
+	}
+	if s.kin != nil {
+		s.kin.release()
 	}
 	if s.lz != nil {
 		s.lz.release()

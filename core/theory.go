@@ -26,6 +26,10 @@ type TheorySpec struct {
 	// GaussLaw: the point source carries the phase-space unit of a Gauss law
 	// (GaussUnit), whose violation an evolution records (absent: none).
 	GaussLaw bool `json:"gauss_law,omitempty"`
+	// KineticDensity: the point source carries the kinetic unit of a kinetic
+	// density other than |phi'|^2/2 (KineticUnit, kinetic.go), which the
+	// second-order evolutions solve for the acceleration (absent: none).
+	KineticDensity bool `json:"kinetic_density,omitempty"`
 }
 
 // Theory is a spec with its point source.
@@ -94,6 +98,14 @@ func ParseTheory(specJSON, source string) (*Theory, error) {
 		return nil, errs.New(errs.Spec, "theory %q: its point source has a Gauss law's phase-space unit but the spec "+
 			"does not declare \"gauss_law\"", sp.Name)
 	}
+	switch kin := t.KineticUnit(); {
+	case sp.KineticDensity && kin == "":
+		return nil, errs.New(errs.Spec, "theory %q declares a kinetic density but its point source has no kinetic unit "+
+			"(lines behind %q, docs/abi.md)", sp.Name, kineticPrefix)
+	case !sp.KineticDensity && kin != "":
+		return nil, errs.New(errs.Spec, "theory %q: its point source has a kinetic unit but the spec does not declare "+
+			"\"kinetic_density\"", sp.Name)
+	}
 	return t, nil
 }
 
@@ -105,10 +117,14 @@ const gaussPrefix = "//fg-gauss| "
 // GaussUnit is the point source of the theory's Gauss law (docs/abi.md), or
 // "" when it has none: a unit of 2n components (the field's n, then their
 // velocities) whose density 0 is the constraint density G.
-func (t *Theory) GaussUnit() string {
+func (t *Theory) GaussUnit() string { return t.embedded(gaussPrefix) }
+
+// embedded is the unit whose lines stand behind prefix in the point source,
+// or "" when there is none.
+func (t *Theory) embedded(prefix string) string {
 	var b strings.Builder
 	for line := range strings.SplitSeq(t.Source, "\n") {
-		if rest, ok := strings.CutPrefix(line, gaussPrefix); ok {
+		if rest, ok := strings.CutPrefix(line, prefix); ok {
 			b.WriteString(rest)
 			b.WriteByte('\n')
 		}

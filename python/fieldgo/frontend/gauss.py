@@ -38,14 +38,16 @@ def velocity_names(fields) -> list:
     return [f"{f}_t" for f in fields]
 
 
-def _site(sym: tracer.Symbols, lo: int, n: int, fields, label: str) -> tracer.Site:
+def phase_site(sym: tracer.Symbols, lo: int, n: int, fields, label: str, role: str) -> tracer.Site:
+    """The traced site of components lo..lo+n of a phase-space unit's symbols (the
+    field's at 0, the velocities' at n), with the field's component names."""
     values: dict = {
         k: Vector([Expr(x) for x in sym.slot[k][lo : lo + n]], fields, f"{label}.{k}") for k in tracer.SLOTS
     }
     for k in tracer.Z_SLOTS:
         values[k] = Vector([Expr(x) for x in sym.zslot[k][lo : lo + n]], fields, f"{label}.{k}")
     values["x"], values["y"], values["z"] = Expr(sym.x), Expr(sym.y), Expr(sym.z)
-    return tracer.Site(values, True, "Gauss law")
+    return tracer.Site(values, True, role)
 
 
 def trace(fn, fields, dynamic, static: dict):
@@ -56,7 +58,7 @@ def trace(fn, fields, dynamic, static: dict):
     sym = tracer.Symbols(fields + velocity_names(fields), list(dynamic))
     pvals = {k: Expr(s) for k, s in sym.params.items()}
     pvals.update(static)
-    s, v = _site(sym, 0, n, fields, "s"), _site(sym, n, n, fields, "v")
+    s, v = phase_site(sym, 0, n, fields, "s", "Gauss law"), phase_site(sym, n, n, fields, "v", "Gauss law")
     g = to_sympy(tracer.scalar_result(fn, (s, v, tracer.Params(pvals)), "gauss_law"))
     velocities = {x for k in sym.slot for x in sym.slot[k][n:]} | {x for k in sym.zslot for x in sym.zslot[k][n:]}
     if not (getattr(g, "free_symbols", set()) & velocities):
@@ -97,13 +99,13 @@ def unit_source(name: str, fields, dynamic, g, sym: tracer.Symbols, origin, thre
     return codegen.emit(pf)
 
 
-def embed(source: str) -> str:
-    """The unit as lines of the theory's point source, each behind PREFIX."""
+def embed(source: str, prefix: str = PREFIX, begin: str = _BEGIN) -> str:
+    """The unit as lines of the theory's point source, each behind prefix."""
     lines = source.rstrip("\n").split("\n")
-    return "\n".join([_BEGIN] + [PREFIX + line for line in lines]) + "\n"
+    return "\n".join([begin] + [prefix + line for line in lines]) + "\n"
 
 
-def extract(point_source: str) -> str | None:
-    """The unit embedded in a theory's point source, or None."""
-    lines = [line[len(PREFIX) :] for line in point_source.split("\n") if line.startswith(PREFIX)]
+def extract(point_source: str, prefix: str = PREFIX) -> str | None:
+    """The unit embedded behind prefix in a theory's point source, or None."""
+    lines = [line[len(prefix) :] for line in point_source.split("\n") if line.startswith(prefix)]
     return "\n".join(lines) + "\n" if lines else None

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ParameterError, ShapeError, SpecError
-from . import derive, diagnostics, gauss, native, sourcecache, tracer
+from . import derive, diagnostics, gauss, kinetic, native, sourcecache, tracer
 from .symbolic import Expr, to_sympy
 
 __all__ = ["Theory", "Static", "UnitVector", "PointResult", "SymbolicTheory"]
@@ -177,6 +177,7 @@ class Theory:
         self._gradient_fn = None
         self._density_fns: dict = {}
         self._gauss_fn = None
+        self._kinetic_fn = None
         self._generated: dict = {}  # static values -> (SymbolicTheory, source)
 
     # --- declaring -------------------------------------------------------------------
@@ -226,6 +227,27 @@ class Theory:
     def has_gauss_law(self) -> bool:
         """Whether a Gauss law is declared (``@theory.gauss_law``)."""
         return self._gauss_fn is not None
+
+    def kinetic_density(self, fn):
+        """Decorator: the kinetic energy density ``k(s, v, p) -> scalar`` of the
+        second-order dynamics, in place of ``|v.phi|^2 / 2``: ``s`` is the site, ``v``
+        the site of its velocities (``v.phi`` = d_t phi), ``p`` the parameters. It must
+        be a quadratic form in ``v.phi``, K = 1/2 v.M(phi, dphi).v, with M positive
+        definite (on the tangent space under the unit-vector constraint), and read no
+        derivative of the velocities. ``Simulation.evolve`` (``"rk4"``, ``"rk45"``) then
+        solves the Euler-Lagrange equation of L = K - e for the acceleration site by
+        site, and its history's kinetic energy is the integral of K
+        (docs/dynamics.md)."""
+        diagnostics.check_arity(fn, "kinetic_density", kinetic.ARGS)
+        diagnostics.check_no_captured_mutation(fn)
+        self._kinetic_fn = fn
+        self._generated.clear()
+        return fn
+
+    @property
+    def has_kinetic_density(self) -> bool:
+        """Whether a kinetic density is declared (``@theory.kinetic_density``)."""
+        return self._kinetic_fn is not None
 
     # --- parameters ------------------------------------------------------------------
     @property
@@ -284,8 +306,11 @@ class Theory:
                 list(self.auxiliary),
                 list(self._density_fns),
                 self._gauss_fn is not None,
-            ),
-            [self._energy_fn, self._gradient_fn, *self._density_fns.values(), self._gauss_fn],
+            )
+            # a kinetic density extends the key; theories without one keep theirs
+            + (("kinetic_density",) if self._kinetic_fn is not None else ()),
+            [self._energy_fn, self._gradient_fn, *self._density_fns.values(), self._gauss_fn]
+            + ([self._kinetic_fn] if self._kinetic_fn is not None else []),
         )
         if ck is not None:
             cached = sourcecache.load(ck)
@@ -358,6 +383,8 @@ class Theory:
         source = codegen.emit(pf)
         if self._gauss_fn is not None:
             source += self._gauss_unit(static, three_d)
+        if self._kinetic_fn is not None:
+            source += self._kinetic_unit(static, three_d)
         result = (st, source)
         self._generated[key] = result
         return result
@@ -370,6 +397,16 @@ class Theory:
         origin = codegen.Origin(*diagnostics.def_line(self._gauss_fn))
         unit = gauss.unit_source(self.name, self.fields, list(self._dynamic), g, sym, origin, three_d or sym.uses_z(g))
         return gauss.embed(unit)
+
+    def _kinetic_unit(self, static: dict, three_d: bool) -> str:
+        """The kinetic density's unit, embedded (fieldgo.frontend.kinetic)."""
+        from . import codegen
+
+        k, sym = kinetic.trace(self._kinetic_fn, self.fields, list(self._dynamic), static)
+        origin = codegen.Origin(*diagnostics.def_line(self._kinetic_fn))
+        three_d = three_d or sym.uses_z(k)
+        unit = kinetic.unit_source(self.name, self.fields, list(self._dynamic), k, sym, origin, three_d)
+        return kinetic.embed(unit)
 
     def check_gradient(self, **static) -> None:
         """Check a hand-written ``@theory.gradient`` against the Euler–Lagrange form
@@ -422,6 +459,8 @@ class Theory:
             spec["auxiliary"] = list(self.auxiliary)
         if self._gauss_fn is not None:  # likewise
             spec["gauss_law"] = True
+        if self._kinetic_fn is not None:  # likewise
+            spec["kinetic_density"] = True
         return spec
 
     @property

@@ -332,7 +332,11 @@ class Simulation:
         field and velocity (``set_velocity``; at rest after ``set_field`` or
         ``minimize``; an earlier ``evolve``'s velocity and clock otherwise, so two
         calls make one longer run). Under a unit-vector constraint the field stays
-        on the sphere and the velocity tangent. docs/dynamics.md has the equations.
+        on the sphere and the velocity tangent. A theory with a
+        ``@theory.kinetic_density`` K evolves by the Euler-Lagrange equation of
+        K - e instead, solved for the acceleration site by site (``"rk4"`` and
+        ``"rk45"``; the history's ``kinetic`` is the integral of K).
+        docs/dynamics.md has the equations.
 
         ``method``: ``"rk4"`` (classic Runge-Kutta, error O(dt^4), four gradients a
         step), ``"leapfrog"`` (velocity Verlet, O(dt^2), one gradient a step,
