@@ -3,6 +3,7 @@ package core_test
 import (
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,11 +13,11 @@ import (
 	"github.com/fieldgo/fieldgo/errs"
 )
 
-// speedUnit is a phase-space unit (docs/abi.md) for the one-component
-// sine-Gordon line whose density is the velocity u_t itself: its max |G| is
-// max |u_t| and its L2 norm sqrt(2 kinetic), which checks the plumbing (field
-// and velocity side by side, the density, the columns) without a gauge theory.
-const speedUnit = `#ifndef __CUDACC_RTC__
+// lineUnit is the point source of a two-component unit of a line (a field and
+// its velocity side by side, as the Gauss and kinetic units have them) with
+// the given bodies of fg_energy, fg_gradient and fg_density, and zero partials.
+func lineUnit(nDens int, energy, gradient, density string) string {
+	return `#ifndef __CUDACC_RTC__
 #include <math.h>
 #endif
 #ifndef FG_FUNC
@@ -24,7 +25,7 @@ const speedUnit = `#ifndef __CUDACC_RTC__
 #endif
 #define FG_NCOMP 2
 #define FG_NPARAMS 0
-#define FG_NDENS 1
+#define FG_NDENS ` + strconv.Itoa(nDens) + `
 typedef struct {
     double phi[FG_NCOMP];
     double dx[FG_NCOMP], dy[FG_NCOMP];
@@ -32,28 +33,41 @@ typedef struct {
     double x, y;
 } fg_site;
 typedef struct { double unused_; } fg_params;
-FG_FUNC double fg_energy(const fg_site* s, const fg_params* p) { (void)s; (void)p; return 0; }
+FG_FUNC double fg_energy(const fg_site* s, const fg_params* p) { (void)s; (void)p; ` + energy + ` }
 FG_FUNC void fg_partials(const fg_site* s, const fg_params* p, double* a, double* b, double* c) {
     (void)s; (void)p; a[0] = a[1] = b[0] = b[1] = c[0] = c[1] = 0;
 }
-FG_FUNC void fg_gradient(const fg_site* s, const fg_params* p, double* out) { (void)s; (void)p; out[0] = out[1] = 0; }
-FG_FUNC double fg_density(int k, const fg_site* s, const fg_params* p) { (void)k; (void)p; return s->phi[1]; }
+FG_FUNC void fg_gradient(const fg_site* s, const fg_params* p, double* out) { (void)s; (void)p; ` + gradient + ` }
+FG_FUNC double fg_density(int k, const fg_site* s, const fg_params* p) { (void)k; (void)s; (void)p; ` + density + ` }
 `
+}
 
-func withGauss(t *testing.T, spec string) (string, string) {
+// speedUnit is a phase-space unit (docs/abi.md) for the one-component
+// sine-Gordon line whose density is the velocity u_t itself: its max |G| is
+// max |u_t| and its L2 norm sqrt(2 kinetic), which checks the plumbing (field
+// and velocity side by side, the density, the columns) without a gauge theory.
+var speedUnit = lineUnit(1, "return 0;", "out[0] = out[1] = 0;", "return s->phi[1];")
+
+// withUnit is the sine-Gordon line's spec with the flag set and its point
+// source with unit embedded behind prefix.
+func withUnit(t *testing.T, prefix, unit, flag string) (string, string) {
 	t.Helper()
 	src, err := os.ReadFile("testdata/sine_gordon.c")
 	require.NoError(t, err)
 	var b strings.Builder
 	b.Write(src)
-	for line := range strings.SplitSeq(strings.TrimSuffix(speedUnit, "\n"), "\n") {
-		b.WriteString("//fg-gauss| " + line + "\n")
+	for line := range strings.SplitSeq(strings.TrimSuffix(unit, "\n"), "\n") {
+		b.WriteString(prefix + line + "\n")
 	}
-	return strings.Replace(spec, `"gradient": "derived"`, `"gradient": "derived", "gauss_law": true`, 1), b.String()
+	return strings.Replace(sineGordonSpec, `"gradient": "derived"`, `"gradient": "derived", "`+flag+`": true`, 1), b.String()
+}
+
+func withGauss(t *testing.T) (string, string) {
+	return withUnit(t, "//fg-gauss| ", speedUnit, "gauss_law")
 }
 
 func TestGaussColumnsRecordTheUnitsDensity(t *testing.T) {
-	spec, src := withGauss(t, sineGordonSpec)
+	spec, src := withGauss(t)
 	th, err := core.ParseTheory(spec, src)
 	require.NoError(t, err)
 	require.Equal(t, strings.TrimSpace(speedUnit), strings.TrimSpace(th.GaussUnit()))
@@ -84,7 +98,7 @@ func TestGaussColumnsRecordTheUnitsDensity(t *testing.T) {
 }
 
 func TestGaussLawSpecAndSourceGoTogether(t *testing.T) {
-	spec, src := withGauss(t, sineGordonSpec)
+	spec, src := withGauss(t)
 	plain, err := os.ReadFile("testdata/sine_gordon.c")
 	require.NoError(t, err)
 	for _, c := range []struct{ spec, src, want string }{

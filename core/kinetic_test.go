@@ -16,40 +16,10 @@ import (
 // for a one-component line: components (u, u_t), energy K, gradient
 // (R = dK/du - dM/dt u_t = 0, M = m^2). Written by hand as the front end
 // would generate it.
-const heavyUnit = `#ifndef __CUDACC_RTC__
-#include <math.h>
-#endif
-#ifndef FG_FUNC
-#define FG_FUNC static inline
-#endif
-#define FG_NCOMP 2
-#define FG_NPARAMS 0
-#define FG_NDENS 0
-typedef struct {
-    double phi[FG_NCOMP];
-    double dx[FG_NCOMP], dy[FG_NCOMP];
-    double dxx[FG_NCOMP], dyy[FG_NCOMP], dxy[FG_NCOMP];
-    double x, y;
-} fg_site;
-typedef struct { double unused_; } fg_params;
-FG_FUNC double fg_energy(const fg_site* s, const fg_params* p) { (void)p; return 2.0 * s->phi[1] * s->phi[1]; }
-FG_FUNC void fg_partials(const fg_site* s, const fg_params* p, double* a, double* b, double* c) {
-    (void)s; (void)p; a[0] = a[1] = b[0] = b[1] = c[0] = c[1] = 0;
-}
-FG_FUNC void fg_gradient(const fg_site* s, const fg_params* p, double* out) { (void)s; (void)p; out[0] = 0; out[1] = 4.0; }
-FG_FUNC double fg_density(int k, const fg_site* s, const fg_params* p) { (void)k; (void)s; (void)p; return 0; }
-`
+var heavyUnit = lineUnit(0, "return 2.0 * s->phi[1] * s->phi[1];", "out[0] = 0; out[1] = 4.0;", "return 0;")
 
 func withKinetic(t *testing.T) (string, string) {
-	t.Helper()
-	src, err := os.ReadFile("testdata/sine_gordon.c")
-	require.NoError(t, err)
-	var b strings.Builder
-	b.Write(src)
-	for line := range strings.SplitSeq(strings.TrimSuffix(heavyUnit, "\n"), "\n") {
-		b.WriteString("//fg-kinetic| " + line + "\n")
-	}
-	return strings.Replace(sineGordonSpec, `"gradient": "derived"`, `"gradient": "derived", "kinetic_density": true`, 1), b.String()
+	return withUnit(t, "//fg-kinetic| ", heavyUnit, "kinetic_density")
 }
 
 // A mass m = 2 slows the sine-Gordon dynamics by m: the heavy line at time 2t

@@ -2,6 +2,7 @@
 
 import signal
 
+import numpy as np
 import pytest
 
 
@@ -18,3 +19,23 @@ def _keyboard_interrupt_handler():
     yield
     if old in (signal.SIG_IGN, signal.SIG_DFL):
         signal.signal(signal.SIGINT, old)
+
+
+@pytest.fixture(scope="session")
+def baby_skyrmion_profile():
+    """The relaxed charge-1 Baby Skyrmion (fg.theories.baby_skyrme, kappa = mass = 1, the
+    potential 1 - n3) at h = 0.25: (radii, f, E) with f(r) its profile angle (n3 = cos f)
+    at every distinct distance of a site from the centre out to 6 (dense enough for
+    linear interpolation between them) and E its energy."""
+    import fieldgo as fg
+
+    one = fg.Simulation(fg.theories.baby_skyrme(), grid=(49, 49), spacing=0.25, origin=(-6, -6), backend="cpu")
+    one.set_field(fg.initial.skyrmion(charge=1))
+    one.minimize(tol=1e-6, progress=False)
+    X, Y = one.lattice.meshgrid()
+    r = np.round(np.hypot(X, Y).ravel(), 12)
+    f = np.arccos(np.clip(one.field.numpy()[2].ravel(), -1, 1))
+    radii, k = np.unique(r, return_inverse=True)
+    profile = np.bincount(k, weights=f) / np.bincount(k)
+    keep = radii < 6.0
+    return radii[keep], profile[keep], one.energy()

@@ -22,23 +22,6 @@ import fieldgo as fg
 H, L, V, D0 = 0.25, 10.0, 0.3, 8.0
 
 
-def _relaxed_profile():
-    """The relaxed charge-1 soliton's profile angle f(r) (n3 = cos f), sampled at every
-    distinct distance of a lattice site from the centre: dense enough for linear
-    interpolation between them."""
-    n = 49
-    one = fg.Simulation(fg.theories.baby_skyrme(), grid=(n, n), spacing=H, origin=(-6, -6), backend="cpu")
-    one.set_field(fg.initial.skyrmion(charge=1))
-    one.minimize(tol=1e-6)
-    X, Y = one.lattice.meshgrid()
-    r = np.round(np.hypot(X, Y).ravel(), 12)
-    f = np.arccos(np.clip(one.field.numpy()[2].ravel(), -1, 1))
-    radii, k = np.unique(r, return_inverse=True)
-    profile = np.bincount(k, weights=f) / np.bincount(k)
-    keep = radii < 6.0
-    return radii[keep], profile[keep], one.energy()
-
-
 class _Soliton:
     """The static charge-1 soliton at (x0, 0), isorotated by ``rotation`` about n3."""
 
@@ -93,8 +76,8 @@ def _lumps(track, t):
 
 
 @pytest.mark.slow
-def test_head_on_scattering_is_at_90_degrees_in_the_attractive_channel():
-    radii, profile, e1 = _relaxed_profile()
+def test_head_on_scattering_is_at_90_degrees_in_the_attractive_channel(baby_skyrmion_profile):
+    radii, profile, e1 = baby_skyrmion_profile
 
     # the channel: at separation 4 the pair isorotated by pi is bound, the other not
     sim = _simulation()
@@ -134,8 +117,8 @@ def test_head_on_scattering_is_at_90_degrees_in_the_attractive_channel():
 
 
 @pytest.mark.slow
-def test_head_on_scattering_bounces_back_in_the_repulsive_channel():
-    radii, profile, _ = _relaxed_profile()
+def test_head_on_scattering_bounces_back_in_the_repulsive_channel(baby_skyrmion_profile):
+    radii, profile, _ = baby_skyrmion_profile
     ev = _collide(radii, profile, 0.0, 16.0)
     track = fg.track(ev, "energy")
     out14, _ = _lumps(track, 14.0)
