@@ -24,6 +24,7 @@ def test_there_are_notebooks():
         "04_numba_to_fieldgo.ipynb",
         "05_sweep.ipynb",
         "07_skyrmions_3d.ipynb",
+        "08_soliton_dynamics.ipynb",
     ):
         assert want in names
 
