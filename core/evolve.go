@@ -632,8 +632,12 @@ func (s *Simulation) stepRK4(ev *evolution) error {
 	withVel := s.stageReadsVelocity()
 	for k, st := range stages {
 		if withVel {
-			if err := s.velocityStage(phi, st.shift, st.vel, g[k]); err != nil {
+			m, err := s.velocityStage(phi, st.shift, st.vel, g[k])
+			if err != nil {
 				return err
+			}
+			if math.IsNaN(m) {
+				return s.evoDiverged(ev, k+1, g[k])
 			}
 		} else {
 			a := s.gradArgs(phi, nil, g[k], false, false)
@@ -650,13 +654,6 @@ func (s *Simulation) stepRK4(ev *evolution) error {
 				return err
 			}
 			if math.IsNaN(r.MaxGrad) {
-				return s.evoDiverged(ev, k+1, g[k])
-			}
-		}
-		if withVel {
-			if m, err := s.prog.MaxAbs(g[k]); err != nil {
-				return err
-			} else if math.IsNaN(m) || math.IsInf(m, 0) {
 				return s.evoDiverged(ev, k+1, g[k])
 			}
 		}
@@ -685,8 +682,11 @@ func (s *Simulation) stageReadsVelocity() bool {
 }
 
 // velocityStage writes minus the acceleration at the stage field phi + shift
-// and velocity vel into out, for a stage that reads the velocity.
-func (s *Simulation) velocityStage(phi kernels.Buffer, shift, vel []kernels.Term, out kernels.Buffer) error {
+// and velocity vel into out, for a stage that reads the velocity, and returns
+// the max |gradient| at the stage field, NaN if anything it computed is not
+// finite. A velocity that went non-finite alone shows one stage later, in the
+// field it moves: the stage needs no pass of its own to look.
+func (s *Simulation) velocityStage(phi kernels.Buffer, shift, vel []kernels.Term, out kernels.Buffer) (float64, error) {
 	if s.theory.HasKineticDensity() {
 		return s.kineticStage(phi, shift, vel, out)
 	}
@@ -714,37 +714,29 @@ type CentripetalProgram interface {
 // by the Program (CentripetalProgram) or computed on the host (no copy on the
 // CPU backend, a download and an upload on a device) and added on the
 // backend.
-func (s *Simulation) centripetalStage(phi kernels.Buffer, shift, vel []kernels.Term, out kernels.Buffer) error {
+func (s *Simulation) centripetalStage(phi kernels.Buffer, shift, vel []kernels.Term, out kernels.Buffer) (float64, error) {
 	hb, err := s.evolveHostBuffers()
 	if err != nil {
-		return err
-	}
-	if cp, ok := s.prog.(CentripetalProgram); ok {
-		if err := s.prog.Combine(hb.phiB, append([]kernels.Term{{Coef: 1, X: phi}}, shift...)...); err != nil {
-			return err
-		}
-		if err := s.prog.Combine(hb.velB, vel...); err != nil {
-			return err
-		}
-		if _, err := s.prog.Gradient(s.gradArgs(hb.phiB, nil, out, false, true)); err != nil {
-			return err
-		}
-		return cp.AddCentripetal(s.grid, hb.phiB, hb.velB, out)
+		return 0, err
 	}
 	if err := s.prog.Combine(hb.phiB, append([]kernels.Term{{Coef: 1, X: phi}}, shift...)...); err != nil {
-		return err
+		return 0, err
 	}
 	if err := s.prog.Combine(hb.velB, vel...); err != nil {
-		return err
+		return 0, err
 	}
-	if _, err := s.prog.Gradient(s.gradArgs(hb.phiB, nil, out, false, true)); err != nil {
-		return err
+	r, err := s.prog.Gradient(s.gradArgs(hb.phiB, nil, out, false, true))
+	if err != nil {
+		return 0, err
+	}
+	if cp, ok := s.prog.(CentripetalProgram); ok {
+		return r.MaxGrad, cp.AddCentripetal(s.grid, hb.phiB, hb.velB, out)
 	}
 	if err := hb.phiB.Download(); err != nil {
-		return err
+		return 0, err
 	}
 	if err := hb.velB.Download(); err != nil {
-		return err
+		return 0, err
 	}
 	p, w := hb.phi.cols, hb.vel.cols
 	n := s.lat.Sites()
@@ -768,9 +760,9 @@ func (s *Simulation) centripetalStage(phi kernels.Buffer, shift, vel []kernels.T
 		}
 	})
 	if err := hb.velB.Upload(); err != nil {
-		return err
+		return 0, err
 	}
-	return s.prog.Combine(out, kernels.Term{Coef: 1, X: out}, kernels.Term{Coef: 1, X: hb.velB})
+	return r.MaxGrad, s.prog.Combine(out, kernels.Term{Coef: 1, X: out}, kernels.Term{Coef: 1, X: hb.velB})
 }
 
 func (s *Simulation) evolveHostBuffers() (*evolveHost, error) {

@@ -400,7 +400,8 @@ func (s *Simulation) stepAdaptive(ev *evolution) error {
 // only then).
 func (s *Simulation) accelAt(phi kernels.Buffer, shift, vel []kernels.Term, out kernels.Buffer) error {
 	if s.stageReadsVelocity() {
-		return s.velocityStage(phi, shift, vel, out)
+		_, err := s.velocityStage(phi, shift, vel, out)
+		return err
 	}
 	a := s.gradArgs(phi, nil, out, false, false)
 	if len(shift) <= 2 && EvolveShift {

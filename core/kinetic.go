@@ -193,18 +193,21 @@ func (s *Simulation) kineticUnitAt(k *kineticState, phi kernels.Buffer, shift, v
 // site whose system cannot be solved (M not positive definite, or not on the
 // tangent space) gets NaN, which ends the evolution as a divergence naming
 // the site and why (k.why).
-func (s *Simulation) kineticStage(phi kernels.Buffer, shift, vel []kernels.Term, out kernels.Buffer) error {
+func (s *Simulation) kineticStage(phi kernels.Buffer, shift, vel []kernels.Term, out kernels.Buffer) (float64, error) {
 	k, err := s.kineticProgram()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if _, err := s.kineticUnitAt(k, phi, shift, vel, true); err != nil {
-		return err
+		return 0, err
 	}
 	n := len(s.theory.Spec.Fields)
 	uv := s.theory.UnitVector()
 	var once sync.Once
+	var mu sync.Mutex
+	largest := 0.0 // max |a|, NaN once a site has none
 	par.For(s.lat.Sites(), 1024, func(i0, i1 int) {
+		local := 0.0
 		m := n
 		if uv {
 			m = n + 1
@@ -225,7 +228,6 @@ func (s *Simulation) kineticStage(phi kernels.Buffer, shift, vel []kernels.Term,
 				A[a*m+b] = k.out.cols[n+e][i]
 				A[b*m+a] = A[a*m+b]
 			}
-			ok := true
 			if uv {
 				var ww float64
 				for a := range n {
@@ -234,11 +236,17 @@ func (s *Simulation) kineticStage(phi kernels.Buffer, shift, vel []kernels.Term,
 					ww += w * w
 				}
 				A[n*m+n], x[n] = 0, -ww
+			}
+			inputs := finite(A) && finite(x)
+			var ok bool
+			if uv {
 				ok = solveLU(A, x, m)
 			} else {
 				ok = solveCholesky(A, x, m)
 			}
-			if !ok {
+			if !ok && inputs {
+				// finite inputs and no solution: M itself (a field or gradient that
+				// is not finite is the divergence evoDiverged names without help)
 				once.Do(func() {
 					_, site := s.siteOf(i)
 					what := "positive definite"
@@ -247,20 +255,33 @@ func (s *Simulation) kineticStage(phi kernels.Buffer, shift, vel []kernels.Term,
 					}
 					k.why = "the kinetic density's mass matrix M = d2K/dv2 is not " + what + " at site " + site
 				})
+			}
+			if !ok {
 				for c := range n {
 					k.g.cols[c][i] = math.NaN()
 				}
+				local = math.NaN()
 				continue
 			}
 			for c := range n {
 				k.g.cols[c][i] = -x[c]
+				if !math.IsNaN(local) {
+					local = math.Max(local, math.Abs(x[c]))
+				}
 			}
 		}
+		mu.Lock()
+		if math.IsNaN(local) || math.IsNaN(largest) {
+			largest = math.NaN()
+		} else {
+			largest = math.Max(largest, local)
+		}
+		mu.Unlock()
 	})
 	if err := k.gB.Upload(); err != nil {
-		return err
+		return 0, err
 	}
-	return s.prog.Combine(out, kernels.Term{Coef: 1, X: k.gB})
+	return largest, s.prog.Combine(out, kernels.Term{Coef: 1, X: k.gB})
 }
 
 // kineticRecord is the cell sum of K at the current field and velocity and
