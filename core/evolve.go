@@ -509,19 +509,24 @@ func (s *Simulation) AdvanceEvolve(maxSteps int, budget time.Duration) (EvolvePr
 		if s.cancel.Load() {
 			return s.evoProgress(), errs.New(errs.Cancelled, "the evolution was cancelled at t=%g; continue it with AdvanceEvolve", s.time)
 		}
-		if err := ev.stepFn(ev); err != nil {
-			return s.evoProgress(), err
+		n := 1
+		if k := s.evolveDeviceSteps(ev, maxSteps-taken, maxSteps > 0); k > 0 {
+			var err error
+			if n, err = s.runEvolveDevice(ev, k); err != nil {
+				return s.evoProgress(), err
+			}
+		} else {
+			if err := ev.stepFn(ev); err != nil {
+				return s.evoProgress(), err
+			}
+			ev.step++
 		}
-		ev.step++
 		var record bool
 		if ad := ev.ad; ad != nil {
 			s.time, ev.dt = ad.t, ad.dt
 			record = ad.onRecord || (ev.cfg.RecordEvery > 0 && ev.step%ev.cfg.RecordEvery == 0) || ad.t == ad.tEnd
 		} else {
-			s.time = ev.t0 + float64(ev.step)*ev.dt
-			if ev.step == ev.steps {
-				s.time = ev.t0 + ev.cfg.T // exactly
-			}
+			s.evoClock()
 			record = ev.step%ev.cfg.RecordEvery == 0 || ev.step == ev.steps
 		}
 		if record {
@@ -529,10 +534,89 @@ func (s *Simulation) AdvanceEvolve(maxSteps int, budget time.Duration) (EvolvePr
 				return s.evoProgress(), err
 			}
 		}
-		taken++
+		taken += n
 	}
 	ev.done = ev.finished()
 	return s.evoProgress(), nil
+}
+
+// evoClock sets the clock from a fixed-step evolution's step count.
+func (s *Simulation) evoClock() {
+	ev := s.evo
+	s.time = ev.t0 + float64(ev.step)*ev.dt
+	if ev.step == ev.steps {
+		s.time = ev.t0 + ev.cfg.T // exactly
+	}
+}
+
+// evolveDeviceSteps is how many RK4 steps the device may take now from
+// ev.step: up to the next record, the end and the caller's limit; 0 when
+// the steps run on the host. The device flow of minimize (kernels.Stepper)
+// with its arrest test off is classic RK4 on phi'' = -dE/dphi, evolve's
+// step for a field without a constraint or a kinetic density: the stages
+// and the update fused, launched many steps ahead without a host sync.
+func (s *Simulation) evolveDeviceSteps(ev *evolution, left int, limited bool) int {
+	if !UseStepper || ev.ad != nil || ev.cfg.Method != EvolveRK4 || s.stageReadsVelocity() || s.theory.HasAuxiliary() {
+		return 0
+	}
+	if _, ok := s.prog.(kernels.Stepper); !ok {
+		return 0
+	}
+	n := min(ev.cfg.RecordEvery-ev.step%ev.cfg.RecordEvery, ev.steps-ev.step)
+	if limited {
+		n = min(n, left)
+	}
+	if n <= 0 || s.evolveFlow(ev) == nil {
+		return 0
+	}
+	return n
+}
+
+// evolveFlow returns the device flow of ev's RK4 steps, preparing it if
+// needed; nil when the Program declines (the steps then run on the host).
+func (s *Simulation) evolveFlow(ev *evolution) kernels.Flow {
+	key := "evolve|" + fmtFloat(ev.dt) + "|" + s.form.String() + "|" + fmtFloat(s.penalty)
+	for _, p := range s.params {
+		key += "|" + fmtFloat(p)
+	}
+	if d := s.dev; d != nil && d.key == key {
+		if d.failed {
+			return nil
+		}
+		return d.flow
+	}
+	s.closeDeviceFlow()
+	spec := kernels.FlowSpec{Grid: s.grid, Form: s.form, Penalty: s.penalty, Params: s.params,
+		Dt: ev.dt, Tol: 0, NoArrest: true, Phi: s.phiB, Vel: s.velB, G: s.g}
+	f, err := s.prog.(kernels.Stepper).NewFlow(spec)
+	s.dev = &devFlow{flow: f, key: key, failed: err != nil}
+	if err != nil {
+		return nil
+	}
+	return f
+}
+
+// runEvolveDevice takes n RK4 steps on the device and returns how many it
+// took: ev.step and the clock follow, a non-finite stage ends the evolution
+// as the host's step would (evoDiverged), a cancel returns errs.Cancelled
+// with the steps taken kept.
+func (s *Simulation) runEvolveDevice(ev *evolution, n int) (int, error) {
+	res, err := s.dev.flow.Run(kernels.FlowState{Step: ev.step, PrevEnergy: math.Inf(1)}, n, stepperPoll, &s.cancel)
+	if err != nil {
+		return 0, err
+	}
+	ev.step = res.State.Step
+	s.evoClock()
+	switch res.Stop {
+	case kernels.FlowNonFinite:
+		return res.Taken, s.evoDiverged(ev, res.Stage, s.g[res.Stage-1])
+	case kernels.FlowConverged:
+		return res.Taken, errs.New(errs.Internal, "the device flow of an evolution stopped as converged at step %d", ev.step)
+	}
+	if res.Cancelled {
+		return res.Taken, errs.New(errs.Cancelled, "the evolution was cancelled at t=%g; continue it with AdvanceEvolve", s.time)
+	}
+	return res.Taken, nil
 }
 
 func (s *Simulation) evoProgress() EvolveProgress {

@@ -32,6 +32,10 @@ type FlowSpec struct {
 	Dt           float64
 	Tol          float64 // converged when max|grad| < Tol at stage 1
 	EnergyArrest bool    // arrest when the energy rose; else when v.g > 0
+	// NoArrest: never arrest, the velocity is kept: classic RK4 on
+	// phi'' = -dE/dphi, the second-order dynamics of evolve (with Tol 0,
+	// which max|grad| never undercuts, the run stops only at its step limit).
+	NoArrest bool
 
 	Phi, Vel Buffer
 	G        [4]Buffer

@@ -268,14 +268,14 @@ var _ = registerArgs[stages234Args]("fg_k_stages234")
 
 // decideArgs is fg_decide_args (fg_k_decide).
 type decideArgs struct {
-	Ny           int64   `c:"ny"`
-	Rows         uint64  `c:"rows"`
-	Ctl          uint64  `c:"ctl"`
-	Ring         uint64  `c:"ring"`
-	Ringcap      int64   `c:"ringcap"`
-	Tol          float64 `c:"tol"`
-	EnergyArrest int32   `c:"energy_arrest"`
-	_            int32
+	Ny         int64   `c:"ny"`
+	Rows       uint64  `c:"rows"`
+	Ctl        uint64  `c:"ctl"`
+	Ring       uint64  `c:"ring"`
+	Ringcap    int64   `c:"ringcap"`
+	Tol        float64 `c:"tol"`
+	ArrestTest int32   `c:"arrest_test"` // arrestTest
+	_          int32
 }
 
 var _ = registerArgs[decideArgs]("fg_k_decide")

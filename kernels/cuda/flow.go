@@ -141,7 +141,7 @@ func (f *Flow) build() error {
 	}
 	sa := stepArgs{grid: grid, params: uint64(f.params.d), part: uint64(f.part.d), rows: uint64(f.rows.d),
 		ctl: uint64(f.ctl), g: [4]uint64{d[2], d[3], d[4], d[5]}, dt: spec.Dt, tol: spec.Tol,
-		project: flag(spec.UnitVector), energyArrest: flag(spec.EnergyArrest)}
+		project: flag(spec.UnitVector), arrestTest: arrestTest(spec)}
 	phi, vel, phi2, vel2 := d[0], d[1], uint64(f.phi2.d), uint64(f.vel2.d)
 	if err := f.tune(&sa, phi, vel, phi2, vel2); err != nil {
 		return err
@@ -301,7 +301,7 @@ type stepArgs struct {
 	params, part, rows, ctl uint64
 	g                       [4]uint64
 	dt, tol                 float64
-	project, energyArrest   int32
+	project, arrestTest     int32
 }
 
 // stage1 is fg_k_tile's stage 1: the gradient at cur into g[0], the energy,
@@ -362,7 +362,7 @@ func (sa *stepArgs) rowsArgs() *rowsArgs {
 // decide is fg_k_decide on the row partials.
 func (sa *stepArgs) decide() *decideArgs {
 	return &decideArgs{Ny: sa.grid.Ny, Rows: sa.rows, Ctl: sa.ctl, Ring: sa.ctl + uint64(ctlBytes),
-		Ringcap: flowRing, Tol: sa.tol, EnergyArrest: sa.energyArrest}
+		Ringcap: flowRing, Tol: sa.tol, ArrestTest: sa.arrestTest}
 }
 
 // capture records launches on the flow's stream into an instantiated graph.
@@ -643,4 +643,16 @@ func (f *Flow) free() {
 	}
 	f.steps = [2][]flowLaunch{}
 	f.diag = [2][5][]flowLaunch{}
+}
+
+// arrestTest is fg_decide_args.arrest_test for a flow: 0 arrests when
+// v.g > 0, 1 when the energy rose, 2 never (the dynamics of evolve).
+func arrestTest(spec kernels.FlowSpec) int32 {
+	switch {
+	case spec.NoArrest:
+		return 2
+	case spec.EnergyArrest:
+		return 1
+	}
+	return 0
 }

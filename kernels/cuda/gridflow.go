@@ -96,7 +96,7 @@ func (f *Flow) buildGrid(d [6]uint64) error {
 	}
 	rows := &rowsArgs{Ny: g3.Lines, Nchunk: g3.Nchunk, Part: uint64(f.part.d), Out: uint64(f.rows.d), Ctl: ctl}
 	decide := &decideArgs{Ny: g3.Lines, Rows: uint64(f.rows.d), Ctl: ctl, Ring: ctl + uint64(ctlBytes),
-		Ringcap: flowRing, Tol: spec.Tol, EnergyArrest: flag(spec.EnergyArrest)}
+		Ringcap: flowRing, Tol: spec.Tol, ArrestTest: arrestTest(spec)}
 	h := dt * dt / 6
 	update := &ndUpdateArgs{Grid: g3, Ctl: ctl, Phi: phi, Vel: vel, G0: gs[0], G1: gs[1], G2: gs[2], G3: gs[3],
 		Dt: dt, H: -h, Q6: -dt / 6, Q3: -dt / 3, Project: project}

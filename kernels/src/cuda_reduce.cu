@@ -212,7 +212,7 @@ typedef struct {
     fg_dptr ring;       /* fg_flowrec[ringcap]: one record per step evaluated */
     long long ringcap;
     double tol;         /* convergence: max|grad| < tol */
-    int energy_arrest;  /* arrest when the energy rose (else when v.g > 0) */
+    int arrest_test;    /* 0: arrest when v.g > 0, 1: when the energy rose, 2: never (evolve's dynamics) */
     int pad_;
 } fg_decide_args;
 
@@ -243,7 +243,7 @@ static __device__ __forceinline__ void fg_decide_apply(const fg_decide_args& a, 
         c->stop = FG_STOP_CONVERGED;
         return;
     }
-    const int arrest = a.energy_arrest ? (E > c->prev_energy) : (P > 0.0);
+    const int arrest = a.arrest_test == 2 ? 0 : a.arrest_test == 1 ? (E > c->prev_energy) : (P > 0.0);
     c->arrest = arrest;
     c->kv = arrest ? 0.0 : 1.0;
     c->pending = 1;
