@@ -84,7 +84,7 @@ def baby_skyrme(
     static. Density ``charge`` = n . (d_x n x d_y n) / (4 pi), the skyrmion number
     density (soliton_solver's sign and normalisation).
 
-    ``evolve`` moves n by n'' = -dE/dn on the sphere (the kinetic term |n'|^2/2). With
+    ``evolve`` moves n by n'' = -dE/dn on the sphere (the kinetic term ``|n'|^2/2``). With
     ``relativistic=True`` the theory declares the kinetic density of the model's
     Lorentz-invariant Lagrangian, the Skyrme term's time derivatives included,
 

@@ -84,7 +84,7 @@ def skyrme(mass: float = 0.0, c6: float = 0.0, sextic: bool | None = None, relat
       E2 - E4 + 3 E0 = 0 (``fg.observables.virial``).
 
     ``evolve`` moves phi by phi'' = -dE/dphi on the sphere (the kinetic term
-    |phi'|^2/2, with which waves travel at sqrt 2: the quadratic term is |d phi|^2).
+    ``|phi'|^2/2``, with which waves travel at sqrt 2: the quadratic term is ``|d phi|^2``).
     With ``relativistic=True`` the theory declares the kinetic density of the model's
     Lorentz-invariant Lagrangian L = K - e, the time derivatives of the quadratic,
     Skyrme and sextic terms,
@@ -95,7 +95,7 @@ def skyrme(mass: float = 0.0, c6: float = 0.0, sextic: bool | None = None, relat
               - (\dot\phi\cdot\partial_i\phi)^2\right)
             + \tfrac{c_6}{4} \sum_{j<k} \det[\phi, \dot\phi, \partial_j\phi, \partial_k\phi]^2,
 
-    (the last is c6 pi^4 |B_i|^2, the baryon current's spatial part), so that the speed
+    (the last is ``c6 pi^4 |B_i|^2``, the baryon current's spatial part), so that the speed
     of light is 1 and a boosted Skyrmion travels unchanged with energy gamma E; each
     step then solves for the acceleration site by site (docs/dynamics.md, a kinetic
     density).
