@@ -552,7 +552,7 @@ func (s *Simulation) evoClock() {
 // evolveDeviceSteps is how many RK4 steps the device may take now from
 // ev.step: up to the next record, the end and the caller's limit; 0 when
 // the steps run on the host. The device flow of minimize (kernels.Stepper)
-// with its arrest test off is classic RK4 on phi'' = -dE/dphi, evolve's
+// with its arrest test off is classic RK4 on phi” = -dE/dphi, evolve's
 // step for a field without a constraint or a kinetic density: the stages
 // and the update fused, launched many steps ahead without a host sync.
 func (s *Simulation) evolveDeviceSteps(ev *evolution, left int, limited bool) int {

@@ -243,7 +243,8 @@ static __device__ __forceinline__ void fg_decide_apply(const fg_decide_args& a, 
         c->stop = FG_STOP_CONVERGED;
         return;
     }
-    const int arrest = a.arrest_test == 2 ? 0 : a.arrest_test == 1 ? (E > c->prev_energy) : (P > 0.0);
+    const int arrest = a.arrest_test == 2 ? 0 : a.arrest_test == 1 ? (E > c->prev_energy)
+                                                                   : (P > 0.0);
     c->arrest = arrest;
     c->kv = arrest ? 0.0 : 1.0;
     c->pending = 1;
