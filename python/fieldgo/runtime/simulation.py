@@ -56,6 +56,14 @@ class _SourceTheory:
     def spec_json(self):
         return json.dumps(self.spec)
 
+    @property
+    def has_gauss_law(self) -> bool:
+        return bool(self.spec.get("gauss_law"))
+
+    @property
+    def has_kinetic_density(self) -> bool:
+        return bool(self.spec.get("kinetic_density"))
+
     def __repr__(self):
         return f"Theory({self.name!r}, fields={self.fields}, params={self.params}) (loaded)"
 
