@@ -341,6 +341,7 @@ func SimDescribe(h int64) (info string, err error) {
 			st["max_steps"], st["check_every"] = cfg.MaxSteps, cfg.CheckEvery
 			st["dt_cuts"] = s.DtCuts()
 		}
+		st["device_flow"] = s.DeviceFlow()
 		d["flow"] = st
 		d["step"] = p.Step
 	}
@@ -357,6 +358,8 @@ func SimDescribe(h int64) (info string, err error) {
 		} else {
 			ev["steps"] = p.Steps
 		}
+		// how the steps run: the device flow's description, "" on the host
+		ev["device_flow"] = s.DeviceFlow()
 		d["evolution"] = ev
 	}
 	if s.Precision() == core.Float32 {

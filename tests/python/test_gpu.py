@@ -430,3 +430,24 @@ def test_kinetic_density_on_the_gpu_matches_the_cpu():
     assert np.abs(a - b).max() < 1e-10
     for col in ("kinetic", "potential", "momentum_x", "momentum_y"):
         np.testing.assert_allclose(out["cuda"][1].column(col), out["cpu"][1].column(col), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["abelian_higgs", "bose_einstein_condensate"])
+def test_rk4_of_an_unconstrained_field_runs_on_the_device_flow_and_matches_the_cpu(name):
+    """RK4 evolve of a field without a constraint runs on minimize's device flow with
+    its arrest test off: the describe() says so, and the motion, energy and momentum are
+    the CPU's host loop to rounding (the device fuses the same stages and update)."""
+    theory = fg.theories.ALL[name]()
+    out = {}
+    for backend in ("cpu", "cuda"):
+        sim = fg.Simulation(theory, grid=(64, 48), spacing=0.25, boundary="periodic", backend=backend)
+        field = initial_field(theory, sim.lattice)
+        sim.set_field(field)
+        sim.set_velocity(0.2 * np.roll(field, 1, axis=0))
+        h = sim.evolve(1.0, dt=0.02, record_every=10).history
+        out[backend] = (sim.field.numpy().copy(), h, sim.describe()["evolution"]["device_flow"])
+    assert out["cpu"][2] == "" and out["cuda"][2] != "", out["cuda"][2]
+    a, b = out["cpu"][0], out["cuda"][0]
+    assert np.abs(a - b).max() < 1e-10 * max(1.0, np.abs(a).max())
+    for col in ("energy", "kinetic", "momentum_x", "momentum_y"):
+        np.testing.assert_allclose(out["cuda"][1].column(col), out["cpu"][1].column(col), rtol=1e-10, atol=1e-12)
