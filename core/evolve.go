@@ -575,25 +575,7 @@ func (s *Simulation) evolveDeviceSteps(ev *evolution, left int, limited bool) in
 // evolveFlow returns the device flow of ev's RK4 steps, preparing it if
 // needed; nil when the Program declines (the steps then run on the host).
 func (s *Simulation) evolveFlow(ev *evolution) kernels.Flow {
-	key := "evolve|" + fmtFloat(ev.dt) + "|" + s.form.String() + "|" + fmtFloat(s.penalty)
-	for _, p := range s.params {
-		key += "|" + fmtFloat(p)
-	}
-	if d := s.dev; d != nil && d.key == key {
-		if d.failed {
-			return nil
-		}
-		return d.flow
-	}
-	s.closeDeviceFlow()
-	spec := kernels.FlowSpec{Grid: s.grid, Form: s.form, Penalty: s.penalty, Params: s.params,
-		Dt: ev.dt, Tol: 0, NoArrest: true, Phi: s.phiB, Vel: s.velB, G: s.g}
-	f, err := s.prog.(kernels.Stepper).NewFlow(spec)
-	s.dev = &devFlow{flow: f, key: key, failed: err != nil}
-	if err != nil {
-		return nil
-	}
-	return f
+	return s.cachedFlow("evolve|"+fmtFloat(ev.dt), kernels.FlowSpec{Dt: ev.dt, Tol: 0, NoArrest: true})
 }
 
 // runEvolveDevice takes n RK4 steps on the device and returns how many it

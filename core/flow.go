@@ -601,9 +601,17 @@ func (s *Simulation) deviceSteps(fl *flowState, left int, limited bool) int {
 // deviceFlow returns the device flow for fl's settings and the current
 // parameters, preparing it if needed; nil when the Program declines.
 func (s *Simulation) deviceFlow(fl *flowState) kernels.Flow {
-	st, _ := s.prog.(kernels.Stepper)
 	cfg := fl.cfg
-	key := fmtFloat(cfg.Dt) + "|" + fmtFloat(cfg.Tol) + "|" + cfg.Arrest + "|" + s.form.String() + "|" + fmtFloat(s.penalty)
+	return s.cachedFlow(fmtFloat(cfg.Dt)+"|"+fmtFloat(cfg.Tol)+"|"+cfg.Arrest, kernels.FlowSpec{
+		UnitVector: s.theory.UnitVector(), Dt: cfg.Dt, Tol: cfg.Tol, EnergyArrest: cfg.Arrest == ArrestEnergy})
+}
+
+// cachedFlow returns the device flow of spec (its gradient settings and
+// buffers filled in here: the simulation's), kept under key plus the
+// gradient settings and parameters while they hold; nil when the Program
+// declines it (remembered under the same key).
+func (s *Simulation) cachedFlow(key string, spec kernels.FlowSpec) kernels.Flow {
+	key += "|" + s.form.String() + "|" + fmtFloat(s.penalty)
 	for _, p := range s.params {
 		key += "|" + fmtFloat(p)
 	}
@@ -614,10 +622,9 @@ func (s *Simulation) deviceFlow(fl *flowState) kernels.Flow {
 		return d.flow
 	}
 	s.closeDeviceFlow()
-	spec := kernels.FlowSpec{Grid: s.grid, Form: s.form, Penalty: s.penalty, Params: s.params,
-		UnitVector: s.theory.UnitVector(), Dt: cfg.Dt, Tol: cfg.Tol, EnergyArrest: cfg.Arrest == ArrestEnergy,
-		Phi: s.phiB, Vel: s.velB, G: s.g}
-	f, err := st.NewFlow(spec)
+	spec.Grid, spec.Form, spec.Penalty, spec.Params = s.grid, s.form, s.penalty, s.params
+	spec.Phi, spec.Vel, spec.G = s.phiB, s.velB, s.g
+	f, err := s.prog.(kernels.Stepper).NewFlow(spec)
 	s.dev = &devFlow{flow: f, key: key, failed: err != nil}
 	if err != nil {
 		return nil
