@@ -19,7 +19,7 @@ def _quartic(s):
     return total
 
 
-def faddeev_skyrme(kappa: float = 1.0, mass: float = 0.0) -> fg.Theory:
+def faddeev_skyrme(kappa: float = 1.0, mass: float = 0.0, relativistic: bool = False) -> fg.Theory:
     r"""The Faddeev–Skyrme model, a unit 3-vector n = (n1, n2, n3) in three dimensions
     with the vacuum n = (0, 0, 1):
 
@@ -39,6 +39,16 @@ def faddeev_skyrme(kappa: float = 1.0, mass: float = 0.0) -> fg.Theory:
     a local density: ``fg.observables.hopf_charge(sim)`` computes it from the field
     strength F_ij = n . (d_i n x d_j n) and its gauge potential; the configurations of
     ``fg.initial.hopfion(a, b)`` have Q = a b.
+
+    ``evolve`` moves n by n'' = -dE/dn on the sphere (the kinetic term ``|n'|^2/2``).
+    With ``relativistic=True`` the theory declares the kinetic density of the model's
+    Lorentz-invariant Lagrangian, the quartic term's time derivatives included,
+
+    .. math::
+
+        K = \tfrac12 |\dot n|^2 + \tfrac{\kappa}{2} \sum_i |\dot n \times \partial_i n|^2,
+
+    solved for the acceleration site by site (docs/dynamics.md, a kinetic density).
     """
     theory = fg.Theory(
         "faddeev_skyrme", fields=["n1", "n2", "n3"], params={"kappa": kappa, "mass": mass}, constraint=fg.UnitVector()
@@ -59,5 +69,12 @@ def faddeev_skyrme(kappa: float = 1.0, mass: float = 0.0) -> fg.Theory:
     @theory.density("e0")
     def e0(s, p):
         return p.mass**2 * (1 - s.phi.n3)
+
+    if relativistic:
+
+        @theory.kinetic_density
+        def kinetic(s, v, p):
+            vn = v.phi
+            return 0.5 * fg.norm2(vn) + 0.5 * p.kappa * sum(fg.norm2(fg.cross(vn, d)) for d in (s.dx, s.dy, s.dz))
 
     return theory
