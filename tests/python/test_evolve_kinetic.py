@@ -309,6 +309,13 @@ def test_a_kinetic_density_reading_velocity_derivatives_or_none_names_the_def_li
         _trace_with(gradients)
     _check(ei, "gradients", "not their derivatives")
 
+    def curvature(s, v, p):
+        return 0.5 * fg.norm2(v.phi) * (1 + s.dxx.n1**2)  # <-- curvature
+
+    with pytest.raises(TraceError) as ei:
+        _trace_with(curvature)
+    _check(ei, "curvature", "second derivative s.dxx")
+
     def static(s, v, p):  # <-- static
         return fg.norm2(s.dx)
 

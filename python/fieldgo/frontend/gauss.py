@@ -38,16 +38,19 @@ def velocity_names(fields) -> list:
     return [f"{f}_t" for f in fields]
 
 
-def phase_site(sym: tracer.Symbols, lo: int, n: int, fields, label: str, role: str) -> tracer.Site:
+def phase_site(
+    sym: tracer.Symbols, lo: int, n: int, fields, label: str, role: str, second_derivatives: bool = True
+) -> tracer.Site:
     """The traced site of components lo..lo+n of a phase-space unit's symbols (the
-    field's at 0, the velocities' at n), with the field's component names."""
+    field's at 0, the velocities' at n), with the field's component names; without
+    second_derivatives reading s.dxx etc. is a TraceError."""
     values: dict = {
         k: Vector([Expr(x) for x in sym.slot[k][lo : lo + n]], fields, f"{label}.{k}") for k in tracer.SLOTS
     }
     for k in tracer.Z_SLOTS:
         values[k] = Vector([Expr(x) for x in sym.zslot[k][lo : lo + n]], fields, f"{label}.{k}")
     values["x"], values["y"], values["z"] = Expr(sym.x), Expr(sym.y), Expr(sym.z)
-    return tracer.Site(values, True, role)
+    return tracer.Site(values, second_derivatives, role)
 
 
 def trace(fn, fields, dynamic, static: dict):

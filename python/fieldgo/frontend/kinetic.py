@@ -68,8 +68,10 @@ def trace(fn, fields, dynamic, static: dict):
     sym = tracer.Symbols(unit_fields(fields), list(dynamic))
     pvals = {k: Expr(s) for k, s in sym.params.items()}
     pvals.update(static)
-    s = phase_site(sym, 0, n, fields, "s", "kinetic density")
-    v = phase_site(sym, n, n, fields, "v", "kinetic density")
+    # like an energy density, K reads first derivatives only (its Euler-Lagrange
+    # expression is built from d/dphi and d/d(d_i phi))
+    s = phase_site(sym, 0, n, fields, "s", "@theory.kinetic_density", second_derivatives=False)
+    v = phase_site(sym, n, n, fields, "v", "@theory.kinetic_density", second_derivatives=False)
     k = sympy.sympify(to_sympy(tracer.scalar_result(fn, (s, v, tracer.Params(pvals)), "kinetic_density")))
     free = k.free_symbols
     vel = list(sym.phi[n : 2 * n])
