@@ -606,8 +606,27 @@ func (p *Program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 			r, err = p.gridGradient(ga, phi, out, vel)
 			return err
 		}
-		switch ga.Form {
-		case kernels.Continuum:
+		switch {
+		case ga.Form == kernels.Continuum && !p.anyTile("fg_k_tile"):
+			// No tile of this unit's components fits the shared memory a
+			// launch may take (more than 14 float64 components: a kinetic
+			// unit of five fields has 20): the untiled kernel, its stencil
+			// through L1/L2, after Phi + Shift is formed as Combine would.
+			a := &gradientArgs{Grid: grid, Params: uint64(p.params.d), Phi: uint64(phi.d), Vel: velD, Out: uint64(out.d),
+				Part: uint64(p.part.d), Project: flag(ga.Project), WantEnergy: flag(ga.Energy)}
+			if len(shift) > 0 {
+				if err := p.shifted.ensure(p.prec.Bytes() * phi.n); err != nil {
+					return err
+				}
+				if err := p.combine(p.shifted.d, phi.n, append([]kernels.Term{{Coef: 1, X: ga.Phi}}, ga.Shift...)); err != nil {
+					return err
+				}
+				a.Phi = uint64(p.shifted.d)
+			}
+			if err := p.launch("fg_k_continuum", p.siteGrid("fg_k_continuum", grid), a); err != nil {
+				return err
+			}
+		case ga.Form == kernels.Continuum:
 			// The tiled kernel: the same site arithmetic and chunk partials
 			// as fg_k_continuum, its stencil read from shared memory. Its
 			// loader forms Phi + Shift in registers, as Combine would.
@@ -625,7 +644,7 @@ func (p *Program) Gradient(ga kernels.GradientArgs) (kernels.Reduction, error) {
 			if err := p.launchTileOf("fg_k_tile", a, sh, driver.Stream{}); err != nil {
 				return err
 			}
-		case kernels.Consistent:
+		case ga.Form == kernels.Consistent:
 			a := &gradientArgs{Grid: grid, Params: uint64(p.params.d), Phi: uint64(phi.d), Vel: velD, Out: uint64(out.d),
 				Part: uint64(p.part.d), Project: flag(ga.Project), WantEnergy: flag(ga.Energy), Penalty: ga.Penalty}
 			if len(shift) > 0 {

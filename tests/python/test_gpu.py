@@ -451,3 +451,43 @@ def test_rk4_of_an_unconstrained_field_runs_on_the_device_flow_and_matches_the_c
     assert np.abs(a - b).max() < 1e-10 * max(1.0, np.abs(a).max())
     for col in ("energy", "kinetic", "momentum_x", "momentum_y"):
         np.testing.assert_allclose(out["cuda"][1].column(col), out["cpu"][1].column(col), rtol=1e-10, atol=1e-12)
+
+
+def _many_fields(n, kinetic):
+    """n coupled fields, e = |grad phi|^2/2 + (|phi|^2 - 1)^2/4 + phi_0 phi_1 / 10, with a
+    field-dependent metric K = (1 + phi_0^2) |v|^2 / 2 when kinetic."""
+    th = fg.Theory(f"many_{n}", fields=[f"f{a}" for a in range(n)])
+
+    @th.energy_density
+    def e(s, p):
+        sq = fg.norm2(s.phi)
+        return 0.5 * (fg.norm2(s.dx) + fg.norm2(s.dy)) + 0.25 * (sq - 1) ** 2 + 0.1 * s.phi[0] * s.phi[1]
+
+    if kinetic:
+
+        @th.kinetic_density
+        def k(s, v, p):
+            return 0.5 * (1 + s.phi[0] ** 2) * fg.norm2(v.phi)
+
+    return th
+
+
+@pytest.mark.parametrize("n, kinetic", [(16, False), (5, True)])
+def test_units_too_wide_for_a_tile_take_the_untiled_gradient(n, kinetic):
+    """A planar unit of more than 14 components (16 fields, or the kinetic unit of 5
+    fields: 20) has no tile whose shared memory a launch may take: its gradient runs
+    on fg_k_continuum, and minimize and evolve give the CPU's results."""
+    out = {}
+    for backend in ("cpu", "cuda"):
+        sim = fg.Simulation(_many_fields(n, kinetic), grid=(40, 36), spacing=0.3, boundary="periodic", backend=backend)
+        X, Y = sim.lattice.meshgrid()
+        sim.set_field(np.array([0.3 + 0.2 * np.sin(0.5 * X + a) * np.cos(0.3 * Y - a) for a in range(n)]))
+        if kinetic:
+            sim.set_velocity(np.array([0.1 * np.cos(0.4 * X * (a + 1)) for a in range(n)]))
+            sim.evolve(0.4, dt=0.02)
+        else:
+            sim.minimize(tol=1e-300, max_steps=40, dt=0.05, progress=False)
+        out[backend] = (sim.field.numpy().copy(), sim.energy())
+    a, b = out["cpu"][0], out["cuda"][0]
+    assert np.abs(a - b).max() < 1e-10, np.abs(a - b).max()
+    assert out["cuda"][1] == pytest.approx(out["cpu"][1], rel=1e-11)
